@@ -1,0 +1,2 @@
+export { startTestRedis, type TestRedis } from './redis-server.js';
+export { freePort } from './free-port.js';

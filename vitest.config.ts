@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// One shared config: every package's `test` script points here, so workspace
+// imports resolve to TypeScript sources through the `@crawlq/source` condition
+// and tests need no build.
+export default defineConfig({
+  resolve: {
+    conditions: ['@crawlq/source'],
+  },
+  ssr: {
+    resolve: {
+      conditions: ['@crawlq/source'],
+      externalConditions: ['@crawlq/source'],
+    },
+  },
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: more parallel files would only add scheduling noise to
+    // tests that run several worker processes each.
+    maxWorkers: 2,
+    fileParallelism: true,
+    reporters: ['default'],
+  },
+});
