@@ -1,1 +1,2 @@
-export {};
+export { connectRedis, redisOptionsFor, redactRedisUrl, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
+export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';

@@ -1,0 +1,11 @@
+/** A configuration value is missing or malformed. Never retryable: fix the input. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  /** The option as a user typed it (flag, env var or file key). */
+  readonly option: string;
+
+  constructor(option: string, message: string, options?: ErrorOptions) {
+    super(`${option}: ${message}`, options);
+    this.option = option;
+  }
+}

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from './errors.js';
+import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
+
+/** Where configuration values come from; later sources override earlier ones. */
+export interface ConfigSources {
+  /** Parsed command-line flags, keyed by option name (undefined = not given). */
+  readonly flags?: Readonly<Partial<Record<OptionName, unknown>>>;
+  /** Environment variables; pass `process.env` from the app. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Path of a JSON config file (`--config`, or `CRAWLQ_CONFIG` in env). */
+  readonly configFile?: string | undefined;
+}
+
+const OPTION_NAMES = Object.keys(OPTION_TABLE) as OptionName[];
+
+/**
+ * Merges flags > environment > config file > defaults, validates every value
+ * once and returns a deeply frozen config. Throws ConfigError naming the
+ * offending option the way the user spelled it.
+ */
+export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
+  const env = sources.env ?? {};
+  const filePath = sources.configFile ?? nonEmpty(env.CRAWLQ_CONFIG);
+  const fileValues = filePath === undefined ? {} : readConfigFile(filePath);
+
+  const result: Record<string, unknown> = {};
+  for (const name of OPTION_NAMES) {
+    const option = OPTION_TABLE[name];
+    const candidates: [string, unknown][] = [
+      [option.flag ?? name, sources.flags?.[name]],
+      [option.env ?? name, option.env === undefined ? undefined : nonEmpty(env[option.env])],
+      [`${filePath ?? 'config file'}: ${name}`, fileValues[name]],
+    ];
+    const given = candidates.find(([, value]) => value !== undefined);
+    if (given === undefined) {
+      result[name] = option.default;
+      continue;
+    }
+    const parsed = (option.schema as z.ZodType).safeParse(given[1]);
+    if (!parsed.success) {
+      throw new ConfigError(given[0], describe(parsed.error, given[1]));
+    }
+    result[name] = parsed.data;
+  }
+  return deepFreeze(result) as CrawlqConfig;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('--config', `cannot read ${path}`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError('--config', `${path} is not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError('--config', `${path} must hold a JSON object`);
+  }
+  const unknownKeys = Object.keys(value).filter((key) => !(key in OPTION_TABLE));
+  if (unknownKeys.length > 0) {
+    throw new ConfigError('--config', `${path}: unknown option ${unknownKeys.map((key) => `"${key}"`).join(', ')}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function describe(error: z.ZodError, value: unknown): string {
+  const issue = error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  return `${issue?.message ?? 'invalid value'}${where} (got ${JSON.stringify(value)})`;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

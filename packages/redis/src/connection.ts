@@ -1,0 +1,75 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Workers block on Redis and must ride out reconnects (BullMQ requires
+ * `maxRetriesPerRequest: null`); producers and admin commands should fail fast
+ * instead of queueing commands while Redis is down.
+ */
+export type ConnectionRole = 'worker' | 'producer';
+
+export interface ConnectOptions {
+  readonly role: ConnectionRole;
+  /** Shows in CLIENT LIST; the embedded server counts `crawlq:` clients. */
+  readonly name?: string;
+}
+
+/** Options BullMQ and our own scripts need for one role. */
+export function redisOptionsFor(options: ConnectOptions): RedisOptions {
+  const name = `crawlq:${process.pid}:${options.name ?? options.role}`;
+  return options.role === 'worker'
+    ? { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name }
+    : { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: name, retryStrategy: (times) => (times > 3 ? null : 200 * times) };
+}
+
+/** Opens a connection and waits until Redis answers; rejects with a clear error otherwise. */
+export async function connectRedis(url: string, options: ConnectOptions): Promise<Redis> {
+  const redis = new Redis(url, { ...redisOptionsFor(options), lazyConnect: true });
+  const initialError = (): undefined => undefined; // Reported through the rejected connect() below.
+  redis.on('error', initialError);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    throw new RedisUnavailableError(url, { cause: error });
+  }
+  redis.off('error', initialError);
+  return redis;
+}
+
+/** Redis could not be reached. Retryable by the operator, not by a job. */
+export class RedisUnavailableError extends Error {
+  override readonly name = 'RedisUnavailableError';
+  readonly url: string;
+  constructor(url: string, options?: ErrorOptions) {
+    super(`cannot reach Redis at ${redactRedisUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
+    this.url = redactRedisUrl(url);
+  }
+}
+
+/** A Redis URL with its password replaced, for logs and errors. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<invalid redis url>';
+  }
+}
+
+/**
+ * BullMQ loses jobs silently if Redis evicts keys. Returns a warning to print
+ * when the server is not configured with `maxmemory-policy noeviction`.
+ */
+export async function checkEvictionPolicy(redis: Redis): Promise<string | undefined> {
+  try {
+    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    const policy = reply[1];
+    return policy === undefined || policy === 'noeviction'
+      ? undefined
+      : `Redis maxmemory-policy is "${policy}"; set it to "noeviction" or queued jobs can be evicted`;
+  } catch {
+    return undefined; // CONFIG may be disabled on managed Redis; nothing to check then.
+  }
+}

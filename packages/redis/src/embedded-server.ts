@@ -1,0 +1,182 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+
+/** `redis-server` is not installed and no REDIS_URL was given. */
+export class RedisNotInstalledError extends Error {
+  override readonly name = 'RedisNotInstalledError';
+  constructor() {
+    super(
+      [
+        'redis-server was not found on PATH, and REDIS_URL is not set.',
+        'Either install Redis:  sudo apt-get install -y redis-server   (Debian/Ubuntu)',
+        '                       brew install redis                    (macOS)',
+        'or point crawlq at one: export REDIS_URL=redis://host:6379',
+      ].join('\n'),
+    );
+  }
+}
+
+/** A Redis this process may use, embedded or external. */
+export interface RedisHandle {
+  readonly url: string;
+  /** True when crawlq started (or joined) a private redis-server under the state dir. */
+  readonly embedded: boolean;
+  /**
+   * Lets go of the server: an embedded one is shut down (its data saved) when
+   * no other crawlq process is connected to it.
+   */
+  release(): Promise<void>;
+}
+
+interface ServerRecord {
+  readonly pid: number;
+  readonly port: number;
+}
+
+/**
+ * With a URL: uses it. Without: joins the private redis-server that another
+ * crawlq process on this machine runs from the same state directory, or
+ * starts one (append-only file on, `noeviction`), so `enqueue`, `worker` and
+ * `crawl` run in separate terminals share one crawl and data survives restarts.
+ */
+export async function resolveRedis(options: { url?: string | undefined; stateDir: string }): Promise<RedisHandle> {
+  if (options.url !== undefined) {
+    return { url: options.url, embedded: false, release: () => Promise.resolve() };
+  }
+  const dir = resolve(options.stateDir, 'redis');
+  mkdirSync(dir, { recursive: true });
+  const record = await joinOrStart(dir);
+  const url = `redis://127.0.0.1:${record.port}`;
+  return { url, embedded: true, release: () => releaseEmbedded(dir, record) };
+}
+
+async function joinOrStart(dir: string): Promise<ServerRecord> {
+  const lockPath = join(dir, 'start.lock');
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const running = await runningServer(dir);
+    if (running) return running;
+    let lock: number | undefined;
+    try {
+      lock = openSync(lockPath, 'wx');
+      writeFileSync(lock, String(Date.now()));
+    } catch {
+      // Another process is starting the server; a lock older than 15 s is stale.
+      if (Date.now() - lockTime(lockPath) > 15_000) rmSync(lockPath, { force: true });
+      await sleep(100);
+      continue;
+    }
+    try {
+      const again = await runningServer(dir);
+      return again ?? (await startServer(dir));
+    } finally {
+      closeSync(lock);
+      rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`timed out waiting for the embedded redis-server in ${dir}`);
+}
+
+function lockTime(path: string): number {
+  try {
+    return Number(readFileSync(path, 'utf8')) || Date.now();
+  } catch {
+    return Date.now();
+  }
+}
+
+async function runningServer(dir: string): Promise<ServerRecord | undefined> {
+  const recordPath = join(dir, 'server.json');
+  if (!existsSync(recordPath)) return undefined;
+  let record: ServerRecord;
+  try {
+    record = JSON.parse(readFileSync(recordPath, 'utf8')) as ServerRecord;
+  } catch {
+    return undefined;
+  }
+  return (await answersPing(record.port)) ? record : undefined;
+}
+
+async function startServer(dir: string): Promise<ServerRecord> {
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).error) throw new RedisNotInstalledError();
+  const port = await freePort();
+  // Detached: Ctrl-C in the terminal must reach crawlq first, so in-flight
+  // jobs can finish against a live Redis; we shut the server down ourselves.
+  const child = spawn(
+    'redis-server',
+    [
+      '--port', String(port),
+      '--bind', '127.0.0.1',
+      '--dir', dir,
+      '--appendonly', 'yes',
+      '--appendfsync', 'everysec',
+      '--save', '',
+      '--maxmemory-policy', 'noeviction',
+      '--logfile', join(dir, 'redis.log'),
+    ],
+    { detached: true, stdio: 'ignore' },
+  );
+  child.unref();
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (await answersPing(port)) {
+      const record = { pid: child.pid ?? 0, port };
+      writeFileSync(join(dir, 'server.json'), JSON.stringify(record));
+      return record;
+    }
+    if (child.exitCode !== null) break;
+    await sleep(50);
+  }
+  throw new Error(`the embedded redis-server did not start; see ${join(dir, 'redis.log')}`);
+}
+
+async function releaseEmbedded(dir: string, record: ServerRecord): Promise<void> {
+  const redis = new Redis({ port: record.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const clients = String(await redis.client('LIST'));
+    const others = clients
+      .split('\n')
+      .map((line) => /name=crawlq:(\d+):/.exec(line)?.[1])
+      .filter((pid) => pid !== undefined && Number(pid) !== process.pid);
+    if (others.length > 0) return; // Last one out turns off the lights.
+    await redis.call('SHUTDOWN').catch(() => undefined); // The connection drops as it shuts down.
+    rmSync(join(dir, 'server.json'), { force: true });
+  } catch {
+    // Already gone: nothing to release.
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function answersPing(port: number): Promise<boolean> {
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  probe.on('error', () => undefined); // A refused probe is an answer, not an error.
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+}
