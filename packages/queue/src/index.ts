@@ -1,1 +1,3 @@
-export {};
+export { QUEUE_NAMES, CRAWL_JOB_NAME, queuePrefix, stateKeyPrefix, type QueueName } from './names.js';
+export type { CrawlJobData, CrawlJobResult } from './job-data.js';
+export { crawlJobOptions, openCrawlQueue, crawlCounts, type CrawlQueue, type CrawlJobPolicy, type CrawlCounts } from './queues.js';

@@ -1,0 +1,55 @@
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { CrawlJobData } from './job-data.js';
+import { CRAWL_JOB_NAME, QUEUE_NAMES, queuePrefix } from './names.js';
+
+/** Options every crawl job gets. */
+export interface CrawlJobPolicy {
+  /** Queue-level attempts before the job is dead-lettered. */
+  readonly attempts: number;
+  /** Base of the exponential backoff between attempts, in ms. */
+  readonly backoffMs: number;
+}
+
+/**
+ * Completed jobs are removed at once: results live in the sink, and a crawl
+ * of millions of pages must not pile up completed jobs in Redis. Failed jobs
+ * stay until the dead-letter queue has recorded them.
+ */
+export function crawlJobOptions(policy: CrawlJobPolicy): JobsOptions {
+  return {
+    attempts: policy.attempts,
+    backoff: { type: 'exponential', delay: policy.backoffMs, jitter: 0.5 },
+    removeOnComplete: true,
+    removeOnFail: false,
+  };
+}
+
+export type CrawlQueue = Queue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>;
+
+/** The crawl queue of a namespace. */
+export function openCrawlQueue(connection: ConnectionOptions, namespace: string): CrawlQueue {
+  return new Queue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>(QUEUE_NAMES.crawl, {
+    connection,
+    prefix: queuePrefix(namespace),
+  });
+}
+
+/** Counts the `status` command reports. */
+export interface CrawlCounts {
+  readonly waiting: number;
+  readonly delayed: number;
+  readonly active: number;
+  readonly completed: number;
+  readonly failed: number;
+}
+
+export async function crawlCounts(queue: CrawlQueue): Promise<CrawlCounts> {
+  const counts = await queue.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'active', 'completed', 'failed');
+  return {
+    waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts['waiting-children'] ?? 0),
+    delayed: counts.delayed ?? 0,
+    active: counts.active ?? 0,
+    completed: counts.completed ?? 0,
+    failed: counts.failed ?? 0,
+  };
+}
