@@ -1,1 +1,1 @@
-export {};
+export { openJsonlSink, type ResultSink } from './jsonl-sink.js';
