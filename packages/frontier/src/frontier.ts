@@ -1,0 +1,188 @@
+import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import { createScopeFilter, groupKeyOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
+import type { Redis } from 'ioredis';
+import { RESERVE_SCRIPT, ReserveCode } from './commands.js';
+import { frontierKeys, type FrontierKeys } from './keys.js';
+
+/** Crawl-wide rules the frontier applies to every URL it admits. */
+export interface FrontierSettings {
+  readonly scope: ScopeMode;
+  readonly include: readonly string[];
+  readonly exclude: readonly string[];
+  readonly maxDepth: number;
+  readonly maxPages?: number | undefined;
+  readonly maxPagesPerGroup?: number | undefined;
+  readonly groupBy: GroupBy;
+  readonly sortQuery: boolean;
+  readonly jobPolicy: CrawlJobPolicy;
+}
+
+/** Spreads each group's backlog over time; see `@crawlq/group-limiter` plan(). */
+export interface SlotPlanner {
+  plan(groups: readonly string[]): Promise<number[]>;
+}
+
+export interface FrontierOptions {
+  readonly redis: Redis;
+  readonly queue: CrawlQueue;
+  readonly planner: SlotPlanner;
+  readonly namespace: string;
+  readonly settings: FrontierSettings;
+}
+
+/** One input the frontier refused, for `enqueue`'s per-line report. */
+export interface RejectedUrl {
+  /** Position in the batch given to `add` (callers map it to a line number). */
+  readonly index: number;
+  readonly input: string;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** What happened to a batch of URLs. */
+export interface AddResult {
+  readonly accepted: number;
+  readonly duplicate: number;
+  readonly outOfScope: number;
+  readonly tooDeep: number;
+  readonly overLimit: number;
+  readonly rejected: readonly RejectedUrl[];
+  /** Normalised URLs that were enqueued, in input order. */
+  readonly acceptedUrls: readonly string[];
+}
+
+const SCOPE_REFRESH_MS = 2_000;
+
+/**
+ * The crawl frontier: normalises, scopes, dedupes and budgets URLs, and
+ * enqueues the survivors as BullMQ jobs whose start is spread per group.
+ * Seeds and discovered links take the same path.
+ */
+export class Frontier {
+  readonly #redis: Redis;
+  readonly #queue: CrawlQueue;
+  readonly #planner: SlotPlanner;
+  readonly #keys: FrontierKeys;
+  readonly #settings: FrontierSettings;
+  #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
+
+  constructor(options: FrontierOptions) {
+    this.#redis = options.redis;
+    this.#queue = options.queue;
+    this.#planner = options.planner;
+    this.#keys = frontierKeys(options.namespace);
+    this.#settings = options.settings;
+    this.#redis.defineCommand('crawlqReserve', { numberOfKeys: 3, lua: RESERVE_SCRIPT });
+  }
+
+  /** Seeds: depth 0, always in scope; their origins anchor `host`/`domain` scope. */
+  async addSeeds(inputs: readonly string[]): Promise<AddResult> {
+    const { urls, rejected } = this.#normalise(inputs);
+    const anchors = [...new Set(urls.map(({ url }) => new URL(url).origin + '/'))];
+    if (anchors.length > 0) await this.#redis.sadd(this.#keys.scopeAnchors, ...anchors);
+    this.#scope = undefined;
+    return this.#admit(urls, { depth: 0, rejected, outOfScope: 0, tooDeep: 0 });
+  }
+
+  /** Links found on a page at `parentDepth`; out-of-scope and too-deep ones are counted, not enqueued. */
+  async addDiscovered(links: readonly string[], parentDepth: number): Promise<AddResult> {
+    const depth = parentDepth + 1;
+    const { urls, rejected } = this.#normalise(links);
+    if (depth > this.#settings.maxDepth) {
+      return emptyResult({ rejected, tooDeep: urls.length });
+    }
+    const inScope = await this.#scopeFilter();
+    const kept = urls.filter(({ url }) => inScope(url));
+    return this.#admit(kept, { depth, rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
+  }
+
+  #normalise(inputs: readonly string[]): { urls: { url: string; index: number }[]; rejected: RejectedUrl[] } {
+    const urls: { url: string; index: number }[] = [];
+    const rejected: RejectedUrl[] = [];
+    inputs.forEach((input, index) => {
+      const result = tryNormalizeUrl(input, { sortQuery: this.#settings.sortQuery });
+      if (result.ok) urls.push({ url: result.url, index });
+      else rejected.push({ index, input, reason: result.reason, message: result.message });
+    });
+    return { urls, rejected };
+  }
+
+  async #admit(
+    candidates: readonly { url: string; index: number }[],
+    counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
+  ): Promise<AddResult> {
+    // Same URL twice in one batch: keep the first.
+    const unique = new Map<string, { url: string; group: string }>();
+    let duplicate = 0;
+    for (const { url } of candidates) {
+      const fingerprint = urlFingerprint(url);
+      if (unique.has(fingerprint)) duplicate += 1;
+      else unique.set(fingerprint, { url, group: groupKeyOf(url, this.#settings.groupBy) });
+    }
+    if (unique.size === 0) return emptyResult({ ...counts, duplicate });
+
+    const entries = [...unique.entries()];
+    const args = entries.flatMap(([fingerprint, { group }]) => [fingerprint, group]);
+    const codes = (await (this.#redis as unknown as RedisWithFrontierCommands).crawlqReserve(
+      this.#keys.seen,
+      this.#keys.admitted,
+      this.#keys.admittedPerGroup,
+      this.#settings.maxPages ?? 0,
+      this.#settings.maxPagesPerGroup ?? 0,
+      ...args,
+    )) as number[];
+
+    const admitted = entries.filter((_, i) => codes[i] === ReserveCode.Admitted);
+    duplicate += codes.filter((code) => code === ReserveCode.Duplicate).length;
+    const overLimit = codes.filter((code) => code === ReserveCode.OverPageLimit || code === ReserveCode.OverGroupLimit).length;
+
+    if (admitted.length > 0) {
+      const delays = await this.#planner.plan(admitted.map(([, { group }]) => group));
+      const options = crawlJobOptions(this.#settings.jobPolicy);
+      await this.#queue.addBulk(
+        admitted.map(([fingerprint, { url, group }], i) => ({
+          name: CRAWL_JOB_NAME,
+          data: { url, depth: counts.depth, group } satisfies CrawlJobData,
+          opts: { ...options, jobId: fingerprint, delay: delays[i] ?? 0 },
+        })),
+      );
+      // Marked only after the jobs exist: see RESERVE_SCRIPT.
+      await this.#redis.sadd(this.#keys.seen, ...admitted.map(([fingerprint]) => fingerprint));
+    }
+    return {
+      accepted: admitted.length,
+      duplicate,
+      overLimit,
+      outOfScope: counts.outOfScope,
+      tooDeep: counts.tooDeep,
+      rejected: counts.rejected,
+      acceptedUrls: admitted.map(([, { url }]) => url),
+    };
+  }
+
+  async #scopeFilter(): Promise<(url: string) => boolean> {
+    const { scope, include, exclude } = this.#settings;
+    const now = Date.now();
+    if (this.#scope && now - this.#scope.loadedAt < SCOPE_REFRESH_MS) return this.#scope.filter;
+    const anchorCount = await this.#redis.scard(this.#keys.scopeAnchors);
+    if (this.#scope?.anchors === anchorCount) {
+      this.#scope.loadedAt = now;
+      return this.#scope.filter;
+    }
+    const anchors = await this.#redis.smembers(this.#keys.scopeAnchors);
+    const filter =
+      scope !== 'any' && anchors.length === 0
+        ? () => false
+        : createScopeFilter({ mode: scope, seeds: anchors, include, exclude });
+    this.#scope = { filter, anchors: anchors.length, loadedAt: now };
+    return filter;
+  }
+}
+
+interface RedisWithFrontierCommands {
+  crawlqReserve(...args: (string | number)[]): Promise<unknown>;
+}
+
+function emptyResult(partial: Partial<AddResult>): AddResult {
+  return { accepted: 0, duplicate: 0, outOfScope: 0, tooDeep: 0, overLimit: 0, rejected: [], acceptedUrls: [], ...partial };
+}
