@@ -1,1 +1,11 @@
-export {};
+export { startCrawlWorker, runWorkerUntilSignalled, alertMailConfig, type CrawlWorker, type CrawlWorkerOptions } from './crawl-worker.js';
+export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
+export { openCrawlServices, publishLimitPolicy, frontierSettingsFrom, type CrawlServices } from './crawl-services.js';
+export { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
+export { readCrawlStats, countPage, type CrawlStats } from './crawl-stats.js';
+export { clearNamespace } from './namespace-state.js';
+export { limitPolicyFrom } from './limit-policy.js';
+export { fetcherOptionsFrom } from './fetcher-options.js';
+export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
+export { DeferJobError, BlockedGroupError, PermanentJobError } from './crawl-errors.js';
+export type { PageRecord } from './page-record.js';

@@ -1,1 +1,7 @@
-export {};
+export { extractPage, defaultHtmlLoader } from './extract-page.js';
+export type { ExtractInput, HtmlLoader } from './extract-page.js';
+export type { ExtractedPage, FieldRule } from './extracted-page.js';
+export { isHtml } from './is-html.js';
+export { decodeBody } from './decode-body.js';
+export type { DecodedBody } from './decode-body.js';
+export { InvalidFieldRuleError } from './invalid-field-rule-error.js';

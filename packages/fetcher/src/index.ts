@@ -1,1 +1,15 @@
-export {};
+export { createFetcher } from './create-fetcher.js';
+export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RetryInfo } from './fetcher-types.js';
+export { DEFAULT_ACCEPT, DEFAULT_USER_AGENT, resolveFetcherOptions } from './fetcher-options.js';
+export type {
+  AddressPolicy,
+  AgentOptions,
+  FetcherOptions,
+  HostResolver,
+  ResolvedFetcherOptions,
+  RetryOptions,
+  TimeoutOptions,
+} from './fetcher-options.js';
+export { FetchError, PermanentFetchError, RetryableFetchError } from './fetch-error.js';
+export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit } from './fetch-error.js';
+export { isRetryableStatus, parseRetryAfter } from './retry-policy.js';

@@ -52,6 +52,8 @@ export interface AddResult {
 }
 
 const SCOPE_REFRESH_MS = 2_000;
+/** BullMQ accepts priorities up to 2^21. */
+const MAX_PRIORITY = 2_097_152;
 
 /**
  * The crawl frontier: normalises, scopes, dedupes and budgets URLs, and
@@ -143,7 +145,9 @@ export class Frontier {
         admitted.map(([fingerprint, { url, group }], i) => ({
           name: CRAWL_JOB_NAME,
           data: { url, depth: counts.depth, group } satisfies CrawlJobData,
-          opts: { ...options, jobId: fingerprint, delay: delays[i] ?? 0 },
+          // Lower depth first: the crawl proceeds breadth-first, so a URL is usually
+          // first seen at its shortest distance from a seed.
+          opts: { ...options, jobId: fingerprint, delay: delays[i] ?? 0, priority: Math.min(counts.depth + 1, MAX_PRIORITY) },
         })),
       );
       // Marked only after the jobs exist: see RESERVE_SCRIPT.

@@ -97,7 +97,7 @@ describe('Frontier', () => {
     expect(found.rejected).toHaveLength(2);
     const deep = await f.addDiscovered(['http://a.test/deep'], 2);
     expect(deep).toMatchObject({ accepted: 0, tooDeep: 1 });
-    const job = (await queue.getJobs(['waiting'])).find((j) => j.data.url === 'http://a.test/1');
+    const job = (await queue.getJobs(['waiting', 'prioritized'])).find((j) => j.data.url === 'http://a.test/1');
     expect(job?.data).toEqual({ url: 'http://a.test/1', depth: 1, group: 'a.test' });
   });
 

@@ -1,1 +1,25 @@
-export {};
+export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type SetPolicyResult } from './group-limiter.js';
+export type { Admission, DenialReason, Lease, Outcome } from './admission.js';
+export type { GroupStatus } from './group-status.js';
+export {
+  DEFAULT_GROUP_LIMITS,
+  DEFAULT_LIMIT_POLICY,
+  normalizePolicy,
+  type Backoff429,
+  type GroupLimits,
+  type LimitPolicy,
+  type LimitPolicyInput,
+  type LimitRule,
+  type RateLimit,
+} from './policy.js';
+export { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+export { matchHostGlob, isHostGlob } from './host-glob.js';
+export { limiterKeys, type LimiterKeys } from './keys.js';
+export { ScriptCode } from './commands/script-code.js';
+export {
+  GroupLimiterError,
+  GroupLimiterArgumentError,
+  GroupLimiterRedisError,
+  InvalidLimitPolicyError,
+  PolicyVersionRaceError,
+} from './errors.js';

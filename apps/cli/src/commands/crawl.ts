@@ -1,0 +1,45 @@
+import { runCrawl } from '@crawlq/crawler';
+import type { Command } from 'commander';
+import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
+import { formatProgress, progressWriter } from '../output.js';
+import { withRedis } from '../redis-session.js';
+import { createWorkerLauncher } from '../worker-launcher.js';
+import { printSummary } from './summary.js';
+
+export function registerCrawl(program: Command): void {
+  const command = program
+    .command('crawl')
+    .description('Crawl from the seeds on this machine until the frontier is drained')
+    .argument('<seed-url...>', 'where to start')
+    .option('--workers <n>', 'worker processes to run [env CRAWLQ_WORKERS]')
+    .option('--fresh', 'discard an unfinished crawl in the namespace instead of resuming it');
+  addConfigOptions(command, WORKER_OPTIONS).action(async (seeds: string[], flags: Record<string, unknown>) => {
+    const config = configFrom(flags);
+    const code = await withRedis(config, async (redisUrl) => {
+      const launcher = createWorkerLauncher(config, redisUrl);
+      const progress = progressWriter();
+      const interrupted = new AbortController();
+      const onSignal = () => interrupted.abort();
+      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+      try {
+        const summary = await runCrawl({
+          config,
+          redisUrl,
+          seeds,
+          spawnWorker: (index) => launcher.spawn(index),
+          log: (line) => process.stderr.write(`${line}\n`),
+          progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
+          fresh: flags.fresh === true,
+          signal: interrupted.signal,
+        });
+        progress.done();
+        printSummary(summary, config.out);
+        return 0;
+      } finally {
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        launcher.dispose();
+      }
+    });
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,50 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { openCrawlServices, publishLimitPolicy } from '@crawlq/crawler';
+import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
+import type { Command } from 'commander';
+import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
+import { withRedis } from '../redis-session.js';
+
+export function registerEnqueue(program: Command): void {
+  const command = program
+    .command('enqueue')
+    .description('Validate, normalise and enqueue seed URLs (arguments, a file, or - for stdin)')
+    .argument('[url...]', 'URLs to enqueue')
+    .option('--file <file>', 'one URL per line; - reads standard input');
+  addConfigOptions(command, CRAWL_OPTIONS).action(async (urls: string[], flags: Record<string, unknown>) => {
+    const config = configFrom(flags);
+    const file = typeof flags.file === 'string' ? flags.file : undefined;
+    if (urls.length === 0 && file === undefined) {
+      process.stderr.write('crawlq enqueue: give URLs as arguments or --file FILE (--file - for stdin)\n');
+      process.exitCode = 2;
+      return;
+    }
+    const totals = await withRedis(config, async (redisUrl) => {
+      const services = await openCrawlServices(config, redisUrl, 'producer');
+      try {
+        const warning = await publishLimitPolicy(services);
+        if (warning) process.stderr.write(`warning: ${warning}\n`);
+        const rejectedOut = (lineNumber: number, rejected: { reason: string; message: string }) =>
+          process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
+        const sum: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };
+        const add = (part: EnqueueTotals) => {
+          for (const key of Object.keys(sum) as (keyof EnqueueTotals)[]) sum[key] += part[key];
+        };
+        if (urls.length > 0) add(await enqueueLines(services.frontier, Readable.from(urls), { onRejected: rejectedOut }));
+        if (file !== undefined) {
+          const input = file === '-' ? process.stdin : createReadStream(file);
+          const lines = createInterface({ input, crlfDelay: Infinity });
+          add(await enqueueLines(services.frontier, lines, { onRejected: rejectedOut }));
+        }
+        return sum;
+      } finally {
+        await services.close();
+      }
+    });
+    process.stdout.write(
+      `accepted ${totals.accepted}, duplicate ${totals.duplicate}, rejected ${totals.rejected}${totals.overLimit > 0 ? `, over --max-pages ${totals.overLimit}` : ''}\n`,
+    );
+  });
+}

@@ -1,0 +1,78 @@
+import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
+import { openCrawlServices, type CrawlServices } from '@crawlq/crawler';
+import type { GroupStatus } from '@crawlq/group-limiter';
+import type { Command } from 'commander';
+import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
+import { withRedis } from '../redis-session.js';
+
+async function withServices<T>(config: CrawlqConfig, body: (services: CrawlServices) => Promise<T>): Promise<T> {
+  return withRedis(config, async (redisUrl) => {
+    const services = await openCrawlServices(config, redisUrl, 'producer');
+    try {
+      // The fleet's policy, so limits shown are the ones in force.
+      const policy = await services.limiter.getPolicy();
+      if (policy === null) process.stderr.write('note: no crawl has published limits in this namespace yet\n');
+      return await body(services);
+    } finally {
+      await services.close();
+    }
+  });
+}
+
+export function registerGroup(program: Command): void {
+  const group = program.command('group').description('Inspect, pause and resume politeness groups (domains) for the whole fleet');
+
+  addConfigOptions(
+    group.command('list').description("Each group's limits, in-flight requests, pause and counters").option('--json', 'machine-readable output'),
+    ADMIN_OPTIONS,
+  ).action(async (flags: Record<string, unknown>) => {
+    const config = configFrom(flags);
+    const groups = await withServices(config, (services) => services.limiter.list());
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify(groups)}\n`);
+      return;
+    }
+    process.stdout.write(`${formatGroups(groups)}\n`);
+  });
+
+  addConfigOptions(
+    group.command('pause').description('Pause a group on every worker').argument('<group>').option('--for <duration>', 'how long (capped by --max-pause)', '10m'),
+    ADMIN_OPTIONS,
+  ).action(async (name: string, flags: Record<string, unknown>) => {
+    const config = configFrom(flags);
+    const forMs = parseDurationMs(String(flags.for));
+    if (forMs === undefined || forMs <= 0) {
+      process.stderr.write(`crawlq: --for: expected a duration such as 30s or 10m (got ${JSON.stringify(flags.for)})\n`);
+      process.exitCode = 2;
+      return;
+    }
+    await withServices(config, (services) => services.limiter.pause(name, forMs, 'admin'));
+    process.stdout.write(`paused ${name} for ${forMs / 1000} s\n`);
+  });
+
+  addConfigOptions(group.command('resume').description('Lift a pause on a group').argument('<group>'), ADMIN_OPTIONS).action(
+    async (name: string, flags: Record<string, unknown>) => {
+      const config = configFrom(flags);
+      await withServices(config, (services) => services.limiter.resume(name));
+      process.stdout.write(`resumed ${name}\n`);
+    },
+  );
+}
+
+function formatGroups(groups: readonly GroupStatus[]): string {
+  if (groups.length === 0) return 'no groups yet';
+  const now = Date.now();
+  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred'];
+  const rows = groups.map((status) => [
+    status.group,
+    formatRate(status.limits.rate),
+    String(status.limits.burst),
+    status.limits.concurrency === null ? 'unlimited' : String(status.limits.concurrency),
+    String(status.inFlight),
+    status.pausedUntil !== null && status.pausedUntil > now ? `${Math.ceil((status.pausedUntil - now) / 1000)}s (${status.pauseReason ?? ''})` : '-',
+    String(status.admitted),
+    String(status.deferred),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
+}

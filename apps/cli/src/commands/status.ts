@@ -1,0 +1,29 @@
+import { openCrawlServices, readCrawlStatus } from '@crawlq/crawler';
+import { createDeadLetters } from '@crawlq/dead-letter';
+import type { Command } from 'commander';
+import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
+import { formatStatusTable } from '../output.js';
+import { withRedis } from '../redis-session.js';
+
+export function registerStatus(program: Command): void {
+  const command = program.command('status').description('Queue counts; done is true when nothing is left to crawl').option('--json', 'machine-readable output');
+  addConfigOptions(command, ADMIN_OPTIONS).action(async (flags: Record<string, unknown>) => {
+    const config = configFrom(flags);
+    const status = await withRedis(config, async (redisUrl) => {
+      const services = await openCrawlServices(config, redisUrl, 'producer');
+      const deadLetters = createDeadLetters({ connection: { url: redisUrl }, namespace: config.namespace });
+      try {
+        return await readCrawlStatus(services, () => deadLetters.count());
+      } finally {
+        await deadLetters.close();
+        await services.close();
+      }
+    });
+    if (flags.json === true) {
+      const { waiting, delayed, active, failed, deadLettered, done, pages, byStatus } = status;
+      process.stdout.write(`${JSON.stringify({ waiting, delayed, active, completed: pages, failed, deadLettered, done, byStatus })}\n`);
+    } else {
+      process.stdout.write(`${formatStatusTable(status)}\n`);
+    }
+  });
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { registerCrawl } from './commands/crawl.js';
+import { registerDemo } from './commands/demo.js';
+import { registerDlq } from './commands/dlq.js';
+import { registerGroup } from './commands/group.js';
+import { registerEnqueue } from './commands/enqueue.js';
+import { registerStatus } from './commands/status.js';
+import { registerWorker } from './commands/worker.js';
+
+const program = new Command()
+  .name('crawlq')
+  .description('A distributed, polite web crawler on BullMQ and Redis')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerCrawl(program);
+registerEnqueue(program);
+registerWorker(program);
+registerStatus(program);
+registerDemo(program);
+registerGroup(program);
+registerDlq(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Usage errors are input errors: exit 2 like a bad config value.
+    process.exit(error.exitCode === 0 ? 0 : 2);
+  }
+  process.stderr.write(`crawlq: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+}

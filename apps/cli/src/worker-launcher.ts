@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
+
+/**
+ * Launches `crawlq worker` child processes that run with exactly the parent's
+ * resolved configuration: it is handed over as a private config file, and the
+ * variables that would override it are left out of the child's environment.
+ */
+export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { spawn(index: number): ChildProcess; dispose(): void } {
+  const dir = resolve(config.stateDir, 'run');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `worker-config-${process.pid}.json`);
+  const { redisUrl: _ignored, ...handedOver } = config;
+  writeFileSync(file, JSON.stringify(handedOver), { mode: 0o600 });
+  chmodSync(file, 0o600); // It may hold SMTP credentials.
+
+  const overriding = new Set<string>(Object.values(OPTION_TABLE).flatMap((entry) => (entry.env === undefined ? [] : [entry.env])));
+  overriding.add('CRAWLQ_CONFIG');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!overriding.has(name)) env[name] = value;
+  env.REDIS_URL = redisUrl;
+
+  const entry = process.argv[1] ?? '';
+  return {
+    spawn(index) {
+      return spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
+        env: { ...env, CRAWLQ_WORKER_INDEX: String(index) },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    },
+    dispose() {
+      rmSync(file, { force: true });
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// Foundation benchmark: crawlq (one worker process, politeness out of the way)
+// against a bare in-process got + cheerio loop over the same loopback site.
+import { mkdtempSync } from 'node:fs';
+import { Agent as HttpAgent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '@crawlq/config';
+import { openCrawlServices, readCrawlStats } from '@crawlq/crawler';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { crawlCounts } from '@crawlq/queue';
+import { startTestRedis } from '@crawlq/testing';
+import * as cheerio from 'cheerio';
+import got from 'got';
+import { exited, fmt, startCrawlq, waitForLine } from './support.js';
+
+const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
+const PAGES_PER_HOST = 200;
+const CONCURRENCY = 16;
+
+export interface CrawlThroughput {
+  readonly pages: number;
+  readonly ceilingPagesPerSecond: number;
+  readonly crawlqPagesPerSecond: number;
+  readonly ratio: number;
+}
+
+/** The ceiling: breadth-first got + cheerio with a Set for dedupe, no queue, no Redis. */
+async function bareLoop(site: DemoSite): Promise<{ pages: number; seconds: number }> {
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  const client = got.extend({ agent: { http: agent }, retry: { limit: 0 }, throwHttpErrors: false, responseType: 'buffer' });
+  const seen = new Set<string>(site.seeds);
+  const queue = [...site.seeds];
+  let pages = 0;
+  const started = performance.now();
+  const worker = async () => {
+    for (;;) {
+      const url = queue.shift();
+      if (url === undefined) {
+        if (inFlight === 0) return;
+        await sleep(1);
+        continue;
+      }
+      inFlight += 1;
+      const response = await client.get(url);
+      pages += 1;
+      if (String(response.headers['content-type']).includes('text/html') && response.statusCode < 400) {
+        const $ = cheerio.load(response.body.toString('utf8'));
+        $('a[href]').each((_, element) => {
+          const href = $(element).attr('href');
+          if (!href) return;
+          try {
+            const link = new URL(href, url);
+            link.hash = '';
+            if (link.protocol !== 'http:' && link.protocol !== 'https:') return;
+            const key = link.href;
+            if (!seen.has(key)) {
+              seen.add(key);
+              queue.push(key);
+            }
+          } catch {
+            // not a URL
+          }
+        });
+      }
+      inFlight -= 1;
+    }
+  };
+  let inFlight = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  agent.destroy();
+  return { pages, seconds: (performance.now() - started) / 1000 };
+}
+
+/** crawlq: one worker process already running, seeds enqueued, timed until the queue is drained. */
+async function crawlqRun(site: DemoSite): Promise<{ pages: number; seconds: number }> {
+  const redis = await startTestRedis();
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-'));
+  const flags = ['--namespace', 'bench', '--allow-private-network', '--scope', 'any', '--max-depth', '1000', '--rate', 'none', '--domain-concurrency', '10000'];
+  const worker = startCrawlq(['worker', ...flags, '--concurrency', String(CONCURRENCY), '--out', join(dir, 'out.jsonl')], { REDIS_URL: redis.url });
+  try {
+    await waitForLine(worker, /started/);
+    const config = loadConfig({ flags: { namespace: 'bench', allowPrivateNetwork: true, scope: 'any', maxDepth: 1000, rate: 'none', domainConcurrency: 10_000 } });
+    const services = await openCrawlServices(config, redis.url, 'producer');
+    const started = performance.now();
+    await services.frontier.addSeeds(site.seeds);
+    for (;;) {
+      const counts = await crawlCounts(services.queue);
+      if (counts.waiting + counts.delayed + counts.active === 0) break;
+      await sleep(10);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const { pages } = await readCrawlStats(services.redis, 'bench');
+    await services.close();
+    return { pages, seconds };
+  } finally {
+    worker.kill('SIGTERM');
+    await exited(worker);
+    await redis.stop();
+  }
+}
+
+export async function benchCrawlThroughput(log: (line: string) => void): Promise<CrawlThroughput> {
+  const site = await startDemoSite({ hosts: HOSTS, pagesPerHost: PAGES_PER_HOST, linksPerPage: 5, crossHostLinksPerPage: 1, pageBytes: 2000 });
+  try {
+    const total = site.reachable({ seeds: site.seeds, maxDepth: 10_000, scope: 'any' }).size;
+    log(`site: ${HOSTS.length} hosts, ${total} pages reachable, concurrency ${CONCURRENCY}`);
+    await bareLoop(site); // warm-up: JIT, sockets
+    const ceiling = await bareLoop(site);
+    const crawlq = await crawlqRun(site);
+    const ceilingRate = ceiling.pages / ceiling.seconds;
+    const crawlqRate = crawlq.pages / crawlq.seconds;
+    log(`ceiling (in-process got + cheerio): ${ceiling.pages} pages in ${fmt(ceiling.seconds, 2)} s = ${fmt(ceilingRate)} pages/s`);
+    log(`crawlq (1 worker process):          ${crawlq.pages} pages in ${fmt(crawlq.seconds, 2)} s = ${fmt(crawlqRate)} pages/s`);
+    log(`ratio crawlq / ceiling: ${fmt(crawlqRate / ceilingRate, 2)} (goal >= 0.70)`);
+    return { pages: crawlq.pages, ceilingPagesPerSecond: ceilingRate, crawlqPagesPerSecond: crawlqRate, ratio: crawlqRate / ceilingRate };
+  } finally {
+    await site.close();
+  }
+}

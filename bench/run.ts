@@ -1,0 +1,21 @@
+// `pnpm bench [crawl|enqueue|...]`: prints figures measured in this run.
+import { benchCrawlThroughput } from './crawl-throughput.js';
+import { benchEnqueue } from './enqueue-throughput.js';
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const benches: Record<string, () => Promise<unknown>> = {
+  crawl: () => benchCrawlThroughput(log),
+  enqueue: () => benchEnqueue(log),
+};
+
+const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));
+const names = selected.length > 0 ? selected : Object.keys(benches);
+for (const name of names) {
+  const bench = benches[name];
+  if (!bench) {
+    process.stderr.write(`unknown bench "${name}"; choose from ${Object.keys(benches).join(', ')}\n`);
+    process.exit(2);
+  }
+  log(`== ${name}`);
+  await bench();
+}

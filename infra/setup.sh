@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prepares a machine that has only Node.js >= 20 and npm: installs what is
+# missing (redis-server, pnpm) and the workspace's exact dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=10.34.9
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing redis-server with apt-get"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+  elif command -v brew >/dev/null 2>&1; then
+    echo "setup: installing redis with Homebrew"
+    brew install redis
+  else
+    echo "setup: redis-server is missing. Install Redis >= 6.2 yourself, or set REDIS_URL=redis://host:6379" >&2
+  fi
+fi
+
+if ! command -v pnpm >/dev/null 2>&1; then
+  echo "setup: installing pnpm@${PNPM_VERSION} with npm"
+  npm install -g "pnpm@${PNPM_VERSION}" >/dev/null
+fi
+
+pnpm install --frozen-lockfile

@@ -1,0 +1,67 @@
+import type { CrawlqConfig } from '@crawlq/config';
+import { Frontier, type FrontierSettings } from '@crawlq/frontier';
+import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { openCrawlQueue, stateKeyPrefix, type CrawlQueue } from '@crawlq/queue';
+import { connectRedis } from '@crawlq/redis';
+import type { Redis } from 'ioredis';
+import { limitPolicyFrom } from './limit-policy.js';
+
+/**
+ * The Redis-backed parts every crawlq command shares: one connection for our
+ * own scripts, the crawl queue, the group limiter and the frontier. The number
+ * of connections is fixed, however many groups the crawl has.
+ */
+export interface CrawlServices {
+  readonly config: CrawlqConfig;
+  readonly redisUrl: string;
+  readonly redis: Redis;
+  readonly queue: CrawlQueue;
+  readonly limiter: GroupLimiter;
+  readonly frontier: Frontier;
+  close(): Promise<void>;
+}
+
+export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
+  return {
+    scope: config.scope,
+    include: config.include,
+    exclude: config.exclude,
+    maxDepth: config.maxDepth,
+    maxPages: config.maxPages,
+    maxPagesPerGroup: config.maxPagesPerGroup,
+    groupBy: config.groupBy,
+    sortQuery: config.sortQuery,
+    jobPolicy: { attempts: config.attempts, backoffMs: config.backoff },
+  };
+}
+
+export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, role: 'worker' | 'producer'): Promise<CrawlServices> {
+  const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
+  const queue = openCrawlQueue({ url: redisUrl, ...(role === 'producer' ? {} : {}) }, config.namespace);
+  const limiter = createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
+  const frontier = new Frontier({ redis, queue, planner: limiter, namespace: config.namespace, settings: frontierSettingsFrom(config) });
+  return {
+    config,
+    redisUrl,
+    redis,
+    queue,
+    limiter,
+    frontier,
+    async close() {
+      await queue.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/**
+ * Publishes this process's limits as the fleet's. Returns a warning when it
+ * replaced different limits another process had set, so two workers never
+ * enforce different limits for one group without saying so.
+ */
+export async function publishLimitPolicy(services: CrawlServices): Promise<string | undefined> {
+  const { changed, previous } = await services.limiter.setPolicy(limitPolicyFrom(services.config));
+  return changed && previous !== null
+    ? 'the fleet-wide politeness limits changed (this process set new --rate/--burst/--domain-concurrency/rules); every worker follows the new ones now'
+    : undefined;
+}

@@ -1,0 +1,155 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { CrawlqConfig } from '@crawlq/config';
+import { createAlerts, createDeadLetters, isFinalFailure, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { createFetcher } from '@crawlq/fetcher';
+import { QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { openJsonlSink } from '@crawlq/sink';
+import { Worker, type Job } from 'bullmq';
+import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
+import { countPage } from './crawl-stats.js';
+import { fetcherOptionsFrom } from './fetcher-options.js';
+import type { PageRecord } from './page-record.js';
+import { processCrawlJob } from './process-crawl-job.js';
+
+export interface CrawlWorkerOptions {
+  readonly config: CrawlqConfig;
+  readonly redisUrl: string;
+  /** Log lines (warnings, dead letters); the app decides where they go. */
+  readonly log: (line: string) => void;
+  readonly onPage?: (record: PageRecord) => void;
+}
+
+/** A running worker process's crawl machinery. */
+export interface CrawlWorker {
+  readonly id: string;
+  /** Stops taking jobs, lets in-flight ones finish within `graceMs`, then closes everything. */
+  close(graceMs: number): Promise<void>;
+}
+
+const RECONCILE_EVERY_MS = 60_000;
+/** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
+const MAX_INLINE_WAIT_MS = 500;
+
+/** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
+export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
+  const { config, redisUrl, log } = options;
+  const id = `${hostname()}:${process.pid}`;
+  const services: CrawlServices = await openCrawlServices(config, redisUrl, 'worker');
+  const warning = await publishLimitPolicy(services);
+  if (warning) log(`warning: ${warning}`);
+  const connection = { url: redisUrl };
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
+  const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
+  const fetcher = createFetcher(fetcherOptionsFrom(config));
+  const sink = openJsonlSink(config.out);
+
+  const worker = new Worker<CrawlJobData, CrawlJobResult>(
+    QUEUE_NAMES.crawl,
+    (job, token) =>
+      processCrawlJob(job, token, {
+        limiter: services.limiter,
+        fetcher,
+        frontier: services.frontier,
+        sink,
+        maxInlineWaitMs: MAX_INLINE_WAIT_MS,
+        maxBlockedMs: config.maxBlocked,
+        fields: config.fields,
+        onPage: (record) => {
+          countPage(services.redis, config.namespace, record).catch((error: unknown) => log(`could not count a page: ${String(error)}`));
+          options.onPage?.(record);
+        },
+      }),
+    {
+      connection,
+      prefix: queuePrefix(config.namespace),
+      concurrency: config.concurrency,
+      ...(config.globalRate ? { limiter: { max: config.globalRate.max, duration: config.globalRate.durationMs } } : {}),
+    },
+  );
+  worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
+    if (!job || !isFinalFailure(job, error)) return;
+    deadLetters
+      .record({ job, error, workerId: id })
+      .then(({ created }) => {
+        if (created) log(`dead-lettered ${job.data.url}: ${error.message}`);
+      })
+      .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`));
+  });
+  worker.on('error', (error) => log(`worker error: ${error.message}`));
+  const alertWorker = alerts.startWorker();
+
+  const reconcile = () =>
+    deadLetters
+      .reconcile(services.queue, id)
+      .then((count) => {
+        if (count > 0) log(`reconciled ${count} dead letter(s) a stopped worker had not recorded`);
+      })
+      .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`));
+  await reconcile();
+  const reconcileTimer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS);
+  reconcileTimer.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    close(graceMs) {
+      closing ??= (async () => {
+        clearInterval(reconcileTimer);
+        const graceful = worker.close();
+        const timedOut = await Promise.race([
+          graceful.then(() => false),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
+        ]);
+        // Jobs still running past the grace period are abandoned to BullMQ's
+        // stalled-job check: another worker takes them over, nothing is lost.
+        if (timedOut) await worker.close(true);
+        await alertWorker.close();
+        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close()]);
+        fetcher.close();
+        await services.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Alert settings a config describes. */
+export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
+  return {
+    ...(config.smtpUrl === undefined ? {} : { smtpUrl: config.smtpUrl }),
+    ...(config.smtpUser === undefined ? {} : { smtpUser: config.smtpUser }),
+    ...(config.smtpPassword === undefined ? {} : { smtpPassword: config.smtpPassword }),
+    from: config.alertFrom,
+    to: config.alertTo,
+    outboxDir: config.outboxDir ?? join(config.stateDir, 'outbox'),
+    firstDelayMs: config.alertDelay,
+    windowMs: config.alertWindow,
+    ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
+    reviewCommand: 'pnpm crawlq dlq list',
+  };
+}
+
+/**
+ * Runs a worker until SIGTERM or SIGINT, then stops taking jobs and lets the
+ * in-flight ones finish within the grace period. Resolves when it has stopped.
+ */
+export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Promise<void> {
+  const { config, log } = options;
+  const worker = await startCrawlWorker(options);
+  log(`started (concurrency ${config.concurrency}, results to ${config.out})`);
+  // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
+  // parent's SIGTERM; a second signal must not kill the graceful stop.
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      log(`${signal}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
+      resolve();
+    };
+    process.on('SIGTERM', stop).on('SIGINT', stop);
+  });
+  await worker.close(config.gracePeriod);
+  log('stopped');
+}

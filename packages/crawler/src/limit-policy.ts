@@ -1,0 +1,22 @@
+import type { CrawlqConfig } from '@crawlq/config';
+import type { LimitPolicy } from '@crawlq/group-limiter';
+
+/**
+ * The fleet-wide politeness policy a config describes. A lease must outlive
+ * one request, or a slow response would let a second request in early.
+ */
+export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
+  return {
+    defaults: { rate: config.rate, burst: config.burst, concurrency: config.domainConcurrency },
+    rules: config.limitRules.map((rule) => ({
+      match: rule.match,
+      ...(rule.rate === undefined ? {} : { rate: rule.rate }),
+      ...(rule.burst === undefined ? {} : { burst: rule.burst }),
+      ...(rule.concurrency === undefined ? {} : { concurrency: rule.concurrency }),
+    })),
+    safetyMarginMs: config.safetyMargin,
+    leaseMs: Math.max(config.leaseTime, config.requestTimeout + 5_000),
+    backoff429: { baseMs: 1_000, maxMs: 60_000 },
+    maxPauseMs: config.maxPause,
+  };
+}

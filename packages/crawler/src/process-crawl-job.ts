@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
+import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
+import type { Frontier } from '@crawlq/frontier';
+import type { GroupLimiter, Lease } from '@crawlq/group-limiter';
+import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
+import type { ResultSink } from '@crawlq/sink';
+import { DelayedError, type Job } from 'bullmq';
+import { BlockedGroupError, DeferJobError, PermanentJobError } from './crawl-errors.js';
+import type { PageRecord } from './page-record.js';
+
+/** What a crawl job needs; one set per worker process. */
+export interface CrawlJobContext {
+  readonly limiter: GroupLimiter;
+  readonly fetcher: Fetcher;
+  readonly frontier: Frontier;
+  readonly sink: ResultSink;
+  /** Longest wait for a group slot spent sleeping in-process instead of a BullMQ deferral. */
+  readonly maxInlineWaitMs: number;
+  /** A job whose group stays paused longer than this is dead-lettered. */
+  readonly maxBlockedMs: number;
+  readonly fields: readonly FieldRule[];
+  /** Called once per written record (progress counters). */
+  readonly onPage?: (record: PageRecord) => void;
+}
+
+/**
+ * One crawl job: wait for the group gate, fetch, parse, write the record,
+ * send new links to the frontier. Throws DelayedError when the gate defers
+ * the job (no attempt used), UnrecoverableError for permanent failures, and
+ * the fetch error itself for retryable ones (BullMQ retries with backoff).
+ */
+export async function processCrawlJob(
+  job: Job<CrawlJobData>,
+  token: string | undefined,
+  context: CrawlJobContext,
+): Promise<CrawlJobResult> {
+  const { group } = job.data;
+  const startedWaiting = performance.now();
+  let lease: Lease | undefined;
+  try {
+    lease = await admit(context, group);
+    const waitedMs = performance.now() - startedWaiting;
+    let retryWaitMs = 0;
+    const response = await context.fetcher.fetch(job.data.url, {
+      attemptHooks: {
+        // got's own retries are requests to the same group: they pass the gate too.
+        beforeRetry: async (info) => {
+          const before = performance.now();
+          const held = lease;
+          lease = undefined;
+          if (held) await context.limiter.release(held, outcomeOf(info.status, info.retryAfterMs));
+          lease = await admit(context, group);
+          retryWaitMs += performance.now() - before;
+        },
+      },
+    });
+    const held = lease;
+    lease = undefined;
+    if (held) await context.limiter.release(held, { status: response.status });
+    return await recordPage(job, context, { response, waitMs: waitedMs + retryWaitMs });
+  } catch (error) {
+    const held = lease;
+    lease = undefined;
+    if (held) {
+      const status = error instanceof FetchError ? statusOf(error) : undefined;
+      await context.limiter.release(held, outcomeOf(status, retryAfterOf(error))).catch(() => undefined);
+    }
+    throw await translateError(error, job, token, context);
+  }
+}
+
+async function admit(context: CrawlJobContext, group: string): Promise<Lease> {
+  const admission = await context.limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: context.maxInlineWaitMs });
+  if (!admission.admitted) throw new DeferJobError(admission.retryInMs, admission.reason);
+  if (admission.startInMs > 0) await sleep(admission.startInMs);
+  return admission.lease;
+}
+
+async function recordPage(
+  job: Job<CrawlJobData>,
+  context: CrawlJobContext,
+  fetched: { response: FetchResult; waitMs: number },
+): Promise<CrawlJobResult> {
+  const { response } = fetched;
+  const parseStarted = performance.now();
+  const page = isHtml(response.contentType) && response.status < 400
+    ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields })
+    : undefined;
+  const parseMs = performance.now() - parseStarted;
+  const added = page && page.followLinks.length > 0 ? await context.frontier.addDiscovered(page.followLinks, job.data.depth) : undefined;
+  const record: PageRecord = {
+    url: job.data.url,
+    finalUrl: response.finalUrl,
+    status: response.status,
+    contentType: response.contentType ?? null,
+    title: page?.title ?? null,
+    description: page?.description ?? null,
+    canonical: page?.canonical ?? null,
+    lang: page?.lang ?? null,
+    links: page?.links ?? [],
+    depth: job.data.depth,
+    group: job.data.group,
+    fetchedAt: new Date().toISOString(),
+    attempts: job.attemptsMade + 1,
+    retries: response.retries,
+    bytes: response.bodyBytes,
+    timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
+    enqueued: added?.accepted ?? 0,
+    ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
+  };
+  await context.sink.write(record);
+  context.onPage?.(record);
+  return { status: response.status, links: record.links.length, enqueued: record.enqueued };
+}
+
+/** Maps an error to what BullMQ should do with the job. */
+async function translateError(
+  error: unknown,
+  job: Job<CrawlJobData>,
+  token: string | undefined,
+  context: CrawlJobContext,
+): Promise<Error> {
+  const deferral = deferralOf(error);
+  if (deferral) {
+    if (deferral.reason === 'paused') {
+      const blockedSince = job.data.blockedSince ?? Date.now();
+      const blockedForMs = Date.now() - blockedSince;
+      if (blockedForMs > context.maxBlockedMs) {
+        const blocked = new BlockedGroupError(job.data.group, blockedForMs);
+        return new PermanentJobError(blocked.reason, blocked.message, { cause: blocked });
+      }
+      // updateData before moving, as BullMQ requires.
+      if (job.data.blockedSince === undefined) await job.updateData({ ...job.data, blockedSince });
+    }
+    await job.moveToDelayed(Date.now() + deferral.retryInMs, token);
+    return new DelayedError();
+  }
+  if (error instanceof FetchError && !error.retryable) {
+    const reason = (error as { reason?: unknown }).reason;
+    return new PermanentJobError(typeof reason === 'string' ? reason : 'permanent', error.message, { cause: error, status: statusOf(error) ?? null });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/**
+ * A deferral from the gate, or a 429/503 whose Retry-After paused the group:
+ * waiting out a server's "come back later" is not a failed attempt.
+ */
+function deferralOf(error: unknown): { retryInMs: number; reason: 'rate' | 'concurrency' | 'paused' } | undefined {
+  if (error instanceof DeferJobError) return error;
+  if (error instanceof FetchError && error.retryable) {
+    const status = statusOf(error);
+    const retryAfterMs = retryAfterOf(error);
+    if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused' };
+  }
+  return undefined;
+}
+
+function outcomeOf(status: number | undefined, retryAfterMs: number | undefined): { status?: number; retryAfterMs?: number } {
+  return { ...(status === undefined ? {} : { status }), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
+
+function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown }).status;
+  return typeof status === 'number' ? status : undefined;
+}
+
+function retryAfterOf(error: unknown): number | undefined {
+  const value = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof value === 'number' ? value : undefined;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

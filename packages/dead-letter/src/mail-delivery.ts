@@ -1,0 +1,103 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import type { AlertMailConfig } from './alert-config.js';
+import type { DigestEmail } from './digest-email.js';
+import { AlertDeliveryError } from './errors.js';
+import { redactText } from './redact.js';
+
+/** Where a sent alert went. */
+export interface Delivery {
+  /** The `.eml` file, when there is no SMTP server configured. */
+  readonly outboxFile?: string;
+  readonly messageId?: string;
+}
+
+/** Sends rendered e-mails over SMTP, or writes them to the outbox directory. */
+export interface MailDelivery {
+  /** `key` names the message (and its outbox file) so a re-send overwrites rather than duplicates. */
+  send(email: DigestEmail, key: string): Promise<Delivery>;
+  close(): void;
+}
+
+/** Seconds-level timeouts: a hung SMTP server must fail the attempt, not the worker. */
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+export function createMailDelivery(config: AlertMailConfig): MailDelivery {
+  const envelope = { from: config.from, to: [...config.to] };
+  if (config.smtpUrl === undefined || config.smtpUrl === '') {
+    const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    return {
+      async send(email, key) {
+        const info = await transport.sendMail(message(email, key, envelope));
+        const file = join(config.outboxDir, `${safeName(key)}.eml`);
+        try {
+          await mkdir(config.outboxDir, { recursive: true });
+          // Write then rename: a reader never sees half a message.
+          await writeFile(`${file}.tmp`, info.message as Buffer, { mode: 0o600 });
+          await rename(`${file}.tmp`, file);
+        } catch (error) {
+          throw new AlertDeliveryError('outbox', `cannot write ${file}: ${(error as Error).message}`, { cause: error });
+        }
+        return { outboxFile: file, messageId: info.messageId };
+      },
+      close: () => transport.close(),
+    };
+  }
+  const transport = nodemailer.createTransport(smtpOptions(config));
+  return {
+    async send(email, key) {
+      try {
+        const info = await transport.sendMail(message(email, key, envelope));
+        return { messageId: info.messageId };
+      } catch (error) {
+        const code = (error as { responseCode?: unknown }).responseCode;
+        throw new AlertDeliveryError('smtp', `SMTP delivery failed: ${redactText((error as Error).message ?? String(error))}`, {
+          cause: error,
+          responseCode: typeof code === 'number' ? code : null,
+        });
+      }
+    },
+    close: () => transport.close(),
+  };
+}
+
+function smtpOptions(config: AlertMailConfig) {
+  let url: URL;
+  try {
+    url = new URL(config.smtpUrl ?? '');
+  } catch (error) {
+    throw new AlertDeliveryError('smtp', 'the SMTP URL does not parse (expected smtp://host:port or smtps://host:port)', { cause: error });
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    throw new AlertDeliveryError('smtp', `unsupported SMTP URL scheme ${url.protocol} (expected smtp: or smtps:)`);
+  }
+  const user = url.username ? decodeURIComponent(url.username) : config.smtpUser;
+  const pass = url.password ? decodeURIComponent(url.password) : config.smtpPassword;
+  const secure = url.protocol === 'smtps:';
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    ...(user === undefined || user === '' ? {} : { auth: { user, pass: pass ?? '' } }),
+    ...SMTP_TIMEOUTS,
+  };
+}
+
+function message(email: DigestEmail, key: string, envelope: { from: string; to: string[] }): Mail.Options {
+  return {
+    from: envelope.from,
+    to: envelope.to,
+    subject: email.subject,
+    text: email.text,
+    html: email.html,
+    // Stable per digest: a re-send after a crash is recognisably the same message.
+    messageId: `<${safeName(key)}@crawlq.invalid>`,
+    headers: { 'X-Crawlq-Digest': safeName(key) },
+  };
+}
+
+function safeName(key: string): string {
+  return key.replace(/[^A-Za-z0-9._-]+/g, '_');
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestRedis, freePort, type TestRedis } from '@crawlq/testing';
+import { CRAWL_JOB_NAME, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { takeDigest } from '../src/commands/take-digest.js';
+import { alertKeys } from '../src/keys.js';
+import { createAlerts, createDeadLetters, type AlertMailConfig, type Alerts, type CreateAlertsOptions, type DeadLetters } from '../src/index.js';
+import { groupCounts, header, mimePart, startSmtp, waitFor, type TestSmtp } from './helpers.js';
+
+let redis: TestRedis;
+let connection: { host: string; port: number; maxRetriesPerRequest: null };
+const closers: (() => Promise<unknown>)[] = [];
+const tmp = mkdtempSync(join(tmpdir(), 'crawlq-alerts-'));
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+afterAll(async () => {
+  await redis.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function mail(overrides: Partial<AlertMailConfig> = {}): AlertMailConfig {
+  return {
+    from: 'crawlq@example.test',
+    to: ['ops@example.test'],
+    outboxDir: join(tmp, randomUUID()),
+    firstDelayMs: 50,
+    windowMs: 60_000,
+    reviewCommand: 'pnpm crawlq dlq list',
+    ...overrides,
+  };
+}
+
+/** One "process": its own connections for the crawl queue, dead letters and alerts. */
+function node(namespace: string, options: Omit<CreateAlertsOptions, 'connection' | 'namespace'>): { alerts: Alerts; dlq: DeadLetters; crawl: CrawlQueue; logs: string[] } {
+  const logs: string[] = [];
+  const alerts = createAlerts({ connection, namespace, log: (line) => logs.push(line), ...options });
+  const dlq = createDeadLetters({ connection, namespace, alerts });
+  const crawl = openCrawlQueue(connection, namespace);
+  closers.push(() => crawl.close(), () => dlq.close(), () => alerts.close());
+  return { alerts, dlq, crawl, logs };
+}
+
+let jobCounter = 0;
+/** Dead-letters one fresh crawl job of `group`. */
+async function deadLetter(target: { dlq: DeadLetters; crawl: CrawlQueue }, group: string, url?: string): Promise<void> {
+  jobCounter += 1;
+  const job = await target.crawl.add(CRAWL_JOB_NAME, { url: url ?? `https://${group}/p/${jobCounter}`, depth: 0, group }, { jobId: `fp${jobCounter}x` });
+  const error = Object.assign(new Error('Fetching failed after 2 retries: HTTP 503'), { status: 503 });
+  await target.dlq.record({ job, error, workerId: 'test' });
+}
+
+function smtpServer(server: TestSmtp): TestSmtp {
+  closers.push(() => server.close());
+  return server;
+}
+
+function totalOf(raw: string): number {
+  return Number(/\[crawlq\] (\d+) pages? dead-lettered/.exec(header(raw, 'subject') ?? '')?.[1] ?? NaN);
+}
+
+describe('digests', () => {
+  it('sends one first-failure e-mail and one digest for 50 events from 3 processes with 3 alert workers', async () => {
+    const smtp = smtpServer(await startSmtp());
+    const namespace = `d${randomUUID().slice(0, 8)}`;
+    const config = { mail: mail({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, firstDelayMs: 300, windowMs: 3_000 }) };
+    const nodes = [node(namespace, config), node(namespace, config), node(namespace, config)];
+    for (const each of nodes) each.alerts.startWorker();
+    const groups = ['a.test', 'b.test', 'c.test', 'd.test', 'e.test'];
+    const expected: Record<string, number> = {};
+    const send = async (index: number) => {
+      const group = groups[index % groups.length]!;
+      expected[group] = (expected[group] ?? 0) + 1;
+      await deadLetter(nodes[index % 3]!, group);
+    };
+
+    // A burst: the first e-mail goes out ~300 ms after it.
+    await Promise.all(Array.from({ length: 6 }, (_, index) => send(index)));
+    await waitFor('the first e-mail', () => smtp.messages.length >= 1);
+    const firstAt = Date.now();
+    // The storm goes on: these wait for the window, all in one digest.
+    for (let batch = 0; batch < 4; batch++) {
+      await Promise.all(Array.from({ length: 11 }, (_, index) => send(6 + batch * 11 + index)));
+      await sleep(150);
+    }
+    await waitFor('the digest', () => smtp.messages.length >= 2);
+    const secondAt = Date.now();
+    await sleep(1_500); // Room for a wrong third e-mail to show up.
+
+    expect(smtp.messages).toHaveLength(2);
+    expect(secondAt - firstAt).toBeGreaterThanOrEqual(2_000); // Not before the window is over.
+    const [first, second] = smtp.messages.map((raw) => ({ raw, text: mimePart(raw, 'text/plain') ?? '', html: mimePart(raw, 'text/html') ?? '' }));
+    expect(totalOf(first!.raw) + totalOf(second!.raw)).toBe(50);
+    expect(totalOf(first!.raw)).toBeGreaterThanOrEqual(6);
+    const seen: Record<string, number> = {};
+    for (const message of [first!, second!]) {
+      expect(message.html).toContain('<table');
+      expect(message.text).toContain('pnpm crawlq dlq list');
+      expect(message.text).toContain(`namespace "${namespace}"`);
+      for (const [group, count] of Object.entries(groupCounts(message.text))) seen[group] = (seen[group] ?? 0) + count;
+    }
+    expect(seen).toEqual(expected);
+    expect(await nodes[0]!.dlq.count()).toBe(50);
+  });
+
+  it('delays an alert while SMTP refuses connections, then delivers it exactly once', async () => {
+    const port = await freePort();
+    const namespace = `s${randomUUID().slice(0, 8)}`;
+    const one = node(namespace, {
+      mail: mail({ smtpUrl: `smtp://127.0.0.1:${port}`, firstDelayMs: 300 }),
+      delivery: { attempts: 50, backoffMs: 100, maxBackoffMs: 300 },
+    });
+    one.alerts.startWorker();
+    await Promise.all(['a.test', 'a.test', 'b.test'].map((group) => deadLetter(one, group)));
+    await waitFor('two failed delivery attempts', () => one.logs.filter((line) => line.includes('will retry')).length >= 2);
+    expect(one.logs.join('\n')).toContain('ECONNREFUSED');
+
+    const smtp = smtpServer(await startSmtp({ port }));
+    await waitFor('the delayed e-mail', () => smtp.messages.length >= 1);
+    await sleep(1_000);
+    expect(smtp.messages).toHaveLength(1);
+    expect(totalOf(smtp.messages[0]!)).toBe(3);
+    expect(groupCounts(mimePart(smtp.messages[0]!, 'text/plain') ?? '')).toEqual({ 'a.test': 2, 'b.test': 1 });
+  });
+
+  it('retries after 421 replies and sends the same digest once', async () => {
+    const smtp = smtpServer(await startSmtp({ rejectFirst: 2 }));
+    const namespace = `r${randomUUID().slice(0, 8)}`;
+    const one = node(namespace, {
+      mail: mail({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, firstDelayMs: 0 }),
+      delivery: { attempts: 10, backoffMs: 50, maxBackoffMs: 200 },
+    });
+    one.alerts.startWorker();
+    await deadLetter(one, 'x.test');
+    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    await sleep(500);
+    expect(smtp.mailFromCount()).toBe(3);
+    expect(smtp.messages).toHaveLength(1);
+    expect(totalOf(smtp.messages[0]!)).toBe(1);
+    expect(one.logs.some((line) => line.includes('421'))).toBe(true);
+  });
+
+  it('writes an .eml with text and HTML parts to the outbox when there is no SMTP URL', async () => {
+    const config = mail({ dashboardUrl: 'https://admin:secret@dash.test/dlq' });
+    const namespace = `o${randomUUID().slice(0, 8)}`;
+    const one = node(namespace, { mail: config });
+    one.alerts.startWorker();
+    await deadLetter(one, 'x<b>.test', 'https://bob:hunter2@x.test/a?session=abc');
+    const file = await waitFor('the .eml file', () => (existsSync(config.outboxDir) ? readdirSync(config.outboxDir).find((name) => name.endsWith('.eml')) : undefined));
+    const raw = readFileSync(join(config.outboxDir, file), 'utf8');
+    expect(header(raw, 'subject')).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
+    expect(header(raw, 'to')).toBe('ops@example.test');
+    const text = mimePart(raw, 'text/plain');
+    const html = mimePart(raw, 'text/html');
+    expect(text).toContain('https://x.test/a?session=***');
+    expect(html).toContain('<table');
+    expect(html).toContain('<td>x&#60;b&#62;.test</td>');
+    expect(html).not.toContain('x<b>');
+    for (const secret of ['hunter2', 'bob:', 'session=abc', 'secret']) expect(raw).not.toContain(secret);
+    await waitFor('the log line', () => one.logs.some((line) => line.includes(file)));
+  });
+});
+
+describe('digest jobs', () => {
+  it('a digest re-run after a crash sends the events it took, once, and later events separately', async () => {
+    const smtp = smtpServer(await startSmtp());
+    const namespace = `c${randomUUID().slice(0, 8)}`;
+    const one = node(namespace, { mail: mail({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, firstDelayMs: 600_000, windowMs: 600_000 }) });
+    await Promise.all(['a.test', 'a.test', 'b.test'].map((group) => deadLetter(one, group)));
+    // A worker took digest-1's events and died before storing them in the job.
+    const keys = alertKeys(namespace);
+    const client = redis.client();
+    const taken = (await takeDigest.run(client, [keys.pending, keys.pendingExamples, keys.state, keys.taken('digest-1'), keys.takenExamples('digest-1'), keys.flush], [1, 600_000])) as string[];
+    expect(taken[0]).toBe('taken');
+    await Promise.all(['c.test', 'c.test'].map((group) => deadLetter(one, group)));
+
+    const result = await one.alerts.flush();
+    expect(result).toMatchObject({ sent: true, pendingInRedis: false });
+    expect(smtp.messages.map(totalOf).sort()).toEqual([2, 3]);
+    const byDigest = Object.fromEntries(smtp.messages.map((raw) => [header(raw, 'x-crawlq-digest'), groupCounts(mimePart(raw, 'text/plain') ?? '')]));
+    expect(byDigest).toEqual({ 'digest-1': { 'a.test': 2, 'b.test': 1 }, 'digest-2': { 'c.test': 2 } });
+    expect(await client.exists(keys.pending, keys.taken('digest-1'), keys.taken('digest-2'))).toBe(0);
+  });
+
+  it('a digest that comes due inside another digest window waits for the window to end', async () => {
+    const smtp = smtpServer(await startSmtp());
+    const namespace = `w${randomUUID().slice(0, 8)}`;
+    const windowMs = 1_500;
+    const one = node(namespace, { mail: mail({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, firstDelayMs: 100, windowMs }) });
+    await deadLetter(one, 'a.test');
+    // Another process sent a digest just now (after this digest job was scheduled).
+    const sentElsewhere = Date.now();
+    await redis.client().hset(alertKeys(namespace).state, 'lastDigestAt', String(sentElsewhere));
+    one.alerts.startWorker();
+    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    expect(Date.now() - sentElsewhere).toBeGreaterThanOrEqual(windowMs - 50);
+    expect(smtp.messages).toHaveLength(1);
+    expect(one.logs.some((line) => line.includes('will retry'))).toBe(false); // Deferred, not a failed attempt.
+  });
+});
+
+describe('flush', () => {
+  it('sends the pending digest now, without an alert worker running', async () => {
+    const config = mail({ firstDelayMs: 600_000, windowMs: 600_000 });
+    const namespace = `f${randomUUID().slice(0, 8)}`;
+    const one = node(namespace, { mail: config });
+    await deadLetter(one, 'a.test');
+    await deadLetter(one, 'b.test');
+
+    const result = await one.alerts.flush();
+    expect(result.sent).toBe(true);
+    expect(result.pendingInRedis).toBe(false);
+    expect(result.outboxFile).toBeDefined();
+    expect(readFileSync(result.outboxFile!, 'utf8')).toContain('[crawlq] 2 pages dead-lettered');
+    expect(await one.alerts.flush()).toEqual({ sent: false, pendingInRedis: false });
+  });
+
+  it('reports a digest it cannot send as pending in Redis; the next worker sends it once', async () => {
+    const port = await freePort();
+    const namespace = `p${randomUUID().slice(0, 8)}`;
+    const settings = { mail: mail({ smtpUrl: `smtp://127.0.0.1:${port}`, firstDelayMs: 600_000 }), delivery: { backoffMs: 200, maxBackoffMs: 200 } };
+    const one = node(namespace, settings);
+    await deadLetter(one, 'a.test');
+    const result = await one.alerts.flush();
+    expect(result).toMatchObject({ sent: false, pendingInRedis: true });
+    expect(result.error).toContain('ECONNREFUSED');
+
+    const smtp = smtpServer(await startSmtp({ port }));
+    node(namespace, settings).alerts.startWorker();
+    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    await sleep(500);
+    expect(smtp.messages).toHaveLength(1);
+    expect(totalOf(smtp.messages[0]!)).toBe(1);
+  });
+});

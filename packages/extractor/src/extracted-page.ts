@@ -1,0 +1,50 @@
+/** A user-defined value to pull out of every page. */
+export interface FieldRule {
+  /** Key in `ExtractedPage.fields`. */
+  readonly name: string;
+  /** CSS selector (cheerio / css-select syntax). */
+  readonly selector: string;
+  /** Read this attribute instead of the text content. */
+  readonly attribute?: string | undefined;
+  /**
+   * Collect every match as an array (elements without the attribute are
+   * skipped) instead of the first match.
+   * @default false
+   */
+  readonly all?: boolean | undefined;
+}
+
+/** What `extractPage` found in one HTML document. */
+export interface ExtractedPage {
+  /** First `<title>` outside SVG, trimmed, whitespace collapsed; null if absent or blank. */
+  readonly title: string | null;
+  /** `<meta name="description">` content, trimmed, whitespace collapsed. */
+  readonly description: string | null;
+  /** `<link rel="canonical">` as a normalised absolute URL. */
+  readonly canonical: string | null;
+  /** `<html lang>`, trimmed. */
+  readonly lang: string | null;
+  /**
+   * Every `<a href>` and `<area href>`, resolved (honouring `<base href>`),
+   * http(s) only, normalised, unique, in document order.
+   */
+  readonly links: string[];
+  /**
+   * `links` that may be followed: those with at least one occurrence without
+   * `rel="nofollow"`; empty when meta robots says `nofollow` or `none`.
+   */
+  readonly followLinks: string[];
+  /** Meta robots says `noindex` or `none`. */
+  readonly noindex: boolean;
+  /** The encoding that decoded the body (WHATWG name, e.g. `windows-1252`). */
+  readonly charset: string;
+  /** One entry per field rule: text or attribute, an array with `all`, null if no match. */
+  readonly fields: Record<string, string | string[] | null>;
+  /**
+   * Hrefs dropped because they could not be normalised (malformed, a host
+   * DNS could not resolve, too long). Non-http(s) links (`mailto:`,
+   * `javascript:`...) and empty hrefs are dropped without being counted:
+   * they are not mistakes.
+   */
+  readonly invalidLinks: number;
+}

@@ -1,0 +1,329 @@
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import got, { RequestError } from 'got';
+import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
+import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
+import { drainRedirectBody } from './drain-redirect-body.js';
+import { PermanentFetchError, RetryableFetchError } from './fetch-error.js';
+import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
+import { resolveFetcherOptions } from './fetcher-options.js';
+import type { AttemptHooks, Fetcher, FetchRequest, FetchResult } from './fetcher-types.js';
+import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
+import {
+  createCalculateDelay,
+  isRetryableStatus,
+  parseRetryAfter,
+  RETRY_ERROR_CODES,
+  RETRY_STATUS_CODES,
+} from './retry-policy.js';
+
+/** Key of the per-fetch state in got's `context` (shallow-copied per request, so the object itself survives). */
+const STATE_KEY = 'crawlqFetch';
+
+/** Mutable bookkeeping of one `fetch()` call, reachable from got's instance-level hooks. */
+class FetchState {
+  readonly redirects: string[] = [];
+  retries = 0;
+  /** Set when the body (or a redirect's drained body) passed the cap. */
+  tooLarge = false;
+  /** Set when `attemptHooks.beforeRetry` threw: that object must surface unchanged. */
+  hookFailure: { readonly error: unknown } | undefined;
+  /** Set once `fetch()` is settled, so a late error cannot start another retry. */
+  settled = false;
+
+  constructor(
+    readonly url: string,
+    readonly hooks: AttemptHooks | undefined,
+  ) {}
+}
+
+function stateOf(options: Pick<GotOptions, 'context'> | undefined): FetchState | undefined {
+  const state = options?.context[STATE_KEY];
+  return state instanceof FetchState ? state : undefined;
+}
+
+function permanent(url: string, violation: PolicyViolation): PermanentFetchError {
+  return new PermanentFetchError({ url, reason: violation.reason, detail: violation.message, cause: violation });
+}
+
+/** Validates the initial URL before got sees it. @throws PolicyViolation */
+function checkTarget(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PolicyViolation('invalid-url', 'not an absolute URL');
+  }
+  checkScheme(parsed);
+  return parsed.href;
+}
+
+function checkScheme(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new PolicyViolation('scheme', `scheme ${url.protocol} is not http(s)`);
+  }
+  // got reads http://unix:/path:/ as a UNIX domain socket request.
+  if (url.hostname === 'unix') throw new PolicyViolation('ssrf', 'host "unix" would address a UNIX socket');
+}
+
+/**
+ * Creates the fetcher of one worker process: ONE got instance over one pair of
+ * keep-alive agents, configured once (no per-request `got.extend`). Per-fetch
+ * data (hooks, redirect list, counters) travels in got's `context`.
+ */
+export function createFetcher(options: FetcherOptions = {}): Fetcher {
+  const config = resolveFetcherOptions(options);
+  return new GotFetcher(config);
+}
+
+class GotFetcher implements Fetcher {
+  readonly #config: ResolvedFetcherOptions;
+  readonly #httpAgent: http.Agent;
+  readonly #httpsAgent: https.Agent;
+  readonly #got: typeof got;
+  #closed = false;
+
+  constructor(config: ResolvedFetcherOptions) {
+    this.#config = config;
+    const agentOptions = {
+      keepAlive: true,
+      keepAliveMsecs: config.agent.keepAliveMsecs,
+      maxSockets: config.agent.maxSockets,
+      maxFreeSockets: config.agent.maxFreeSockets,
+      // For keep-alive agents Node applies `timeout` to idle pooled sockets.
+      timeout: config.agent.freeSocketTimeoutMs,
+      // Reuse the most recently used socket: the least likely to have been closed by the server.
+      scheduling: 'lifo' as const,
+    };
+    this.#httpAgent = new http.Agent(agentOptions);
+    this.#httpsAgent = new https.Agent(agentOptions);
+    this.#got = got.extend(this.#gotOptions());
+  }
+
+  #gotOptions(): OptionsInit {
+    const config = this.#config;
+    const policy = config.allowPrivateNetwork ? undefined : (config.isAddressAllowed ?? publicAddressesOnly);
+    const maxBodyBytes = config.maxBodyBytes;
+    return {
+      agent: { http: this.#httpAgent, https: this.#httpsAgent },
+      http2: false,
+      decompress: true,
+      responseType: 'buffer',
+      // Statuses are classified by fetch(), not by got: a 404 is a result. got
+      // still retries RETRY_STATUS_CODES with this off (promise API).
+      throwHttpErrors: false,
+      maxRedirects: config.maxRedirects,
+      headers: { 'user-agent': config.userAgent, accept: config.acceptHeader },
+      // No cookieJar: no cookies are ever sent or kept.
+      timeout: {
+        lookup: config.timeouts.lookupMs,
+        connect: config.timeouts.connectMs,
+        secureConnect: config.timeouts.connectMs,
+        response: config.timeouts.responseMs,
+        request: config.timeouts.requestMs,
+      },
+      retry: {
+        limit: config.retry.limit,
+        methods: ['GET', 'HEAD'],
+        statusCodes: [...RETRY_STATUS_CODES],
+        errorCodes: [...RETRY_ERROR_CODES],
+        maxRetryAfter: config.retry.maxRetryAfterMs,
+        noise: 0,
+        calculateDelay: createCalculateDelay({
+          backoffBaseMs: config.retry.backoffBaseMs,
+          backoffMaxMs: config.retry.backoffMaxMs,
+          stop: (retry: RetryObject) => {
+            const state = stateOf(retry.error.options);
+            return this.#closed || state === undefined || state.settled || state.tooLarge;
+          },
+        }),
+      },
+      // Skip the custom lookup entirely when nothing needs it: Node's default is fastest.
+      ...(policy !== undefined || config.resolve !== undefined
+        ? { dnsLookup: createGuardedLookup({ policy, resolve: config.resolve }) }
+        : {}),
+      followRedirect: (response: PlainResponse) => {
+        // got would reject another scheme itself, but with a generic error; this names the reason.
+        const location = response.headers.location;
+        if (location !== undefined) {
+          let target: URL | undefined;
+          try {
+            // Same decoding as got's redirect handling, so we judge the URL got will use.
+            target = new URL(Buffer.from(location, 'binary').toString(), response.url);
+          } catch {
+            throw new PolicyViolation('invalid-url', 'redirect Location is not a valid URL');
+          }
+          checkScheme(target);
+        }
+        return true;
+      },
+      hooks: {
+        beforeRequest:
+          policy === undefined
+            ? []
+            : [
+                // Runs for the first request, every retry and every redirect hop, on
+                // the exact URL got is about to use. IP literals never reach dnsLookup.
+                (requestOptions) => {
+                  const { url } = requestOptions;
+                  if (url instanceof URL) checkLiteralHost(url.hostname, policy);
+                },
+              ],
+        beforeRedirect: [
+          async (updatedOptions, response) => {
+            const state = stateOf(updatedOptions);
+            if (state === undefined) return;
+            state.redirects.push(String(updatedOptions.url));
+            await drainRedirectBody(response, {
+              maxBytes: maxBodyBytes,
+              timeoutMs: config.timeouts.requestMs,
+              onTooLarge: () => {
+                state.tooLarge = true;
+              },
+            });
+          },
+        ],
+        beforeRetry: [
+          async (error, retryCount) => {
+            const state = stateOf(error.options);
+            if (state === undefined) return;
+            state.retries = retryCount;
+            const hooks = state.hooks;
+            if (hooks?.beforeRetry === undefined) return;
+            const response = error.response;
+            try {
+              await hooks.beforeRetry({
+                url: String(error.options.url),
+                retryCount,
+                error,
+                status: response?.statusCode,
+                retryAfterMs: parseRetryAfter(response?.headers['retry-after']),
+              });
+            } catch (hookError) {
+              // got wraps this in a RequestError; remember the original for fetch().
+              state.hookFailure = { error: hookError };
+              throw hookError;
+            }
+          },
+        ],
+      },
+    };
+  }
+
+  async fetch(url: string, request: FetchRequest = {}): Promise<FetchResult> {
+    const started = performance.now();
+    if (this.#closed) {
+      throw new RetryableFetchError({ url, code: 'ERR_FETCHER_CLOSED', retries: 0 });
+    }
+    let target: string;
+    try {
+      target = checkTarget(url);
+    } catch (error) {
+      throw error instanceof PolicyViolation ? permanent(url, error) : error;
+    }
+    const { signal } = request;
+    signal?.throwIfAborted();
+
+    const state = new FetchState(url, request.attemptHooks);
+    const promise = this.#got(target, {
+      context: { [STATE_KEY]: state },
+      // Already the instance default; repeated so the result is typed as Buffer.
+      responseType: 'buffer',
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const maxBodyBytes = this.#config.maxBodyBytes;
+    // got has no body-size limit. Progress is reported per chunk as got reads the
+    // DECOMPRESSED stream, so cancelling here stops a gzip bomb early. `total`
+    // is Content-Length, known up front for an uncompressed body (for a
+    // compressed one got drops it, and the count of transferred bytes decides).
+    // on() returns the same promise, awaited below.
+    void promise.on('downloadProgress', (progress: Progress) => {
+      if (progress.transferred > maxBodyBytes || (progress.total !== undefined && progress.total > maxBodyBytes)) {
+        state.tooLarge = true;
+        promise.cancel();
+      }
+    });
+
+    let response;
+    try {
+      response = await promise;
+    } catch (error) {
+      throw this.#translate(error, state, signal);
+    } finally {
+      state.settled = true;
+    }
+
+    const status = response.statusCode;
+    const { 'set-cookie': _setCookie, ...headers } = response.headers;
+    if (isRetryableStatus(status)) {
+      throw new RetryableFetchError({
+        url,
+        code: 'ERR_HTTP_STATUS',
+        status,
+        retryAfterMs: parseRetryAfter(headers['retry-after']),
+        retries: state.retries,
+      });
+    }
+    const body = response.body;
+    return {
+      url,
+      finalUrl: response.url,
+      status,
+      contentType: headers['content-type'],
+      headers,
+      body,
+      bodyBytes: body.length,
+      redirects: state.redirects,
+      retries: state.retries,
+      fetchMs: performance.now() - started,
+    };
+  }
+
+  /** Maps whatever got rejected with to the error `fetch()` promises. */
+  #translate(error: unknown, state: FetchState, signal: AbortSignal | undefined): unknown {
+    if (state.hookFailure !== undefined) return state.hookFailure.error;
+    if (signal?.aborted === true) return signal.reason;
+    const { url } = state;
+    if (state.tooLarge) {
+      return new PermanentFetchError({
+        url,
+        reason: 'body-too-large',
+        detail: `body exceeds ${this.#config.maxBodyBytes} bytes`,
+        cause: error,
+      });
+    }
+    const violation = findPolicyViolation(error);
+    if (violation !== undefined) return permanent(url, violation);
+    if (!(error instanceof RequestError)) return error;
+    switch (error.code) {
+      case 'ERR_TOO_MANY_REDIRECTS':
+        return new PermanentFetchError({
+          url,
+          reason: 'too-many-redirects',
+          detail: `more than ${this.#config.maxRedirects} redirects`,
+          cause: error,
+        });
+      case 'ERR_UNSUPPORTED_PROTOCOL':
+        return new PermanentFetchError({ url, reason: 'scheme', detail: error.message, cause: error });
+      default: {
+        const response = error.response;
+        return new RetryableFetchError({
+          url,
+          code: error.code,
+          status: response?.statusCode,
+          retryAfterMs: parseRetryAfter(response?.headers['retry-after']),
+          retries: state.retries,
+          cause: error,
+        });
+      }
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+}

@@ -1,0 +1,86 @@
+import { redactUrl } from './redact-url.js';
+
+/**
+ * Base class of every error `Fetcher.fetch()` raises on its own behalf.
+ * `retryable` tells the queue whether another attempt later can succeed.
+ */
+export abstract class FetchError extends Error {
+  /** Whether a later attempt (at the queue level) may succeed. */
+  abstract readonly retryable: boolean;
+  /** The URL passed to `fetch()`. */
+  readonly url: string;
+
+  constructor(message: string, url: string, options?: ErrorOptions) {
+    super(message, options);
+    this.url = url;
+  }
+}
+
+/** Fields of a {@link RetryableFetchError}. */
+export interface RetryableFetchErrorInit {
+  readonly url: string;
+  /**
+   * What went wrong: `'ERR_HTTP_STATUS'` for a retryable status (see `status`),
+   * otherwise the network/timeout code (`'ETIMEDOUT'`, `'ECONNREFUSED'`, ...).
+   */
+  readonly code: string;
+  readonly status?: number | undefined;
+  readonly retryAfterMs?: number | undefined;
+  readonly retries: number;
+  readonly cause?: unknown;
+}
+
+/**
+ * The fetch failed in a way that may heal: 408, 429 or 5xx after got's retries,
+ * a timeout, or a network/DNS error. Retry the job later (with backoff, and no
+ * earlier than `retryAfterMs` when present).
+ */
+export class RetryableFetchError extends FetchError {
+  override readonly name = 'RetryableFetchError';
+  readonly retryable = true;
+  /** `'ERR_HTTP_STATUS'` when the server answered with `status`; otherwise the error code. */
+  readonly code: string;
+  /** Status of the last response, when there was one. */
+  readonly status: number | undefined;
+  /** The last response's `Retry-After`, in milliseconds from when it was received. */
+  readonly retryAfterMs: number | undefined;
+  /** Retries got performed before giving up. */
+  readonly retries: number;
+
+  constructor(init: RetryableFetchErrorInit) {
+    const what = init.status === undefined ? init.code : `HTTP ${init.status}`;
+    super(`Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}`, init.url, { cause: init.cause });
+    this.code = init.code;
+    this.status = init.status;
+    this.retryAfterMs = init.retryAfterMs;
+    this.retries = init.retries;
+  }
+}
+
+/** Why a {@link PermanentFetchError} was raised. */
+export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url';
+
+/** Fields of a {@link PermanentFetchError}. */
+export interface PermanentFetchErrorInit {
+  readonly url: string;
+  readonly reason: PermanentFetchReason;
+  /** Human-readable detail (e.g. the blocked address); never contains credentials. */
+  readonly detail: string;
+  readonly cause?: unknown;
+}
+
+/**
+ * The fetch can never succeed as asked: the URL is invalid or not http(s), the
+ * target (or a redirect hop) is blocked by the SSRF policy, the body is over the
+ * size cap, or redirects exceed the limit. Do not retry.
+ */
+export class PermanentFetchError extends FetchError {
+  override readonly name = 'PermanentFetchError';
+  readonly retryable = false;
+  readonly reason: PermanentFetchReason;
+
+  constructor(init: PermanentFetchErrorInit) {
+    super(`Fetching ${redactUrl(init.url)} refused (${init.reason}): ${init.detail}`, init.url, { cause: init.cause });
+    this.reason = init.reason;
+  }
+}

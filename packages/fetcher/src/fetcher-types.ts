@@ -1,0 +1,71 @@
+/** What {@link AttemptHooks.beforeRetry} is told about the retry about to start. */
+export interface RetryInfo {
+  /** The URL the retry will request (a redirect hop's URL if the failure happened after a redirect). */
+  readonly url: string;
+  /** 1 for the first retry, 2 for the second... */
+  readonly retryCount: number;
+  /** What failed (got's RequestError: HTTPError, TimeoutError, ...). */
+  readonly error: unknown;
+  /** Status of the failed response, when there was one. */
+  readonly status?: number | undefined;
+  /** The failed response's `Retry-After`, in ms, when present. */
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** Per-fetch hooks into got's attempts; the crawler's per-domain gate plugs in here. */
+export interface AttemptHooks {
+  /**
+   * Called before every retry got makes (not before the first request), after
+   * got's backoff/`Retry-After` wait and just before the retry is sent. May wait
+   * (e.g. for the domain's next free slot); may throw to abort the retry loop:
+   * `fetch()` then rejects with that very error object.
+   */
+  beforeRetry?(info: RetryInfo): Promise<void>;
+}
+
+/** Per-fetch options. */
+export interface FetchRequest {
+  /** Aborts the fetch; `fetch()` then rejects with `signal.reason`. */
+  readonly signal?: AbortSignal;
+  readonly attemptHooks?: AttemptHooks;
+}
+
+/** A response, whatever its status (a 404 is a result, not an error). */
+export interface FetchResult {
+  /** The URL passed to `fetch()`. */
+  readonly url: string;
+  /** The URL of the response, after redirects. */
+  readonly finalUrl: string;
+  readonly status: number;
+  readonly contentType: string | undefined;
+  /**
+   * Response headers, `set-cookie` removed. After decompression
+   * `content-encoding` and `content-length` are gone too (they described the
+   * compressed bytes).
+   */
+  readonly headers: Record<string, string | string[] | undefined>;
+  /** Decompressed body, at most `maxBodyBytes`. */
+  readonly body: Buffer;
+  readonly bodyBytes: number;
+  /** Each redirect hop's URL, in order (the final URL is the last one). */
+  readonly redirects: readonly string[];
+  /** Retries got performed. */
+  readonly retries: number;
+  /** Wall time of the whole fetch, including retries and their waits, in ms. */
+  readonly fetchMs: number;
+}
+
+/** An HTTP fetcher owning one got instance and its keep-alive agents. */
+export interface Fetcher {
+  /**
+   * GETs `url`, following redirects and retrying transient failures.
+   * Resolves for 2xx, 3xx and 4xx other than 408/429.
+   * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), timeouts and network errors.
+   * @throws PermanentFetchError for an invalid or non-http(s) URL, an SSRF-blocked target, a body over the cap, too many redirects.
+   * @throws the same error object an `attemptHooks.beforeRetry` threw.
+   * @throws `signal.reason` when the signal aborted the fetch.
+   */
+  fetch(url: string, request?: FetchRequest): Promise<FetchResult>;
+  /** Destroys the agents (and with them in-flight and pooled sockets). Later fetches fail. Idempotent. */
+  close(): void;
+}

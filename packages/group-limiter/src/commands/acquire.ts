@@ -1,0 +1,68 @@
+import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ScriptCode } from './script-code.js';
+
+/**
+ * Admission: pause, then concurrency (leases scored by expiry), then pacing (GCRA).
+ * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set
+ * ARGV: 1 policy version, 2 group, 3 lease id, 4 maxInlineWaitMs, 5 interval T' (0 = no rate),
+ *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms
+ * Reply: {Ok, startInMs, startAt (string)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
+ */
+export const acquireScript = luaScript(
+  'acquire',
+  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+local now = now_ms()
+local max_inline = tonumber(ARGV[4])
+local interval = tonumber(ARGV[5])
+local tau = tonumber(ARGV[6])
+local conc = tonumber(ARGV[7])
+local lease_ms = tonumber(ARGV[8])
+local min_step = tonumber(ARGV[9])
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs')
+local tat = num(h[1], 0)
+local wake_at = num(h[2], 0)
+local paused_until = num(h[3], 0)
+local hold_ms = num(h[4], 0)
+redis.call('SADD', KEYS[4], ARGV[2])
+
+-- How long one more start takes to become possible: the emission interval, or for a
+-- concurrency-bound group the mean lease hold time divided by the slots.
+local conc_step = min_step
+if conc > 0 and hold_ms > 0 then conc_step = math.max(min_step, hold_ms / conc) end
+local step = interval
+if conc > 0 and hold_ms > 0 then step = math.max(step, hold_ms / conc) end
+if step <= 0 then step = min_step end
+
+-- Denied jobs get distinct wake times on the group's horizon, spaced by step,
+-- so a backlog does not wake all at once and spin.
+local function deny(code, earliest)
+  local wake = math.max(wake_at, earliest, now)
+  redis.call('HSET', KEYS[2], 'wakeAt', fmt(wake + step))
+  redis.call('HINCRBY', KEYS[2], 'deferred', 1)
+  return {code, math.ceil(wake - now), math.max(0, math.ceil(paused_until - now)), fmt(step)}
+end
+
+if paused_until > now then return deny(${ScriptCode.DeniedPaused}, paused_until) end
+
+local allow_at = now
+if interval > 0 then allow_at = tat - tau end
+
+-- Expired leases belong to crashed or stuck workers: their slots come back here.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCARD', KEYS[3]) >= conc then
+  return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step))
+end
+
+local wait = allow_at - now
+if wait > max_inline then return deny(${ScriptCode.DeniedRate}, allow_at) end
+-- A short wait is reserved now: the caller sleeps and starts at allow_at.
+local start = math.max(now, allow_at)
+if interval > 0 then redis.call('HSET', KEYS[2], 'tat', fmt(math.max(tat, start) + interval)) end
+redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[3], math.ceil(tonumber(last[2]) - now) + 1000)
+redis.call('HINCRBY', KEYS[2], 'admitted', 1)
+redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
+return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start)}
+`,
+);

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+
+/** A Lua script with its SHA1, run with EVALSHA and loaded on demand. */
+export interface LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** Wraps Lua source with its SHA1 so it can be run with EVALSHA. */
+export function luaScript(name: string, source: string): LuaScript {
+  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/**
+ * Lua shared by the scripts. Time comes from the Redis server (`TIME`), never from
+ * a client, so machines with skewed clocks agree; `replicate_commands` makes `TIME`
+ * before writes legal on Redis 5/6 (a no-op on Redis 7, which always replicates effects).
+ * Stored times keep microseconds ('%.3f') so pacing does not drift through rounding.
+ */
+export const LUA_PRELUDE = `
+if redis.replicate_commands then redis.replicate_commands() end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+local function num(value, default)
+  local n = tonumber(value)
+  if n == nil then return default end
+  return n
+end
+local function fmt(x)
+  return string.format('%.3f', x)
+end
+`;
+
+/** Lua that answers StalePolicy unless KEYS[1] (policy hash) holds version ARGV[1]. */
+export function luaPolicyCheck(staleCode: number): string {
+  return `
+local stored_version = redis.call('HGET', KEYS[1], 'version') or '0'
+if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
+`;
+}

@@ -1,0 +1,53 @@
+import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ScriptCode } from './script-code.js';
+
+/**
+ * Reserves distinct future slots on each group's wake horizon for a batch of jobs
+ * about to be enqueued. Groups without a rate limit get 0 unless paused.
+ * KEYS: 1 policy hash, 2 groups set, 3.. one group hash per distinct group
+ * ARGV: 1 policy version, 2 number of distinct groups D, 3 minimum step ms,
+ *       then D triples (group, interval T', tolerance tau), then one 1-based group index per item
+ * Reply: {Ok, delayMs per item...} | {StalePolicy, version}
+ */
+export const planScript = luaScript(
+  'plan',
+  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+local now = now_ms()
+local d = tonumber(ARGV[2])
+local min_step = tonumber(ARGV[3])
+local groups = {}
+for i = 1, d do
+  local base = 3 + (i - 1) * 3
+  local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil')
+  groups[i] = {
+    interval = tonumber(ARGV[base + 2]),
+    tau = tonumber(ARGV[base + 3]),
+    tat = num(h[1], 0),
+    wake_at = num(h[2], 0),
+    paused_until = num(h[3], 0),
+    touched = false,
+  }
+  redis.call('SADD', KEYS[2], ARGV[base + 1])
+end
+local out = {${ScriptCode.Ok}}
+for j = 4 + 3 * d, #ARGV do
+  local g = groups[tonumber(ARGV[j])]
+  local delay = 0
+  if g.interval > 0 or g.paused_until > now then
+    local earliest = math.max(now, g.paused_until)
+    if g.interval > 0 then earliest = math.max(earliest, g.tat - g.tau) end
+    local slot = math.max(g.wake_at, earliest)
+    local step = g.interval
+    if step <= 0 then step = min_step end
+    g.wake_at = slot + step
+    g.touched = true
+    delay = math.ceil(slot - now)
+  end
+  out[#out + 1] = delay
+end
+for i = 1, d do
+  if groups[i].touched then redis.call('HSET', KEYS[2 + i], 'wakeAt', fmt(groups[i].wake_at)) end
+end
+return out
+`,
+);

@@ -1,0 +1,25 @@
+import { LUA_PRELUDE, luaScript } from './lua-script.js';
+import { ScriptCode } from './script-code.js';
+
+/** Number of reply elements per group in `readStatusScript`. */
+export const STATUS_FIELDS = 7;
+
+/**
+ * Read-only snapshot of groups on the Redis clock.
+ * KEYS: 1 policy hash, then pairs (group hash, lease zset)
+ * Reply: {Ok, policy version, now, then per group: pausedUntil, pauseReason, strikes,
+ *         admitted, deferred, lastAdmitAt, inFlight}
+ */
+export const readStatusScript = luaScript(
+  'read-status',
+  `${LUA_PRELUDE}
+local now = now_ms()
+local out = {${ScriptCode.Ok}, redis.call('HGET', KEYS[1], 'version') or '0', fmt(now)}
+for i = 2, #KEYS, 2 do
+  local h = redis.call('HMGET', KEYS[i], 'pausedUntil', 'pauseReason', 'strikes', 'admitted', 'deferred', 'lastAdmitAt')
+  for k = 1, 6 do out[#out + 1] = h[k] end
+  out[#out + 1] = redis.call('ZCOUNT', KEYS[i + 1], '(' .. fmt(now), '+inf')
+end
+return out
+`,
+);

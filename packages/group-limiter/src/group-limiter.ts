@@ -1,0 +1,429 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Admission, Lease, Outcome } from './admission.js';
+import { acquireScript } from './commands/acquire.js';
+import type { LuaScript } from './commands/lua-script.js';
+import { pauseScript } from './commands/pause.js';
+import { planScript } from './commands/plan.js';
+import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
+import { releaseScript } from './commands/release.js';
+import { resumeScript } from './commands/resume.js';
+import { ScriptCode } from './commands/script-code.js';
+import { setPolicyScript } from './commands/set-policy.js';
+import {
+  GroupLimiterArgumentError,
+  GroupLimiterRedisError,
+  InvalidLimitPolicyError,
+  PolicyVersionRaceError,
+} from './errors.js';
+import type { GroupStatus } from './group-status.js';
+import { limiterKeys, type LimiterKeys } from './keys.js';
+import { DEFAULT_LIMIT_POLICY, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
+import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+
+/** Options for `createGroupLimiter`. */
+export interface GroupLimiterOptions {
+  /** A connection the limiter may share; it only runs scripts (EVALSHA) and SMEMBERS/HMGET on it. */
+  readonly redis: Redis;
+  /** Start of every key. Use one hash tag per crawl (`crawlq:{crawl}`) so the keys share a Redis Cluster slot. */
+  readonly prefix: string;
+  /**
+   * Policy used while none is stored in Redis; once `setPolicy` has stored one, the stored one wins.
+   * @default DEFAULT_LIMIT_POLICY
+   */
+  readonly policy?: LimitPolicyInput;
+}
+
+/** A request to start one fetch for a group. */
+export interface AcquireRequest {
+  /** Host or registrable domain, computed by the caller. */
+  readonly group: string;
+  /** Unique per attempt (e.g. job id + attempt); identifies the concurrency lease. */
+  readonly leaseId: string;
+  /**
+   * Admit with a reserved start up to this far in the future (the caller sleeps `startInMs`)
+   * rather than denying: cheaper than a queue deferral for small pacing waits.
+   * @default 0
+   */
+  readonly maxInlineWaitMs?: number;
+}
+
+/** What `setPolicy` replaced. */
+export interface SetPolicyResult {
+  /** False when the stored policy was already identical. */
+  readonly changed: boolean;
+  /** The policy stored before, or `null` if none was. */
+  readonly previous: LimitPolicy | null;
+}
+
+/** Per-group politeness (rate, concurrency, pause) shared by every worker through Redis. */
+export interface GroupLimiter {
+  /** Writes the fleet-wide policy; every limiter switches to it at its next script call. */
+  setPolicy(policy: LimitPolicyInput): Promise<SetPolicyResult>;
+  /** The policy stored in Redis (also refreshes this limiter's cache), or `null` if none is. */
+  getPolicy(): Promise<LimitPolicy | null>;
+  /** The limits for `group` under the cached policy. */
+  limitsFor(group: string): GroupLimits;
+  /** Asks to start one request now; one round trip. */
+  acquire(request: AcquireRequest): Promise<Admission>;
+  /** Gives the concurrency slot back (idempotent) and reports the outcome; one round trip. */
+  release(lease: Lease, outcome?: Outcome): Promise<void>;
+  /** Delays (ms) at which a batch of jobs should become due, one per item, in one round trip. A hint. */
+  plan(groups: readonly string[]): Promise<number[]>;
+  /** Pauses a group for `forMs` (capped by `maxPauseMs`), replacing any current pause. */
+  pause(group: string, forMs: number, reason?: string): Promise<void>;
+  /** Ends a pause and forgets the 429 strikes. */
+  resume(group: string): Promise<void>;
+  /** One group's state. */
+  status(group: string): Promise<GroupStatus>;
+  /** Every group seen under this prefix, sorted by name. */
+  list(): Promise<GroupStatus[]>;
+}
+
+/** Version a limiter assumes while no policy is stored. */
+const NO_POLICY_VERSION = '0';
+/** Spacing of deferrals for groups without a rate limit (paused or concurrency-bound). */
+const MIN_STEP_MS = 10;
+const MAX_JITTER_MS = 20;
+/** A stale answer normally costs one reload and one retry; more means the policy is churning. */
+const MAX_ATTEMPTS = 3;
+/** Bounds memory in broad crawls with millions of hosts. */
+const LIMITS_CACHE_SIZE = 10_000;
+/** Keeps any one plan script short so Redis is not blocked for long. */
+const PLAN_CHUNK = 10_000;
+const STATUS_CHUNK = 500;
+
+/** Creates a limiter on an existing connection; cheap, no I/O until the first call. */
+export function createGroupLimiter(options: GroupLimiterOptions): GroupLimiter {
+  return new RedisGroupLimiter(options);
+}
+
+class RedisGroupLimiter implements GroupLimiter {
+  readonly #redis: Redis;
+  readonly #keys: LimiterKeys;
+  readonly #localPolicy: LimitPolicy;
+  #policy: LimitPolicy;
+  #version = NO_POLICY_VERSION;
+  readonly #limits = new Map<string, ResolvedLimits>();
+  #reloading: Promise<LimitPolicy | null> | undefined;
+
+  constructor(options: GroupLimiterOptions) {
+    if (typeof options.prefix !== 'string' || options.prefix.length === 0) {
+      throw new GroupLimiterArgumentError('prefix must be a non-empty string', { operation: 'createGroupLimiter', argument: 'prefix' });
+    }
+    this.#redis = options.redis;
+    this.#keys = limiterKeys(options.prefix);
+    this.#localPolicy = options.policy ? normalizePolicy(options.policy, 'createGroupLimiter') : DEFAULT_LIMIT_POLICY;
+    this.#policy = this.#localPolicy;
+  }
+
+  async setPolicy(input: LimitPolicyInput): Promise<SetPolicyResult> {
+    const policy = normalizePolicy(input, 'setPolicy');
+    const reply = await this.#call('setPolicy', setPolicyScript, () => ({
+      keys: [this.#keys.policy],
+      args: [JSON.stringify(policy), randomUUID().slice(0, 8)],
+    }));
+    const previousJson = asString(reply[1]);
+    this.#usePolicy(policy, asString(reply[2]) ?? NO_POLICY_VERSION);
+    return {
+      changed: reply[0] === ScriptCode.Ok,
+      previous: previousJson ? parseStoredPolicy(previousJson, 'setPolicy') : null,
+    };
+  }
+
+  getPolicy(): Promise<LimitPolicy | null> {
+    return this.#reload('getPolicy');
+  }
+
+  limitsFor(group: string): GroupLimits {
+    return this.#resolved(group).limits;
+  }
+
+  async acquire(request: AcquireRequest): Promise<Admission> {
+    const { group, leaseId } = request;
+    checkName(group, 'group', 'acquire');
+    checkName(leaseId, 'leaseId', 'acquire');
+    const maxInlineWaitMs = request.maxInlineWaitMs ?? 0;
+    checkDuration(maxInlineWaitMs, 'maxInlineWaitMs', 'acquire');
+    const reply = await this.#call('acquire', acquireScript, () => {
+      const limits = this.#resolved(group);
+      return {
+        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups],
+        args: [
+          this.#version,
+          group,
+          leaseId,
+          maxInlineWaitMs,
+          limits.intervalMs,
+          limits.toleranceMs,
+          limits.concurrency,
+          this.#policy.leaseMs,
+          MIN_STEP_MS,
+        ],
+      };
+    });
+    const code = reply[0];
+    if (code === ScriptCode.Ok) {
+      return { admitted: true, startInMs: asNumber(reply[1]), startAt: asNumber(reply[2]), lease: { group, leaseId } };
+    }
+    const wakeInMs = asNumber(reply[1]);
+    const stepMs = asNumber(reply[3]);
+    // Jitter below a quarter step keeps the slots distinct and in order.
+    const retryInMs = wakeInMs + Math.floor(Math.random() * Math.min(MAX_JITTER_MS, stepMs / 4));
+    switch (code) {
+      case ScriptCode.DeniedPaused:
+        return { admitted: false, retryInMs, reason: 'paused', pausedForMs: asNumber(reply[2]) };
+      case ScriptCode.DeniedConcurrency:
+        return { admitted: false, retryInMs, reason: 'concurrency' };
+      case ScriptCode.DeniedRate:
+        return { admitted: false, retryInMs, reason: 'rate' };
+      default:
+        throw unexpectedReply('acquire', reply);
+    }
+  }
+
+  async release(lease: Lease, outcome: Outcome = {}): Promise<void> {
+    checkName(lease.group, 'group', 'release');
+    checkName(lease.leaseId, 'leaseId', 'release');
+    if (outcome.status !== undefined && !(Number.isInteger(outcome.status) && outcome.status >= 100 && outcome.status <= 999)) {
+      throw new GroupLimiterArgumentError(`status must be an HTTP status code, got ${outcome.status}`, { operation: 'release', argument: 'status' });
+    }
+    if (outcome.retryAfterMs !== undefined) checkDuration(outcome.retryAfterMs, 'retryAfterMs', 'release');
+    await this.#call('release', releaseScript, () => ({
+      keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
+      args: [
+        this.#version,
+        lease.leaseId,
+        outcome.status ?? '',
+        outcome.retryAfterMs ?? '',
+        this.#policy.leaseMs,
+        this.#policy.backoff429.baseMs,
+        this.#policy.backoff429.maxMs,
+        this.#policy.maxPauseMs,
+      ],
+    }));
+  }
+
+  async plan(groups: readonly string[]): Promise<number[]> {
+    groups.forEach((group) => checkName(group, 'groups[]', 'plan'));
+    const delays: number[] = [];
+    for (let start = 0; start < groups.length; start += PLAN_CHUNK) {
+      delays.push(...(await this.#planChunk(groups.slice(start, start + PLAN_CHUNK))));
+    }
+    return delays;
+  }
+
+  async #planChunk(items: readonly string[]): Promise<number[]> {
+    const distinct = [...new Set(items)];
+    const index = new Map(distinct.map((group, i) => [group, i + 1]));
+    const reply = await this.#call('plan', planScript, () => ({
+      keys: [this.#keys.policy, this.#keys.groups, ...distinct.map((group) => this.#keys.group(group))],
+      args: [
+        this.#version,
+        distinct.length,
+        MIN_STEP_MS,
+        ...distinct.flatMap((group) => {
+          const limits = this.#resolved(group);
+          return [group, limits.intervalMs, limits.toleranceMs];
+        }),
+        ...items.map((group) => index.get(group) ?? 0),
+      ],
+    }));
+    if (reply.length !== items.length + 1) throw unexpectedReply('plan', reply);
+    return reply.slice(1).map(asNumber);
+  }
+
+  async pause(group: string, forMs: number, reason = 'paused by admin'): Promise<void> {
+    checkName(group, 'group', 'pause');
+    checkDuration(forMs, 'forMs', 'pause');
+    await this.#call('pause', pauseScript, () => ({
+      keys: [this.#keys.policy, this.#keys.group(group), this.#keys.groups],
+      args: [this.#version, group, forMs, reason, this.#policy.maxPauseMs],
+    }));
+  }
+
+  async resume(group: string): Promise<void> {
+    checkName(group, 'group', 'resume');
+    await this.#call('resume', resumeScript, () => ({ keys: [this.#keys.group(group)], args: [] }));
+  }
+
+  async status(group: string): Promise<GroupStatus> {
+    checkName(group, 'group', 'status');
+    const [status] = await this.#readStatus([group]);
+    if (!status) throw unexpectedReply('status', []);
+    return status;
+  }
+
+  async list(): Promise<GroupStatus[]> {
+    let groups: string[];
+    try {
+      groups = await this.#redis.smembers(this.#keys.groups);
+    } catch (error) {
+      throw redisFailure('list', error);
+    }
+    groups.sort();
+    const statuses: GroupStatus[] = [];
+    for (let start = 0; start < groups.length; start += STATUS_CHUNK) {
+      statuses.push(...(await this.#readStatus(groups.slice(start, start + STATUS_CHUNK))));
+    }
+    return statuses;
+  }
+
+  async #readStatus(groups: readonly string[]): Promise<GroupStatus[]> {
+    const reply = await this.#call('status', readStatusScript, () => ({
+      keys: [this.#keys.policy, ...groups.flatMap((group) => [this.#keys.group(group), this.#keys.leases(group)])],
+      args: [],
+    }));
+    if (reply.length !== 3 + groups.length * STATUS_FIELDS) throw unexpectedReply('status', reply);
+    // The limits shown must be the fleet's, not a stale cache.
+    if (asString(reply[1]) !== this.#version) await this.#reload('status');
+    const now = asNumber(reply[2]);
+    return groups.map((group, i) => {
+      const field = (k: number): unknown => reply[3 + i * STATUS_FIELDS + k];
+      const pausedUntil = optionalNumber(field(0));
+      const paused = pausedUntil !== null && pausedUntil > now;
+      const lastAdmitAt = optionalNumber(field(5));
+      return {
+        group,
+        limits: this.limitsFor(group),
+        inFlight: optionalNumber(field(6)) ?? 0,
+        pausedUntil: paused ? Math.ceil(pausedUntil) : null,
+        pauseReason: paused ? (asString(field(1)) ?? null) : null,
+        strikes: optionalNumber(field(2)) ?? 0,
+        admitted: optionalNumber(field(3)) ?? 0,
+        deferred: optionalNumber(field(4)) ?? 0,
+        lastAdmitAt: lastAdmitAt === null ? null : Math.round(lastAdmitAt),
+      };
+    });
+  }
+
+  /**
+   * Runs a script that carries the cached policy version; on a StalePolicy answer,
+   * reloads the policy and rebuilds the arguments (limits may differ) before retrying.
+   */
+  async #call(
+    operation: string,
+    script: LuaScript,
+    build: () => { keys: readonly string[]; args: readonly (string | number)[] },
+  ): Promise<unknown[]> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      let reply: unknown;
+      try {
+        reply = await this.#runScript(script, build());
+      } catch (error) {
+        throw redisFailure(operation, error);
+      }
+      if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply(operation, reply);
+      if (reply[0] !== ScriptCode.StalePolicy) return reply as unknown[];
+      await this.#reload(operation);
+    }
+    throw new PolicyVersionRaceError({ operation, attempts: MAX_ATTEMPTS });
+  }
+
+  async #runScript(script: LuaScript, call: { keys: readonly string[]; args: readonly (string | number)[] }): Promise<unknown> {
+    const args = call.args.map(String);
+    try {
+      return await this.#redis.evalsha(script.sha, call.keys.length, ...call.keys, ...args);
+    } catch (error) {
+      // First use on this server (or after a restart / SCRIPT FLUSH): send the source once.
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+      return await this.#redis.eval(script.source, call.keys.length, ...call.keys, ...args);
+    }
+  }
+
+  /** Loads the stored policy (concurrent callers share one read). */
+  #reload(operation: string): Promise<LimitPolicy | null> {
+    this.#reloading ??= this.#readPolicy(operation).finally(() => {
+      this.#reloading = undefined;
+    });
+    return this.#reloading;
+  }
+
+  async #readPolicy(operation: string): Promise<LimitPolicy | null> {
+    let stored: (string | null)[];
+    try {
+      stored = await this.#redis.hmget(this.#keys.policy, 'json', 'version');
+    } catch (error) {
+      throw redisFailure(operation, error);
+    }
+    const [json, version] = stored;
+    if (!json || !version) {
+      this.#usePolicy(this.#localPolicy, NO_POLICY_VERSION);
+      return null;
+    }
+    const policy = parseStoredPolicy(json, operation);
+    this.#usePolicy(policy, version);
+    return policy;
+  }
+
+  #usePolicy(policy: LimitPolicy, version: string): void {
+    if (version === this.#version && policy === this.#policy) return;
+    this.#policy = policy;
+    this.#version = version;
+    this.#limits.clear();
+  }
+
+  #resolved(group: string): ResolvedLimits {
+    let limits = this.#limits.get(group);
+    if (!limits) {
+      limits = resolveLimits(this.#policy, group);
+      if (this.#limits.size >= LIMITS_CACHE_SIZE) {
+        const oldest = this.#limits.keys().next();
+        if (!oldest.done) this.#limits.delete(oldest.value);
+      }
+      this.#limits.set(group, limits);
+    }
+    return limits;
+  }
+}
+
+function parseStoredPolicy(json: string, operation: string): LimitPolicy {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new InvalidLimitPolicyError(['the stored policy is not valid JSON'], { operation, cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null) {
+    throw new InvalidLimitPolicyError(['the stored policy is not an object'], { operation });
+  }
+  return normalizePolicy(parsed, operation);
+}
+
+function checkName(value: unknown, argument: string, operation: string): void {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new GroupLimiterArgumentError(`${argument} must be a non-empty string`, { operation, argument });
+  }
+}
+
+function checkDuration(value: number, argument: string, operation: string): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new GroupLimiterArgumentError(`${argument} must be a finite number >= 0, got ${value}`, { operation, argument });
+  }
+}
+
+function redisFailure(operation: string, error: unknown): GroupLimiterRedisError {
+  // A ReplyError is Redis rejecting the script itself: retrying cannot help.
+  const rejected = error instanceof Error && error.name === 'ReplyError';
+  return new GroupLimiterRedisError(`${operation} failed in Redis`, { operation, retryable: !rejected, cause: error });
+}
+
+function unexpectedReply(operation: string, reply: unknown): GroupLimiterRedisError {
+  return new GroupLimiterRedisError(`${operation}: unexpected script reply ${JSON.stringify(reply)}`, { operation, retryable: false });
+}
+
+function asNumber(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isFinite(n)) throw unexpectedReply('parse', value);
+  return n;
+}
+
+function optionalNumber(value: unknown): number | null {
+  return value === null || value === undefined || value === '' ? null : asNumber(value);
+}
+
+function asString(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  return undefined;
+}

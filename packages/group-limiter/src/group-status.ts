@@ -1,0 +1,22 @@
+import type { GroupLimits } from './policy.js';
+
+/** What an admin sees about one group. Times are epoch ms on the Redis clock. */
+export interface GroupStatus {
+  readonly group: string;
+  /** Limits resolved from the current policy. */
+  readonly limits: GroupLimits;
+  /** Leases not yet released nor expired. */
+  readonly inFlight: number;
+  /** End of the current pause, or `null` when not paused. */
+  readonly pausedUntil: number | null;
+  /** Why it is paused (`Retry-After on 429`, `429 backoff, strike 2`, an admin's reason), or `null`. */
+  readonly pauseReason: string | null;
+  /** Consecutive 429 responses without a success since. */
+  readonly strikes: number;
+  /** Total admissions. */
+  readonly admitted: number;
+  /** Total denials. */
+  readonly deferred: number;
+  /** Planned start of the latest admission, or `null` if none yet. */
+  readonly lastAdmitAt: number | null;
+}

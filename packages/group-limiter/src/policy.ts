@@ -1,0 +1,164 @@
+import { InvalidLimitPolicyError } from './errors.js';
+import { isHostGlob } from './host-glob.js';
+
+/** At most `max` request starts per `durationMs`. */
+export interface RateLimit {
+  readonly max: number;
+  readonly durationMs: number;
+}
+
+/** The limits that apply to one group (host or registrable domain). */
+export interface GroupLimits {
+  /** Starts per window; `null` = unlimited. */
+  readonly rate: RateLimit | null;
+  /** Starts allowed back to back (>= 1). 1 = evenly spaced starts, `durationMs / max` apart. */
+  readonly burst: number;
+  /** Requests in flight at once; `null` = unlimited. */
+  readonly concurrency: number | null;
+}
+
+/** Limits for the groups matching a host glob; unspecified fields fall back to the policy defaults. */
+export interface LimitRule extends Partial<GroupLimits> {
+  /** Host glob: `'*.example.com'`, `'example.com'` or `'*'` (see `matchHostGlob`). */
+  readonly match: string;
+}
+
+/** Backoff for consecutive 429 responses that carry no `Retry-After`. */
+export interface Backoff429 {
+  readonly baseMs: number;
+  readonly maxMs: number;
+}
+
+/** The fleet-wide limit policy, stored in Redis so that every worker enforces the same limits. */
+export interface LimitPolicy {
+  readonly defaults: GroupLimits;
+  /** First match wins (like Colly's `LimitRule`). */
+  readonly rules: readonly LimitRule[];
+  /**
+   * Added to each rate window when spacing starts, so that the jitter between the
+   * gate admitting a start and the request reaching the server cannot squeeze an
+   * extra start into a window as the server measures it.
+   * @default 25
+   */
+  readonly safetyMarginMs: number;
+  /**
+   * Concurrency leases expire after this long, so a crashed worker gives its slots back.
+   * @default 60000
+   */
+  readonly leaseMs: number;
+  /** @default { baseMs: 1000, maxMs: 60000 } */
+  readonly backoff429: Backoff429;
+  /**
+   * Cap for `Retry-After` and admin pauses.
+   * @default 3600000
+   */
+  readonly maxPauseMs: number;
+}
+
+/** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
+export interface LimitPolicyInput {
+  readonly defaults?: Partial<GroupLimits>;
+  readonly rules?: readonly LimitRule[];
+  readonly safetyMarginMs?: number;
+  readonly leaseMs?: number;
+  readonly backoff429?: Partial<Backoff429>;
+  readonly maxPauseMs?: number;
+}
+
+/** Limits for groups that no rule matches when the policy does not say: one start per second, one at a time. */
+export const DEFAULT_GROUP_LIMITS: GroupLimits = Object.freeze({
+  rate: Object.freeze({ max: 1, durationMs: 1000 }),
+  burst: 1,
+  concurrency: 1,
+});
+
+/** The policy used until one is stored in Redis (and none was passed to `createGroupLimiter`). */
+export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
+  defaults: DEFAULT_GROUP_LIMITS,
+  rules: Object.freeze([]),
+  safetyMarginMs: 25,
+  leaseMs: 60_000,
+  backoff429: Object.freeze({ baseMs: 1000, maxMs: 60_000 }),
+  maxPauseMs: 3_600_000,
+});
+
+/**
+ * Validates a policy and fills in defaults. The result has a fixed key order, so
+ * `JSON.stringify` of two equal policies yields the same string.
+ * @throws InvalidLimitPolicyError listing every problem found
+ */
+export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizePolicy'): LimitPolicy {
+  const check = new PolicyChecker();
+  const defaults = check.limits(input.defaults ?? {}, 'defaults');
+  const rules = (input.rules ?? []).map((rule, index) => check.rule(rule, `rules[${index}]`));
+  const base = DEFAULT_LIMIT_POLICY;
+  const policy: LimitPolicy = {
+    defaults,
+    rules,
+    safetyMarginMs: check.number(input.safetyMarginMs ?? base.safetyMarginMs, 'safetyMarginMs', { min: 0 }),
+    leaseMs: check.number(input.leaseMs ?? base.leaseMs, 'leaseMs', { min: 1 }),
+    backoff429: {
+      baseMs: check.number(input.backoff429?.baseMs ?? base.backoff429.baseMs, 'backoff429.baseMs', { min: 1 }),
+      maxMs: check.number(input.backoff429?.maxMs ?? base.backoff429.maxMs, 'backoff429.maxMs', { min: 1 }),
+    },
+    maxPauseMs: check.number(input.maxPauseMs ?? base.maxPauseMs, 'maxPauseMs', { min: 1 }),
+  };
+  if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
+  if (check.issues.length > 0) throw new InvalidLimitPolicyError(check.issues, { operation });
+  return policy;
+}
+
+/** Checks policy parts, collecting every problem instead of stopping at the first. */
+class PolicyChecker {
+  readonly issues: string[] = [];
+
+  rule(rule: LimitRule, path: string): LimitRule {
+    if (typeof rule.match !== 'string' || !isHostGlob(rule.match)) {
+      this.issues.push(`${path}.match must be '*', '*.domain' or an exact host, got ${JSON.stringify(rule.match)}`);
+    }
+    // Only the fields the rule sets: the others keep falling back to the defaults.
+    const out: { match: string; rate?: RateLimit | null; burst?: number; concurrency?: number | null } = {
+      match: rule.match,
+    };
+    if (rule.rate !== undefined) out.rate = this.rate(rule.rate, `${path}.rate`);
+    if (rule.burst !== undefined) out.burst = this.number(rule.burst, `${path}.burst`, { min: 1, integer: true });
+    if (rule.concurrency !== undefined) out.concurrency = this.concurrency(rule.concurrency, `${path}.concurrency`);
+    return out;
+  }
+
+  limits(limits: Partial<GroupLimits>, path: string): GroupLimits {
+    const fallback = DEFAULT_GROUP_LIMITS;
+    return {
+      rate: limits.rate === undefined ? fallback.rate : this.rate(limits.rate, `${path}.rate`),
+      burst: this.number(limits.burst ?? fallback.burst, `${path}.burst`, { min: 1, integer: true }),
+      concurrency:
+        limits.concurrency === undefined ? fallback.concurrency : this.concurrency(limits.concurrency, `${path}.concurrency`),
+    };
+  }
+
+  rate(rate: RateLimit | null, path: string): RateLimit | null {
+    if (rate === null) return null;
+    if (typeof rate !== 'object') {
+      this.issues.push(`${path} must be { max, durationMs } or null`);
+      return null;
+    }
+    return {
+      max: this.number(rate.max, `${path}.max`, { min: 1, integer: true }),
+      durationMs: this.number(rate.durationMs, `${path}.durationMs`, { min: 1 }),
+    };
+  }
+
+  concurrency(value: number | null, path: string): number | null {
+    return value === null ? null : this.number(value, path, { min: 1, integer: true });
+  }
+
+  number(value: unknown, path: string, rule: { min: number; integer?: boolean }): number {
+    const ok =
+      typeof value === 'number' && Number.isFinite(value) && value >= rule.min && (!rule.integer || Number.isInteger(value));
+    if (!ok) {
+      this.issues.push(`${path} must be ${rule.integer ? 'an integer' : 'a finite number'} >= ${rule.min}, got ${JSON.stringify(value)}`);
+      return rule.min;
+    }
+    return value;
+  }
+}

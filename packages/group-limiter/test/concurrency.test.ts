@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGroupLimiter, type GroupLimiter } from '../src/index.js';
+import { sleep, testPrefix } from './support.js';
+
+let server: TestRedis;
+let limiters: GroupLimiter[];
+beforeAll(async () => {
+  server = await startTestRedis();
+  const prefix = testPrefix();
+  limiters = Array.from({ length: 3 }, () => createGroupLimiter({ redis: server.client(), prefix }));
+  await limiters[0]!.setPolicy({ defaults: { rate: null, concurrency: 2 }, leaseMs: 300 });
+});
+afterAll(async () => server.stop());
+
+describe('concurrency leases across instances', () => {
+  it('never lets more than 2 requests of a group run at once, and released slots are reused', async () => {
+    const group = 'two-at-a-time.test';
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let completed = 0;
+    const deadline = performance.now() + 2500;
+    const worker = async (limiter: GroupLimiter): Promise<void> => {
+      while (performance.now() < deadline) {
+        const admission = await limiter.acquire({ group, leaseId: randomUUID() });
+        if (!admission.admitted) {
+          expect(admission.reason).toBe('concurrency');
+          await sleep(admission.retryInMs);
+          continue;
+        }
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await sleep(20 + Math.random() * 30);
+        // Counted down before the release reaches Redis, so the JS count can only under-report.
+        inFlight -= 1;
+        completed += 1;
+        await limiter.release(admission.lease, { status: 200 });
+      }
+    };
+    await Promise.all(limiters.flatMap((limiter) => [worker(limiter), worker(limiter), worker(limiter)]));
+    expect(maxInFlight).toBe(2);
+    // 2 slots x 2.5 s / ~35 ms per request would be ~140; the slots were clearly reused.
+    expect(completed).toBeGreaterThanOrEqual(30);
+    const status = await limiters[0]!.status(group);
+    expect(status.inFlight).toBe(0);
+    expect(status.admitted).toBe(completed);
+  });
+
+  it('gives a slot back by itself when its lease is never released (crashed worker)', async () => {
+    const group = 'crashed-worker.test';
+    const [a, b, c] = limiters as [GroupLimiter, GroupLimiter, GroupLimiter];
+    expect((await a.acquire({ group, leaseId: 'lost-1' })).admitted).toBe(true);
+    expect((await b.acquire({ group, leaseId: 'lost-2' })).admitted).toBe(true);
+    const denied = await c.acquire({ group, leaseId: 'waiting' });
+    expect(denied).toMatchObject({ admitted: false, reason: 'concurrency' });
+    await sleep(100);
+    expect((await c.acquire({ group, leaseId: 'waiting' })).admitted).toBe(false);
+    await sleep(300); // past leaseMs = 300
+    const admitted = await c.acquire({ group, leaseId: 'waiting' });
+    expect(admitted.admitted).toBe(true);
+    expect((await a.status(group)).inFlight).toBe(1);
+  });
+
+  it('release is idempotent and re-acquiring a held lease id does not take a second slot', async () => {
+    const group = 'idempotent.test';
+    const [a] = limiters as [GroupLimiter];
+    const first = await a.acquire({ group, leaseId: 'x' });
+    expect(first.admitted).toBe(true);
+    expect((await a.acquire({ group, leaseId: 'x' })).admitted).toBe(true);
+    expect((await a.status(group)).inFlight).toBe(1);
+    await a.release({ group, leaseId: 'x' });
+    await a.release({ group, leaseId: 'x' });
+    expect((await a.status(group)).inFlight).toBe(0);
+    expect((await a.acquire({ group, leaseId: 'y' })).admitted).toBe(true);
+    expect((await a.acquire({ group, leaseId: 'z' })).admitted).toBe(true);
+    expect((await a.acquire({ group, leaseId: 'w' })).admitted).toBe(false);
+  });
+});

@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createGroupLimiter, limiterKeys, type GroupLimiter, type LimiterKeys } from '../src/index.js';
+import { countCommands, testPrefix } from './support.js';
+
+const INTERVAL = 205; // T' = (1000 + 25) / 5
+// 1 per 10 s (*.slow.test): slow enough that a loaded machine cannot outlive a slot mid-test.
+const SLOW_INTERVAL = 10_025;
+
+let server: TestRedis;
+let limiter: GroupLimiter;
+let commands: ReturnType<typeof countCommands>;
+let inspector: Redis;
+let keys: LimiterKeys;
+beforeAll(async () => {
+  server = await startTestRedis();
+  const client = server.client();
+  commands = countCommands(client);
+  inspector = server.client();
+  const prefix = testPrefix();
+  keys = limiterKeys(prefix);
+  limiter = createGroupLimiter({ redis: client, prefix });
+  await limiter.setPolicy({
+    defaults: { rate: { max: 5, durationMs: 1000 }, burst: 1, concurrency: null },
+    rules: [
+      { match: 'unlimited.test', rate: null },
+      { match: '*.slow.test', rate: { max: 1, durationMs: 10_000 } },
+      { match: 'one-at-a-time.test', rate: null, concurrency: 1 },
+    ],
+  });
+});
+afterAll(async () => server.stop());
+
+describe('distinct deferral slots', () => {
+  it("gives 50 denied jobs 50 distinct retry times, T' apart", async () => {
+    const group = 'backlog.slow.test';
+    expect((await limiter.acquire({ group, leaseId: randomUUID() })).admitted).toBe(true);
+    const retries: number[] = [];
+    const wakeAt: number[] = [];
+    const horizon: number[] = [];
+    for (let i = 0; i < 50; i += 1) {
+      const admission = await limiter.acquire({ group, leaseId: randomUUID() });
+      expect(admission).toMatchObject({ admitted: false, reason: 'rate' });
+      if (!admission.admitted) {
+        retries.push(admission.retryInMs);
+        wakeAt.push(performance.now() + admission.retryInMs);
+      }
+      if (i === 0 || i === 49) horizon.push(Number(await inspector.hget(keys.group(group), 'wakeAt')));
+    }
+    expect(new Set(retries).size).toBe(50);
+    expect(retries[0]).toBeGreaterThan(SLOW_INTERVAL - 1000);
+    expect(retries[0]).toBeLessThan(SLOW_INTERVAL + 20);
+    // Redis-internal: each denial moved the group's wake horizon by exactly T'.
+    expect(horizon[1]! - horizon[0]!).toBeCloseTo(49 * SLOW_INTERVAL, 1);
+    // Seen from the caller: wake times T' apart, give or take jitter (< 20 ms) and reply latency.
+    wakeAt.slice(1).forEach((t, i) => {
+      expect(Math.abs(t - wakeAt[i]! - SLOW_INTERVAL)).toBeLessThan(200);
+    });
+  });
+
+  it('spaces concurrency-bound denials too, instead of waking them together', async () => {
+    const group = 'one-at-a-time.test';
+    expect((await limiter.acquire({ group, leaseId: 'holder' })).admitted).toBe(true);
+    const retries: number[] = [];
+    let firstHorizon = 0;
+    for (let i = 0; i < 20; i += 1) {
+      const admission = await limiter.acquire({ group, leaseId: randomUUID() });
+      expect(admission).toMatchObject({ admitted: false, reason: 'concurrency' });
+      if (!admission.admitted) retries.push(admission.retryInMs);
+      if (i === 0) firstHorizon = Number(await inspector.hget(keys.group(group), 'wakeAt'));
+    }
+    // No hold time measured yet, so the step is the 10 ms minimum: 19 steps of at least 10 ms
+    // (more when the calls themselves were slower than 10 ms apart).
+    const lastHorizon = Number(await inspector.hget(keys.group(group), 'wakeAt'));
+    expect(lastHorizon - firstHorizon).toBeGreaterThanOrEqual(19 * 10 - 0.01);
+    expect(retries[0]).toBeGreaterThanOrEqual(10);
+  });
+
+  it('admits a short pacing wait inline, reserving the start', async () => {
+    const group = 'inline.slow.test';
+    const maxInlineWaitMs = SLOW_INTERVAL + 100;
+    const first = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs });
+    const second = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs });
+    const third = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs });
+    expect(first).toMatchObject({ admitted: true, startInMs: 0 });
+    expect(second.admitted).toBe(true);
+    if (first.admitted && second.admitted) {
+      expect(second.startInMs).toBeGreaterThan(SLOW_INTERVAL - 1000);
+      expect(second.startInMs).toBeLessThanOrEqual(SLOW_INTERVAL + 1);
+      expect(second.startAt - first.startAt).toBeCloseTo(SLOW_INTERVAL, 1);
+    }
+    // Two intervals away is beyond maxInlineWaitMs: deferred instead.
+    expect(third).toMatchObject({ admitted: false, reason: 'rate' });
+  });
+});
+
+describe('plan()', () => {
+  it("spreads a rate-limited group's batch over distinct slots in one round trip; unlimited groups get 0", async () => {
+    await limiter.plan(['warm-up.test']); // loads the script into Redis once
+    const items: string[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      items.push('big.test');
+      if (i % 10 === 0) items.push('unlimited.test');
+    }
+    commands.reset();
+    const delays = await limiter.plan(items);
+    expect(commands.count).toBe(1);
+    expect(delays).toHaveLength(110);
+    const big = delays.filter((_, i) => items[i] === 'big.test');
+    const unlimited = delays.filter((_, i) => items[i] === 'unlimited.test');
+    expect(unlimited).toEqual(Array.from({ length: 10 }, () => 0));
+    big.forEach((delay, k) => {
+      expect(Math.abs(delay - k * INTERVAL)).toBeLessThanOrEqual(1);
+    });
+  });
+
+  it('continues the horizon across batches and puts denied jobs behind the planned backlog', async () => {
+    const group = 'horizon.slow.test';
+    const first = await limiter.plan([group, group, group]);
+    const second = await limiter.plan([group, group]);
+    expect(first[0]).toBe(0);
+    expect(second[0]).toBeGreaterThanOrEqual(3 * SLOW_INTERVAL - 1000);
+    expect(second[1]! - second[0]!).toBeGreaterThanOrEqual(SLOW_INTERVAL - 1);
+    // Admission still enforces the real limit: the first start is allowed...
+    expect((await limiter.acquire({ group, leaseId: randomUUID() })).admitted).toBe(true);
+    // ...and a job that is then denied queues behind the five planned ones.
+    const denied = await limiter.acquire({ group, leaseId: randomUUID() });
+    expect(denied.admitted).toBe(false);
+    if (!denied.admitted) expect(denied.retryInMs).toBeGreaterThanOrEqual(5 * SLOW_INTERVAL - 1000);
+  });
+
+  it('starts a paused group after its pause', async () => {
+    await limiter.pause('unlimited.test', 5000);
+    const delays = await limiter.plan(['unlimited.test', 'unlimited.test']);
+    expect(delays[0]).toBeGreaterThan(4000);
+    expect(delays[0]).toBeLessThanOrEqual(5000);
+    expect(delays[1]! - delays[0]!).toBeGreaterThanOrEqual(9);
+    await limiter.resume('unlimited.test');
+    expect(await limiter.plan(['unlimited.test'])).toEqual([0]);
+  });
+
+  it('returns an empty answer for an empty batch without touching Redis', async () => {
+    commands.reset();
+    expect(await limiter.plan([])).toEqual([]);
+    expect(commands.count).toBe(0);
+  });
+});

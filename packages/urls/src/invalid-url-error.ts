@@ -1,0 +1,35 @@
+/**
+ * Why a URL was refused:
+ * - `empty`: nothing left after trimming whitespace;
+ * - `malformed`: the WHATWG URL parser rejects it (including hosts it rejects);
+ * - `scheme`: a scheme other than `http` or `https` (`mailto:`, `javascript:`, `ftp:`...);
+ * - `too-long`: the normalised URL is longer than `maxLength`;
+ * - `host`: the parser accepts the host but DNS could never resolve it
+ *   (characters outside letters, digits, `-` and `_`, an empty label, a label
+ *   over 63 or a name over 253 characters).
+ */
+export type InvalidUrlReason = 'empty' | 'malformed' | 'scheme' | 'too-long' | 'host';
+
+/**
+ * A URL that cannot be crawled. Never retryable: the same input fails the
+ * same way every time, so jobs carrying it are permanent failures.
+ */
+export class InvalidUrlError extends Error {
+  override readonly name = 'InvalidUrlError';
+  /** Retrying cannot help: normalisation is a pure function of the input. */
+  readonly retryable = false;
+  /** Which rule refused the URL. */
+  readonly reason: InvalidUrlReason;
+  /**
+   * The input as given, cut to 200 characters so a hostile megabyte-long
+   * "URL" does not end up in every log line.
+   */
+  readonly input: string;
+
+  constructor(reason: InvalidUrlReason, input: string, options?: { message?: string; cause?: unknown }) {
+    const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
+    super(options?.message ?? `Invalid URL (${reason}): ${JSON.stringify(shown)}`, { cause: options?.cause });
+    this.reason = reason;
+    this.input = shown;
+  }
+}

@@ -1,0 +1,64 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, exited, runCli, startCli } from './support/cli.js';
+import { duplicates, readRecords } from './support/records.js';
+import { waitFor } from './support/wait.js';
+
+let redis: TestRedis;
+let site: DemoSite;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  site = await startDemoSite({ hosts: ['127.0.0.5', '127.0.0.6', '127.0.0.7'], pagesPerHost: 50, linksPerPage: 4, crossHostLinksPerPage: 1 });
+});
+afterAll(async () => {
+  await site.close();
+  await redis.stop();
+});
+
+describe('several `crawlq worker` processes on one Redis', () => {
+  it.each([2, 3])('%i workers finish one crawl together, every page fetched once', async (workers) => {
+    site.resetRecords();
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-workers-'));
+    const namespace = `multi-${workers}`;
+    const common = ['--namespace', namespace, '--allow-private-network', '--rate', 'none', '--domain-concurrency', '4', '--scope', 'any', '--max-depth', '50'];
+    const env = cliEnv(redis.url);
+    const enqueued = await runCli(['enqueue', ...site.seeds, ...common], { env });
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    expect(enqueued.stdout).toContain(`accepted ${site.seeds.length}, duplicate 0, rejected 0`);
+
+    const processes = Array.from({ length: workers }, (_, i) =>
+      startCli(['worker', ...common, '--concurrency', '4', '--out', join(dir, `worker-${i}.jsonl`)], { env }),
+    );
+    const logs = processes.map(() => ({ text: '' }));
+    processes.forEach((child, i) => child.stderr?.on('data', (chunk: Buffer) => (logs[i]!.text += chunk.toString())));
+    try {
+      await waitFor(
+        async () => {
+          const status = await runCli(['status', '--json', '--namespace', namespace], { env });
+          const parsed = JSON.parse(status.stdout) as { done: boolean; completed: number };
+          return parsed.done && parsed.completed > 0 ? parsed : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500, what: 'the crawl to finish' },
+      );
+    } finally {
+      processes.forEach((child) => child.kill('SIGTERM'));
+    }
+    const codes = await Promise.all(processes.map((child) => exited(child)));
+    expect(codes, logs.map((log) => log.text).join('\n')).toEqual(processes.map(() => 0));
+
+    const perWorker = processes.map((_, i) => readRecords(join(dir, `worker-${i}.jsonl`)));
+    // Each worker took part.
+    for (const records of perWorker) expect(records.length).toBeGreaterThan(0);
+    const urls = perWorker.flat().map((record) => record.url);
+    expect(duplicates(urls)).toEqual([]);
+    const expected = site.reachable({ seeds: site.seeds, maxDepth: 50, scope: 'any' });
+    expect(new Set(urls)).toEqual(expected);
+    const pageRequests = site.requests.filter((request) => request.path !== '/robots.txt');
+    expect(duplicates(pageRequests.map((request) => request.url))).toEqual([]);
+  });
+});

@@ -1,0 +1,42 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './support/cli.js';
+import { readRecords } from './support/records.js';
+
+let redis: TestRedis;
+let site: DemoSite;
+beforeAll(async () => {
+  redis = await startTestRedis();
+  site = await startDemoSite({ hosts: ['127.0.0.1'], pagesPerHost: 3, linksPerPage: 1 });
+});
+afterAll(async () => {
+  await site.close();
+  await redis.stop();
+});
+
+describe('SSRF guard in a real crawl', () => {
+  it('refuses loopback targets, by address and by a name resolving to it, unless allowed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-ssrf-'));
+    const out = join(dir, 'out.jsonl');
+    const seeds = [`http://127.0.0.1:${site.port}/`, `http://localhost:${site.port}/p/1`];
+    const refused = await runCli(['crawl', ...seeds, '--out', out, '--namespace', 'ssrf-1', '--max-depth', '0', '--state-dir', dir], { env: cliEnv(redis.url) });
+    expect(refused.code, refused.stderr).toBe(0);
+    expect(site.requests).toHaveLength(0);
+    expect(readRecords(out)).toHaveLength(0);
+    const status = JSON.parse((await runCli(['status', '--json', '--namespace', 'ssrf-1'], { env: cliEnv(redis.url) })).stdout) as { deadLettered: number };
+    expect(status.deadLettered).toBe(2);
+    const dlq = await runCli(['dlq', 'list', '--json', '--namespace', 'ssrf-1'], { env: cliEnv(redis.url) });
+    const entries = JSON.parse(dlq.stdout) as { reason: string; attempts: number }[];
+    expect(entries.map((entry) => entry.reason)).toEqual(['ssrf', 'ssrf']);
+    // Permanent: one attempt, not three.
+    expect(entries.map((entry) => entry.attempts)).toEqual([1, 1]);
+
+    const allowed = await runCli(['crawl', ...seeds, '--out', out, '--namespace', 'ssrf-2', '--max-depth', '0', '--allow-private-network'], { env: cliEnv(redis.url) });
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(readRecords(out).map((record) => record.status)).toEqual([200, 200]);
+  });
+});

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, where `pnpm crawlq` runs. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI_ENTRY = fileURLToPath(new URL('../../apps/cli/src/main.ts', import.meta.url));
+const NODE_ARGS = ['--conditions=@crawlq/source', '--import', 'tsx'];
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliOptions {
+  readonly env?: Record<string, string | undefined>;
+  readonly cwd?: string;
+  readonly input?: string;
+  readonly timeoutMs?: number;
+}
+
+/** Environment for a crawlq child: the test's Redis, nothing inherited that could change behaviour. */
+export function cliEnv(redisUrl: string | undefined, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(CRAWLQ_|SMTP_|ALERT_|REDIS_URL$)/.test(name)) env[name] = value;
+  }
+  return { ...env, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }), ...extra };
+}
+
+/** Starts `crawlq <args>` as a process (the same entry `pnpm crawlq` runs). */
+export function startCli(args: readonly string[], options: CliOptions = {}): ChildProcess {
+  return spawn(process.execPath, [...NODE_ARGS, CLI_ENTRY, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: options.env as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs `crawlq <args>` to completion and collects its output. */
+export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = startCli(args, options);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  else child.stdin?.end();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`crawlq ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 120_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Resolves when the child exits. */
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
