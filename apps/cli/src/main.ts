@@ -4,6 +4,7 @@ import { registerCrawl } from './commands/crawl.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDlq } from './commands/dlq.js';
 import { registerGroup } from './commands/group.js';
+import { registerOptions } from './commands/options.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerStatus } from './commands/status.js';
 import { registerWorker } from './commands/worker.js';
@@ -21,6 +22,7 @@ registerStatus(program);
 registerDemo(program);
 registerGroup(program);
 registerDlq(program);
+registerOptions(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -109,7 +109,6 @@ export const OPTION_TABLE = {
   lookupTimeout: { flag: '--lookup-timeout', env: 'CRAWLQ_LOOKUP_TIMEOUT', schema: duration, default: 5_000, doc: 'DNS lookup timeout' },
   fetchRetries: { flag: '--fetch-retries', env: 'CRAWLQ_FETCH_RETRIES', schema: integer(0, 20), default: 2, doc: "got's own retries inside one attempt (timeouts, network errors, 408, 429, 5xx)" },
   fetchBackoff: { flag: '--fetch-backoff', env: 'CRAWLQ_FETCH_BACKOFF', schema: duration, default: 500, doc: "Base of got's exponential backoff with jitter" },
-  maxRetryAfter: { flag: '--max-retry-after', env: 'CRAWLQ_MAX_RETRY_AFTER', schema: duration, default: 10_000, doc: 'Longest Retry-After got waits in-process; longer ones pause the group instead' },
   maxBodySize: { flag: '--max-body-size', env: 'CRAWLQ_MAX_BODY_SIZE', schema: bytes, default: 10 * 1024 * 1024, doc: 'Largest body accepted, after decompression' },
   maxRedirects: { flag: '--max-redirects', env: 'CRAWLQ_MAX_REDIRECTS', schema: integer(0, 50), default: 10, doc: 'Redirects followed per fetch' },
   maxSockets: { flag: '--max-sockets', env: 'CRAWLQ_MAX_SOCKETS', schema: integer(1, 100_000), default: 256, doc: 'Keep-alive agent: sockets per origin' },

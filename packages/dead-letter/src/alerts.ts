@@ -89,6 +89,7 @@ export interface Alerts extends AlertScheduler {
   close(): Promise<void>;
 }
 
+/** @throws AlertConfigError when `mail` cannot work (see `AlertMailConfig`). */
 export function createAlerts(options: CreateAlertsOptions): Alerts {
   return new RedisAlerts(options);
 }
@@ -103,9 +104,11 @@ class RedisAlerts implements Alerts {
   readonly #firstDelayMs: number;
   readonly #windowMs: number;
   readonly #log: (line: string) => void;
-  #mail: MailDelivery | undefined;
+  readonly #mail: MailDelivery;
 
   constructor(options: CreateAlertsOptions) {
+    // First, before any connection opens: a mail configuration that cannot work fails at start-up.
+    this.#mail = createMailDelivery(options.mail);
     this.#options = options;
     this.#keys = alertKeys(options.namespace);
     this.#redis = openRedis(options.connection);
@@ -169,7 +172,7 @@ class RedisAlerts implements Alerts {
     await Promise.allSettled([...this.#workers].map((worker) => worker.close()));
     this.#workers.clear();
     await this.#queue.close().catch(() => undefined);
-    this.#mail?.close();
+    this.#mail.close();
     await this.#redis.quit().catch(() => this.#redis.disconnect());
   }
 
@@ -258,9 +261,8 @@ class RedisAlerts implements Alerts {
       digest = taken;
     }
     const email = renderDigestEmail(digest, { reviewCommand: this.#options.mail.reviewCommand, dashboardUrl: this.#options.mail.dashboardUrl });
-    const key = `crawlq-${this.#options.namespace}-${digest.takenAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${jobId}`;
-    this.#mail ??= createMailDelivery(this.#options.mail);
-    const delivery = await this.#mail.send(email, key);
+    const fileStem = `crawlq-${this.#options.namespace}-${digest.takenAt.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${jobId}`;
+    const delivery = await this.#mail.send(email, { id: jobId, fileStem });
     await job.updateData({ ...job.data, digest, sentAt: new Date().toISOString(), ...(delivery.outboxFile ? { outboxFile: delivery.outboxFile } : {}) });
     this.#log(
       delivery.outboxFile

@@ -25,3 +25,12 @@ export class AlertDeliveryError extends Error {
     this.responseCode = options?.responseCode ?? null;
   }
 }
+
+/**
+ * The alert mail configuration cannot work (an SMTP URL that does not parse or
+ * has another scheme, SMTP without recipients). Not retryable: fix the config.
+ */
+export class AlertConfigError extends Error {
+  override readonly name = 'AlertConfigError';
+  readonly retryable = false;
+}

@@ -39,4 +39,4 @@ export {
 } from './alert-config.js';
 export { MAX_DIGEST_EXAMPLES, type Digest, type DigestExample } from './digest.js';
 export { renderDigestEmail, escapeHtml, MAX_DIGEST_ROWS, type DigestEmail, type DigestEmailOptions } from './digest-email.js';
-export { DeadLetterInputError, AlertDeliveryError } from './errors.js';
+export { DeadLetterInputError, AlertDeliveryError, AlertConfigError } from './errors.js';

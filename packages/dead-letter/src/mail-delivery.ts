@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { AlertMailConfig } from './alert-config.js';
 import type { DigestEmail } from './digest-email.js';
-import { AlertDeliveryError } from './errors.js';
+import { AlertConfigError, AlertDeliveryError } from './errors.js';
 import { redactText } from './redact.js';
 
 /** Where a sent alert went. */
@@ -14,24 +14,37 @@ export interface Delivery {
   readonly messageId?: string;
 }
 
+/** Stable names of one digest's message. */
+export interface MessageRef {
+  readonly id: string;
+  readonly fileStem: string;
+}
+
 /** Sends rendered e-mails over SMTP, or writes them to the outbox directory. */
 export interface MailDelivery {
-  /** `key` names the message (and its outbox file) so a re-send overwrites rather than duplicates. */
-  send(email: DigestEmail, key: string): Promise<Delivery>;
+  /**
+   * `ref.id` (the digest id) names the message and `ref.fileStem` its outbox
+   * file, both stable per digest: a re-send overwrites rather than duplicates.
+   */
+  send(email: DigestEmail, ref: MessageRef): Promise<Delivery>;
   close(): void;
 }
 
 /** Seconds-level timeouts: a hung SMTP server must fail the attempt, not the worker. */
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
+/**
+ * Creates the transport (no connection is made yet).
+ * @throws AlertConfigError for an SMTP URL that cannot work, or SMTP without recipients.
+ */
 export function createMailDelivery(config: AlertMailConfig): MailDelivery {
   const envelope = { from: config.from, to: [...config.to] };
   if (config.smtpUrl === undefined || config.smtpUrl === '') {
     const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     return {
-      async send(email, key) {
-        const info = await transport.sendMail(message(email, key, envelope));
-        const file = join(config.outboxDir, `${safeName(key)}.eml`);
+      async send(email, ref) {
+        const info = await transport.sendMail(message(email, ref, envelope));
+        const file = join(config.outboxDir, `${safeName(ref.fileStem)}.eml`);
         try {
           await mkdir(config.outboxDir, { recursive: true });
           // Write then rename: a reader never sees half a message.
@@ -45,11 +58,12 @@ export function createMailDelivery(config: AlertMailConfig): MailDelivery {
       close: () => transport.close(),
     };
   }
+  if (config.to.length === 0) throw new AlertConfigError('alerts: an SMTP URL is set but there are no recipients (alert "to" is empty)');
   const transport = nodemailer.createTransport(smtpOptions(config));
   return {
-    async send(email, key) {
+    async send(email, ref) {
       try {
-        const info = await transport.sendMail(message(email, key, envelope));
+        const info = await transport.sendMail(message(email, ref, envelope));
         return { messageId: info.messageId };
       } catch (error) {
         const code = (error as { responseCode?: unknown }).responseCode;
@@ -68,10 +82,10 @@ function smtpOptions(config: AlertMailConfig) {
   try {
     url = new URL(config.smtpUrl ?? '');
   } catch (error) {
-    throw new AlertDeliveryError('smtp', 'the SMTP URL does not parse (expected smtp://host:port or smtps://host:port)', { cause: error });
+    throw new AlertConfigError('alerts: the SMTP URL does not parse (expected smtp://host:port or smtps://host:port)', { cause: error });
   }
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
-    throw new AlertDeliveryError('smtp', `unsupported SMTP URL scheme ${url.protocol} (expected smtp: or smtps:)`);
+    throw new AlertConfigError(`alerts: unsupported SMTP URL scheme ${url.protocol} (expected smtp: or smtps:)`);
   }
   const user = url.username ? decodeURIComponent(url.username) : config.smtpUser;
   const pass = url.password ? decodeURIComponent(url.password) : config.smtpPassword;
@@ -85,7 +99,7 @@ function smtpOptions(config: AlertMailConfig) {
   };
 }
 
-function message(email: DigestEmail, key: string, envelope: { from: string; to: string[] }): Mail.Options {
+function message(email: DigestEmail, ref: MessageRef, envelope: { from: string; to: string[] }): Mail.Options {
   return {
     from: envelope.from,
     to: envelope.to,
@@ -93,8 +107,8 @@ function message(email: DigestEmail, key: string, envelope: { from: string; to: 
     text: email.text,
     html: email.html,
     // Stable per digest: a re-send after a crash is recognisably the same message.
-    messageId: `<${safeName(key)}@crawlq.invalid>`,
-    headers: { 'X-Crawlq-Digest': safeName(key) },
+    messageId: `<${safeName(ref.fileStem)}@crawlq.invalid>`,
+    headers: { 'X-Crawlq-Digest': safeName(ref.id) },
   };
 }
 

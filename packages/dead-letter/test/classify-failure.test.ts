@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnrecoverableError } from 'bullmq';
-import { classifyFailure, classifyFailureMessage, csvField, escapeHtml, redactText, redactUrl, renderDigestEmail, type Digest } from '../src/index.js';
+import { AlertConfigError, createAlerts, classifyFailure, classifyFailureMessage, csvField, escapeHtml, redactText, redactUrl, renderDigestEmail, type Digest } from '../src/index.js';
 
 describe('classifyFailure', () => {
   it('prefers structured fields: reason, then status, then code, then name', () => {
@@ -106,5 +106,15 @@ describe('renderDigestEmail', () => {
 
   it('says "1 page" for one', () => {
     expect(renderDigestEmail({ ...digest, total: 1 }, { reviewCommand: 'x' }).subject).toBe('[crawlq] 1 page dead-lettered (namespace crawlq)');
+  });
+});
+
+describe('createAlerts', () => {
+  const base = { from: 'a@b.test', to: ['ops@b.test'], outboxDir: '/nonexistent', reviewCommand: 'x' };
+  it('refuses a mail configuration that cannot work, before connecting anywhere', () => {
+    const connection = { host: '127.0.0.1', port: 1, lazyConnect: true };
+    expect(() => createAlerts({ connection, namespace: 'n', mail: { ...base, smtpUrl: 'http://mail.test' } })).toThrow(AlertConfigError);
+    expect(() => createAlerts({ connection, namespace: 'n', mail: { ...base, smtpUrl: 'not a url' } })).toThrow(AlertConfigError);
+    expect(() => createAlerts({ connection, namespace: 'n', mail: { ...base, to: [], smtpUrl: 'smtp://127.0.0.1:25' } })).toThrow(/no recipients/);
   });
 });

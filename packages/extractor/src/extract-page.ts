@@ -3,8 +3,11 @@ import type { CheerioAPI } from 'cheerio/slim';
 import { tryNormalizeUrl } from '@crawlq/urls';
 import type { NormalizeOptions } from '@crawlq/urls';
 import { decodeBody } from './decode-body.js';
+import type { DomElement, DomNode } from './dom-node.js';
 import type { ExtractedPage, FieldRule } from './extracted-page.js';
 import { InvalidFieldRuleError } from './invalid-field-rule-error.js';
+import { limitDepth } from './limit-depth.js';
+import { scanDocument, textOf } from './scan-document.js';
 
 /** Input of {@link extractPage}. */
 export interface ExtractInput {
@@ -17,9 +20,10 @@ export interface ExtractInput {
   /** Values to extract besides the built-in ones. */
   readonly fields?: readonly FieldRule[] | undefined;
   /**
-   * How links are normalised (pass the frontier's options so links dedupe
-   * the same way). `base` is ignored: the page URL or `<base href>` is used.
-   * @default {} (normalizeUrl defaults)
+   * How links and the canonical URL are normalised (pass the frontier's
+   * options so links dedupe the same way). The base is always the page URL
+   * or its `<base href>`.
+   * @default {} (normalizeUrl's defaults)
    */
   readonly normalize?: Omit<NormalizeOptions, 'base'> | undefined;
 }
@@ -31,7 +35,6 @@ export type HtmlLoader = (html: string) => CheerioAPI;
 // hostile page from spending CPU on multi-megabyte attributes.
 const MAX_HREF_LENGTH = 65_536;
 const WHITESPACE_RUN = /\s+/g;
-const ROBOTS_TOKEN_SEPARATOR = /[\s,]+/;
 
 /**
  * The parser extractPage uses: htmlparser2 through `cheerio/slim` (which
@@ -45,8 +48,11 @@ export const defaultHtmlLoader: HtmlLoader = (html) => loadHtmlparser2(html);
 /**
  * Extracts title, meta data, links and user fields from an HTML body. Pure:
  * no network, no I/O. Never throws on hostile or malformed markup (unclosed
- * tags, deep nesting, huge attributes); only an invalid field selector
- * throws. Call `isHtml(contentType)` first: any body is parsed as HTML.
+ * tags, deep nesting, huge attributes, binary garbage); only an invalid
+ * field selector throws. Any body is parsed as HTML: check `isHtml` first.
+ *
+ * Elements nested deeper than 256 levels are flattened (as browsers do at
+ * 512) so selector cost stays linear in the page size.
  *
  * @throws {InvalidFieldRuleError} when a field rule's selector does not compile.
  */
@@ -58,17 +64,19 @@ export function extractPage(input: ExtractInput): ExtractedPage {
 export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): ExtractedPage {
   const { text, charset } = decodeBody(input.body, input.contentType);
   const $ = loadHtml(text);
+  const root = $.root().get(0) as unknown as DomNode | undefined;
+  if (root !== undefined) limitDepth(root);
+  const scan = root === undefined ? undefined : scanDocument(root);
 
-  const base = baseUrl($, input.url);
+  const base = baseUrl(scan?.baseHref, input.url);
   const normalizeOptions: NormalizeOptions = { ...input.normalize, base };
-  const robots = robotsDirectives($);
+  const nofollowAll = scan?.robotsNofollow ?? false;
 
   const links: string[] = [];
   const followable = new Set<string>();
   const seen = new Set<string>();
   let invalidLinks = 0;
-  for (const element of $('a[href], area[href]').get() as unknown as DomElement[]) {
-    const href = element.attribs.href ?? '';
+  for (const { href, nofollow } of scan?.links ?? []) {
     if (href.length > MAX_HREF_LENGTH) {
       invalidLinks++;
       continue;
@@ -82,80 +90,32 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
       seen.add(result.url);
       links.push(result.url);
     }
-    if (!robots.nofollow && !hasRelToken(element, 'nofollow')) followable.add(result.url);
+    if (!nofollowAll && !nofollow) followable.add(result.url);
   }
 
+  const canonical = scan?.canonicalHref === undefined ? undefined : tryNormalizeUrl(scan.canonicalHref, normalizeOptions);
   return {
-    title: titleOf($),
-    description: collapse($('meta[name="description" i]').first().attr('content')),
-    canonical: canonicalOf($, normalizeOptions),
-    lang: blankToNull($('html').first().attr('lang')?.trim()),
+    title: collapse(scan?.title),
+    description: collapse(scan?.description),
+    canonical: canonical?.ok === true ? canonical.url : null,
+    lang: blankToNull(scan?.lang?.trim()),
     links,
     // Filter `links` rather than keep a second list so both share one order.
-    followLinks: robots.nofollow ? [] : links.filter((link) => followable.has(link)),
-    noindex: robots.noindex,
+    followLinks: nofollowAll ? [] : links.filter((link) => followable.has(link)),
+    noindex: scan?.robotsNoindex ?? false,
     charset,
     fields: extractFields($, input.fields ?? []),
     invalidLinks,
   };
 }
 
-/** The minimal shape of domhandler nodes that this module reads. */
-interface DomNode {
-  readonly type: string;
-  readonly data?: string;
-  readonly name?: string;
-  readonly children?: readonly DomNode[];
-  readonly parent?: DomNode | null;
-}
-
-interface DomElement extends DomNode {
-  readonly name: string;
-  readonly attribs: Readonly<Record<string, string | undefined>>;
-}
-
 /** `<base href>` resolved against the page URL; the page URL when absent or unusable. */
-function baseUrl($: CheerioAPI, pageUrl: string): string {
-  const href = $('base[href]').first().attr('href')?.trim();
-  if (href === undefined || href === '') return pageUrl;
+function baseUrl(href: string | undefined, pageUrl: string): string {
+  if (href === undefined || href.trim() === '') return pageUrl;
   const resolved = tryNormalizeUrl(href, { base: pageUrl });
   // A base with another scheme (or garbage) would turn every relative link
-  // into a non-http one; browsers would ignore such a base for navigation.
+  // into a non-http one; browsers would not navigate through such a base.
   return resolved.ok ? resolved.url : pageUrl;
-}
-
-function robotsDirectives($: CheerioAPI): { noindex: boolean; nofollow: boolean } {
-  let noindex = false;
-  let nofollow = false;
-  $('meta[name="robots" i]').each((_, element) => {
-    const content = (element as unknown as DomElement).attribs.content ?? '';
-    for (const token of content.toLowerCase().split(ROBOTS_TOKEN_SEPARATOR)) {
-      if (token === 'noindex' || token === 'none') noindex = true;
-      if (token === 'nofollow' || token === 'none') nofollow = true;
-    }
-  });
-  return { noindex, nofollow };
-}
-
-function hasRelToken(element: DomElement, token: string): boolean {
-  const rel = element.attribs.rel;
-  return rel !== undefined && rel.toLowerCase().split(WHITESPACE_RUN).includes(token);
-}
-
-function titleOf($: CheerioAPI): string | null {
-  for (const element of $('title').get() as unknown as DomElement[]) {
-    // An SVG <title> is a tooltip, not the document title.
-    if (hasAncestor(element, 'svg')) continue;
-    return collapse(textOf(element));
-  }
-  return null;
-}
-
-function canonicalOf($: CheerioAPI, options: NormalizeOptions): string | null {
-  const href = $('link[rel~="canonical" i][href]').first().attr('href');
-  if (href === undefined) return null;
-  const result = tryNormalizeUrl(href, options);
-  return result.ok ? result.url : null;
 }
 
 function extractFields($: CheerioAPI, rules: readonly FieldRule[]): Record<string, string | string[] | null> {
@@ -169,7 +129,8 @@ function extractFields($: CheerioAPI, rules: readonly FieldRule[]): Record<strin
     }
     const values: string[] = [];
     for (const element of elements) {
-      const value = rule.attribute === undefined ? textOf(element).trim() : element.attribs[rule.attribute.toLowerCase()];
+      const value =
+        rule.attribute === undefined ? textOf(element).trim() : element.attribs[rule.attribute.toLowerCase()];
       if (value === undefined) continue;
       values.push(value);
       if (rule.all !== true) break;
@@ -177,34 +138,6 @@ function extractFields($: CheerioAPI, rules: readonly FieldRule[]): Record<strin
     fields[rule.name] = rule.all === true ? values : (values[0] ?? null);
   }
   return fields;
-}
-
-/**
- * Text content of a node, like `.text()` but iterative: a hostile page with
- * thousands of nested elements must not overflow the stack.
- */
-function textOf(root: DomNode): string {
-  const parts: string[] = [];
-  const stack: DomNode[] = [root];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (node.type === 'text') {
-      parts.push(node.data ?? '');
-    } else if (node.type !== 'comment' && node.children !== undefined) {
-      // Push in reverse so children come off the stack in document order.
-      for (let index = node.children.length - 1; index >= 0; index--) {
-        const child = node.children[index];
-        if (child !== undefined) stack.push(child);
-      }
-    }
-  }
-  return parts.join('');
-}
-
-function hasAncestor(node: DomNode, name: string): boolean {
-  for (let current = node.parent; current !== undefined && current !== null; current = current.parent) {
-    if (current.name === name) return true;
-  }
-  return false;
 }
 
 function collapse(text: string | undefined): string | null {

@@ -83,6 +83,7 @@ async function waitForReady(child: ChildProcess, port: number): Promise<void> {
       throw new Error(`redis-server on port ${port} exited with ${child.exitCode}: ${output.trim()}`);
     }
     const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined); // Refused while the server starts: expected, retried below.
     try {
       await probe.connect();
       await probe.ping();
