@@ -10,6 +10,8 @@ import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError } from './crawl-errors.js';
 import type { PageRecord } from './page-record.js';
 
+const CONFIRM_AFTER_WAIT_MS = 50;
+
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
   readonly limiter: GroupLimiter;
@@ -75,6 +77,12 @@ async function admit(context: CrawlJobContext, group: string): Promise<Lease> {
   const admission = await context.limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: context.maxInlineWaitMs });
   if (!admission.admitted) throw new DeferJobError(admission.retryInMs, admission.reason);
   if (admission.startInMs > 0) await sleep(admission.startInMs);
+  // A 429 seen by any worker while this start waited must stop it too; waits
+  // shorter than this are within the gate's safety margin anyway.
+  if (admission.startInMs >= CONFIRM_AFTER_WAIT_MS) {
+    const pausedForMs = await context.limiter.confirmStart(admission.lease);
+    if (pausedForMs !== null) throw new DeferJobError(pausedForMs + Math.round(Math.random() * 100), 'paused');
+  }
   return admission.lease;
 }
 

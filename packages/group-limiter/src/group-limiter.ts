@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Admission, Lease, Outcome } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
+import { confirmStartScript } from './commands/confirm-start.js';
 import type { LuaScript } from './commands/lua-script.js';
 import { pauseScript } from './commands/pause.js';
 import { planScript } from './commands/plan.js';
@@ -58,6 +59,8 @@ export interface SetPolicyResult {
 
 /** Per-group politeness (rate, concurrency, pause) shared by every worker through Redis. */
 export interface GroupLimiter {
+  /** Just before a start reserved ahead: null to go, or the pause (ms) that began meanwhile (the lease is then given back). */
+  confirmStart(lease: Lease): Promise<number | null>;
   /** Writes the fleet-wide policy; every limiter switches to it at its next script call. */
   setPolicy(policy: LimitPolicyInput): Promise<SetPolicyResult>;
   /** The policy stored in Redis (also refreshes this limiter's cache), or `null` if none is. */
@@ -231,6 +234,22 @@ class RedisGroupLimiter implements GroupLimiter {
     }));
     if (reply.length !== items.length + 1) throw unexpectedReply('plan', reply);
     return reply.slice(1).map(asNumber);
+  }
+
+  /**
+   * Call just before a start that `acquire` reserved `startInMs` ahead: if the
+   * group was paused meanwhile (a 429 seen by any worker), the lease is given
+   * back and the pause length returned; otherwise null and the start may go.
+   */
+  async confirmStart(lease: Lease): Promise<number | null> {
+    let reply: unknown;
+    try {
+      reply = await this.#runScript(confirmStartScript, { keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)], args: [lease.leaseId] });
+    } catch (error) {
+      throw redisFailure('confirmStart', error);
+    }
+    if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('confirmStart', reply);
+    return reply[0] === ScriptCode.DeniedPaused ? asNumber(reply[1]) : null;
   }
 
   async pause(group: string, forMs: number, reason = 'paused by admin'): Promise<void> {

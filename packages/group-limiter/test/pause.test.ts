@@ -126,3 +126,17 @@ describe('pauses', () => {
     expect((await limiter.status(group)).pausedUntil).toBeNull();
   });
 });
+
+describe('confirmStart', () => {
+  it('stops a start reserved before a pause began, and gives its lease back', async () => {
+    const admission = await take('confirm-g');
+    expect(admission.admitted).toBe(true);
+    if (!admission.admitted) return;
+    expect(await limiter.confirmStart(admission.lease)).toBeNull();
+    expect((await limiter.status('confirm-g')).inFlight).toBe(1);
+    await limiter.pause('confirm-g', 1_500);
+    const pausedFor = await limiter.confirmStart(admission.lease);
+    expect(pausedFor).toBeGreaterThan(1_000);
+    expect((await limiter.status('confirm-g')).inFlight).toBe(0);
+  });
+});

@@ -1,0 +1,100 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Fleet } from './support/fleet.js';
+import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { duplicates, readRecords } from './support/records.js';
+
+// Each case runs at least three worker processes against one Redis and checks
+// what the servers saw: starts per sliding window and requests in flight.
+let redis: TestRedis;
+let site: DemoSite;
+let fleet: Fleet | undefined;
+const HOSTS = ['127.0.0.20', '127.0.0.21', '127.0.0.22', '127.0.0.23'];
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  site = await startDemoSite({ hosts: HOSTS, pagesPerHost: 25, linksPerPage: 3, crossHostLinksPerPage: 1 });
+});
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+afterAll(async () => {
+  await site.close();
+  await redis.stop();
+});
+
+function newFleet(namespace: string, flags: string[]): Fleet {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-polite-'));
+  return new Fleet({
+    redisUrl: redis.url,
+    dir,
+    flags: ['--namespace', namespace, '--allow-private-network', '--scope', 'any', '--max-depth', '100', '--concurrency', '8', ...flags],
+  });
+}
+
+describe('group limits hold across the whole fleet', () => {
+  it('never exceeds the rate in any window nor the concurrency cap, with 3 workers', async () => {
+    site.resetRecords();
+    // Slow responses make the concurrency cap matter as well as the rate.
+    site.setFaults([{ status: 200, delayMs: 300 }]);
+    fleet = newFleet('polite-window', ['--rate', '5/1s', '--domain-concurrency', '2']);
+    await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
+    const enqueued = await fleet.cli(['enqueue', ...site.seeds]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await fleet.waitUntilDone();
+
+    const expected = site.reachable({ seeds: site.seeds, maxDepth: 100, scope: 'any' });
+    const records = fleet.resultFiles().flatMap((file) => readRecords(file));
+    expect(duplicates(records.map((record) => record.url))).toEqual([]);
+    expect(records).toHaveLength(expected.size);
+    // Every worker took part, so the limits were shared, not per process.
+    for (const file of fleet.resultFiles()) expect(readRecords(file).length).toBeGreaterThan(0);
+
+    for (const [host, requests] of byHost(site.requests.filter((request) => request.path !== '/robots.txt'))) {
+      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+      // The cap was reached: the check above is not vacuous.
+      expect(peakInFlight(requests), host).toBe(2);
+    }
+  });
+
+  it('a 429 with Retry-After pauses that host for every worker while other hosts go on', async () => {
+    site.resetRecords();
+    const [throttled, ...others] = HOSTS;
+    // Every page of the throttled host answers 429 (Retry-After: 2) once, then 200.
+    site.setFaults([{ host: throttled, path: /^\/(p\/.*)?$/, status: 429, retryAfter: '2', times: 1 }]);
+    fleet = newFleet('polite-429', ['--rate', '10/1s', '--domain-concurrency', '4', '--attempts', '1', '--scope', 'host']);
+    await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
+    await fleet.cli(['enqueue', ...site.seeds]);
+    await fleet.waitUntilDone();
+
+    const hosts = byHost(site.requests);
+    const throttledRequests = (hosts.get(throttled!) ?? []).sort((a, b) => a.startedAt - b.startedAt);
+    const tooManyRequests = throttledRequests.filter((request) => request.status === 429);
+    expect(tooManyRequests.length).toBeGreaterThan(1);
+    for (const refusal of tooManyRequests) {
+      // Requests already in flight when the 429 arrived may land just after it;
+      // nothing may *start* later than 100 ms after it and before the 2 s are over.
+      const during = throttledRequests.filter((request) => request.startedAt > refusal.endedAt + 100 && request.startedAt < refusal.endedAt + 1_950);
+      expect(during.map((request) => request.path)).toEqual([]);
+    }
+    // Deferred jobs kept their single attempt and succeeded.
+    const records = fleet.resultFiles().flatMap((file) => readRecords(file));
+    const throttledRecords = records.filter((record) => record.group.startsWith(`${throttled}:`));
+    expect(throttledRecords.length).toBe(tooManyRequests.length);
+    for (const record of throttledRecords) expect(record).toMatchObject({ status: 200, attempts: 1 });
+    expect((await fleet.status()).deadLettered).toBe(0);
+    // Other hosts were not paused: they finished while the throttled one was still waiting.
+    const throttledEnd = Math.max(...throttledRequests.map((request) => request.endedAt));
+    for (const host of others) {
+      const requests = hosts.get(host) ?? [];
+      expect(requests.length).toBeGreaterThan(0);
+      expect(Math.max(...requests.map((request) => request.endedAt))).toBeLessThan(throttledEnd);
+    }
+  });
+});
