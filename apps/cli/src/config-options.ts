@@ -8,7 +8,7 @@ const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 export const CRAWL_OPTIONS: readonly OptionName[] = [
   'redisUrl', 'namespace', 'stateDir',
   'scope', 'include', 'exclude', 'maxDepth', 'maxPages', 'maxPagesPerGroup', 'attempts', 'backoff', 'userAgent', 'allowPrivateNetwork', 'sortQuery',
-  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause',
+  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
 ];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [

@@ -12,7 +12,9 @@ export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { 
   const dir = resolve(config.stateDir, 'run');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `worker-config-${process.pid}.json`);
-  const { redisUrl: _ignored, ...handedOver } = config;
+  // Only what was set explicitly: defaults stay defaults in the child, so the
+  // child publishes the same limits the parent did, and no others.
+  const handedOver = Object.fromEntries(config.explicit.filter((name) => name !== 'redisUrl').map((name) => [name, config[name]]));
   writeFileSync(file, JSON.stringify(handedOver), { mode: 0o600 });
   chmodSync(file, 0o600); // It may hold SMTP credentials.
 

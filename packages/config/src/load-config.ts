@@ -26,6 +26,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
   const fileValues = filePath === undefined ? {} : readConfigFile(filePath);
 
   const result: Record<string, unknown> = {};
+  const explicit: OptionName[] = [];
   for (const name of OPTION_NAMES) {
     const option = OPTION_TABLE[name];
     const candidates: [string, unknown][] = [
@@ -38,12 +39,14 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
       result[name] = option.default;
       continue;
     }
+    explicit.push(name);
     const parsed = (option.schema as z.ZodType).safeParse(given[1]);
     if (!parsed.success) {
       throw new ConfigError(given[0], describe(parsed.error, given[1]));
     }
     result[name] = parsed.data;
   }
+  result.explicit = explicit;
   return deepFreeze(result) as CrawlqConfig;
 }
 

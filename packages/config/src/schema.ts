@@ -101,6 +101,7 @@ export const OPTION_TABLE = {
   limitRules: { flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
   safetyMargin: { flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 25, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
   leaseTime: { flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: duration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
+  stallTimeout: { flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: duration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
   maxBlocked: { flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays paused longer is dead-lettered' },
   maxPause: { flag: '--max-pause', env: 'CRAWLQ_MAX_PAUSE', schema: duration, default: 3_600_000, doc: 'Cap on a Retry-After or admin pause of a group' },
   requestTimeout: { flag: '--request-timeout', env: 'CRAWLQ_REQUEST_TIMEOUT', schema: duration, default: 30_000, doc: 'Whole-request timeout' },
@@ -137,4 +138,7 @@ type OptionTable = typeof OPTION_TABLE;
 /** The parsed, validated configuration. */
 export type CrawlqConfig = {
   readonly [K in OptionName]: z.output<OptionTable[K]['schema']>;
+} & {
+  /** Options set by a flag, the environment or the config file rather than left at their default. */
+  readonly explicit: readonly OptionName[];
 };

@@ -88,3 +88,11 @@ describe('units', () => {
     expect(formatRate({ max: 60, durationMs: 60_000 })).toBe('60/1m');
   });
 });
+
+describe('explicit options', () => {
+  it('lists the options that did not come from defaults', () => {
+    const config = loadConfig({ flags: { rate: '5/1s' }, env: { CRAWLQ_BURST: '2' } });
+    expect([...config.explicit].sort()).toEqual(['burst', 'rate']);
+    expect(loadConfig().explicit).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-import type { CrawlqConfig } from '@crawlq/config';
+import { OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, stateKeyPrefix, type CrawlQueue } from '@crawlq/queue';
@@ -54,14 +54,22 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   };
 }
 
+/** Options that make up the fleet-wide politeness policy. */
+const LIMIT_OPTIONS: readonly OptionName[] = ['rate', 'burst', 'domainConcurrency', 'limitRules', 'safetyMargin', 'leaseTime', 'maxPause', 'requestTimeout'];
+
 /**
- * Publishes this process's limits as the fleet's. Returns a warning when it
- * replaced different limits another process had set, so two workers never
- * enforce different limits for one group without saying so.
+ * Publishes this process's limits as the fleet's when it was given any limit
+ * option, or when the fleet has none yet; a process started with default
+ * limits adopts the fleet's instead of resetting them. Returns a warning when
+ * it replaced different limits, so two workers never enforce different limits
+ * for one group without saying so.
  */
 export async function publishLimitPolicy(services: CrawlServices): Promise<string | undefined> {
-  const { changed, previous } = await services.limiter.setPolicy(limitPolicyFrom(services.config));
+  const { config, limiter } = services;
+  const given = config.explicit.filter((name) => LIMIT_OPTIONS.includes(name));
+  if (given.length === 0 && (await limiter.getPolicy()) !== null) return undefined;
+  const { changed, previous } = await limiter.setPolicy(limitPolicyFrom(config));
   return changed && previous !== null
-    ? 'the fleet-wide politeness limits changed (this process set new --rate/--burst/--domain-concurrency/rules); every worker follows the new ones now'
+    ? `the fleet-wide politeness limits changed (this process was given ${given.map((name) => OPTION_TABLE[name].flag ?? name).join(', ')}); every worker follows the new ones now`
     : undefined;
 }

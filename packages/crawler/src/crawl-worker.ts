@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
-import { createAlerts, createDeadLetters, isFinalFailure, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
 import { QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { openJsonlSink } from '@crawlq/sink';
@@ -64,13 +64,16 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       connection,
       prefix: queuePrefix(config.namespace),
       concurrency: config.concurrency,
+      lockDuration: config.stallTimeout,
+      stalledInterval: config.stallTimeout,
       ...(config.globalRate ? { limiter: { max: config.globalRate.max, duration: config.globalRate.durationMs } } : {}),
     },
   );
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
-    if (!job || !isFinalFailure(job, error)) return;
+    if (!job) return;
+    // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
     deadLetters
-      .record({ job, error, workerId: id })
+      .handleFailed(job, error, id)
       .then(({ created }) => {
         if (created) log(`dead-lettered ${job.data.url}: ${error.message}`);
       })

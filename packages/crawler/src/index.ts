@@ -9,3 +9,4 @@ export { fetcherOptionsFrom } from './fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError } from './crawl-errors.js';
 export type { PageRecord } from './page-record.js';
+export { resumeGroup } from './group-admin.js';

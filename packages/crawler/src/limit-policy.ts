@@ -15,7 +15,7 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
       ...(rule.concurrency === undefined ? {} : { concurrency: rule.concurrency }),
     })),
     safetyMarginMs: config.safetyMargin,
-    leaseMs: Math.max(config.leaseTime, config.requestTimeout + 5_000),
+    leaseMs: Math.max(config.leaseTime, config.requestTimeout + 1_000),
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
   };

@@ -7,6 +7,8 @@ import type { DomElement, DomNode } from './dom-node.js';
 import type { ExtractedPage, FieldRule } from './extracted-page.js';
 import { InvalidFieldRuleError } from './invalid-field-rule-error.js';
 import { limitDepth } from './limit-depth.js';
+import { parseHtml } from './parse-html.js';
+import type { HtmlLoader } from './parse-html.js';
 import { scanDocument, textOf } from './scan-document.js';
 
 /** Input of {@link extractPage}. */
@@ -28,9 +30,6 @@ export interface ExtractInput {
   readonly normalize?: Omit<NormalizeOptions, 'base'> | undefined;
 }
 
-/** Parses HTML text into a queryable document. */
-export type HtmlLoader = (html: string) => CheerioAPI;
-
 // No real link is this long; skipping the URL parser for bigger hrefs keeps a
 // hostile page from spending CPU on multi-megabyte attributes.
 const MAX_HREF_LENGTH = 65_536;
@@ -43,7 +42,8 @@ const WHITESPACE_RUN = /\s+/g;
  * (2.4-2.6x, test/parser-speed.bench.ts) with identical results. It also
  * reads links inside `<noscript>`, which parse5 (scripting on) treats as text.
  */
-export const defaultHtmlLoader: HtmlLoader = (html) => loadHtmlparser2(html);
+export const defaultHtmlLoader: HtmlLoader = (content) =>
+  loadHtmlparser2(content as Parameters<typeof loadHtmlparser2>[0]);
 
 /**
  * Extracts title, meta data, links and user fields from an HTML body. Pure:
@@ -51,8 +51,10 @@ export const defaultHtmlLoader: HtmlLoader = (html) => loadHtmlparser2(html);
  * tags, deep nesting, huge attributes, binary garbage); only an invalid
  * field selector throws. Any body is parsed as HTML: check `isHtml` first.
  *
- * Elements nested deeper than 256 levels are flattened (as browsers do at
- * 512) so selector cost stays linear in the page size.
+ * Work stays linear in the page size whatever the nesting: documents with
+ * more than 20k tags are parsed in slices of 5k tags (see parse-html.ts), and
+ * elements nested deeper than 256 levels are flattened (browsers stop
+ * nesting at 512) because every selector query costs O(nodes x depth).
  *
  * @throws {InvalidFieldRuleError} when a field rule's selector does not compile.
  */
@@ -63,7 +65,7 @@ export function extractPage(input: ExtractInput): ExtractedPage {
 /** {@link extractPage} with a chosen parser (the speed benchmark compares them). */
 export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): ExtractedPage {
   const { text, charset } = decodeBody(input.body, input.contentType);
-  const $ = loadHtml(text);
+  const $ = parseHtml(text, loadHtml);
   const root = $.root().get(0) as unknown as DomNode | undefined;
   if (root !== undefined) limitDepth(root);
   const scan = root === undefined ? undefined : scanDocument(root);

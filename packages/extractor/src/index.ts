@@ -1,5 +1,6 @@
 export { extractPage, defaultHtmlLoader } from './extract-page.js';
-export type { ExtractInput, HtmlLoader } from './extract-page.js';
+export type { ExtractInput } from './extract-page.js';
+export type { HtmlLoader } from './parse-html.js';
 export type { ExtractedPage, FieldRule } from './extracted-page.js';
 export { isHtml } from './is-html.js';
 export { decodeBody } from './decode-body.js';

@@ -218,6 +218,52 @@ describe('hostile documents', () => {
     expect(page.fields.body).toBe('deep text');
   });
 
+  it('finishes on 300k unclosed tags (parsed in slices)', { timeout: 30_000 }, () => {
+    // About 1.5 s here. Parsed whole, htmlparser2 needs about a minute for
+    // this (its open-element stack uses unshift), so the timeout catches a
+    // regression to unsliced parsing with a wide margin for a busy machine.
+    const html = `<title>Fonts</title>${'<font size=2>x'.repeat(300_000)}<a href="/end">end</a>`;
+    const page = extract(html, { fields: [{ name: 'fonts', selector: 'font', all: true, attribute: 'size' }] });
+    expect(page.title).toBe('Fonts');
+    expect(page.links).toEqual(['https://example.com/end']);
+    expect(page.fields.fonts).toHaveLength(300_000);
+  });
+
+  it('does not let a self-closed or unclosed <script> disable slicing', { timeout: 30_000 }, () => {
+    const html = `<script/>${'<b>'.repeat(100_000)}<a href="/a">a</a><script>${'<i>'.repeat(100_000)}<a href="/b">`;
+    const page = extract(html);
+    // htmlparser2 honours <script/>, so /a is markup. What follows the
+    // never-closed <script> is text to the parser, but a forced cut inside it
+    // may read the rest as markup: the price of bounded work.
+    expect(page.links[0]).toBe('https://example.com/a');
+  });
+
+  it('parses a large ordinary page in slices without losing or inventing links', () => {
+    const items = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => `<li><a href="/item/${from + i}">item ${from + i}</a></li>`).join('\n');
+    // 2,000 items = 4,000 open tags; the script then holds 3,000 tag-like
+    // strings, across the 5,000th tag where a cut is due: it must not be
+    // cut there, or its strings would become links.
+    const script = `<script>var html = '${'<i>'.repeat(3_000)}<a href="/from-script">';</script>`;
+    const comment = `<!-- ${'<b>'.repeat(3_000)} <a href="/from-comment"> -->`;
+    const body = [items(0, 2_000), script, items(2_000, 4_500), comment, items(4_500, 12_000)].join('\n');
+    const page = extract(`<html lang="en"><head><title>Big</title></head><body><ul>${body}</ul></body></html>`, {
+      fields: [
+        { name: 'items', selector: 'li', all: true },
+        { name: 'nested', selector: 'ul > li', all: true },
+      ],
+    });
+    expect(page.title).toBe('Big');
+    expect(page.lang).toBe('en');
+    expect(page.links).toHaveLength(12_000);
+    expect(page.links[0]).toBe('https://example.com/item/0');
+    expect(page.links.at(-1)).toBe('https://example.com/item/11999');
+    expect(page.links.some((link) => link.includes('from-'))).toBe(false);
+    expect(page.fields.items).toHaveLength(12_000);
+    // Documented cost of slicing: later slices lose their enclosing <ul>.
+    expect((page.fields.nested as string[]).length).toBeLessThan(12_000);
+  });
+
   it('survives a huge attribute and a huge href', () => {
     const huge = 'x'.repeat(5_000_000);
     const page = extract(`<title>T</title><div data-x="${huge}"></div><a href="/${huge}">big</a><a href="/ok">ok</a>`);

@@ -7,7 +7,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { load as loadParse5 } from 'cheerio';
 import { load as loadHtmlparser2 } from 'cheerio/slim';
 import { extractWithLoader } from '../src/extract-page.js';
-import type { ExtractInput, HtmlLoader } from '../src/extract-page.js';
+import type { ExtractInput } from '../src/extract-page.js';
+import type { HtmlLoader } from '../src/parse-html.js';
 import { samplePage } from './sample-page.js';
 
 const html = samplePage();
@@ -21,8 +22,8 @@ const input: ExtractInput = {
   ],
 };
 const parsers: Record<string, HtmlLoader> = {
-  parse5: (text) => loadParse5(text),
-  htmlparser2: (text) => loadHtmlparser2(text),
+  parse5: (content) => loadParse5(content as Parameters<typeof loadParse5>[0]),
+  htmlparser2: (content) => loadHtmlparser2(content as Parameters<typeof loadHtmlparser2>[0]),
 };
 
 const reference = extractWithLoader(input, parsers.parse5!);

@@ -1,1 +1,15 @@
-export {};
+export { createRobotsPolicy } from './robots-policy.js';
+export type {
+  FetchRobots,
+  RobotsFetchResponse,
+  RobotsPolicy,
+  RobotsPolicyOptions,
+  RobotsReason,
+  RobotsVerdict,
+} from './robots-policy.js';
+export { parseRobotsTxt, isPathAllowed } from './parse-robots-txt.js';
+export type { RobotsRules } from './parse-robots-txt.js';
+export type { RobotsRule } from './robots-rule.js';
+export { canonicalPath } from './match-path.js';
+export { productTokenOf } from './product-token.js';
+export { RobotsError, RobotsOptionsError, RobotsStoreError } from './robots-error.js';

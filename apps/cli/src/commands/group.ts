@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { openCrawlServices, type CrawlServices } from '@crawlq/crawler';
+import { openCrawlServices, resumeGroup, type CrawlServices } from '@crawlq/crawler';
 import type { GroupStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -53,8 +53,8 @@ export function registerGroup(program: Command): void {
   addConfigOptions(group.command('resume').description('Lift a pause on a group').argument('<group>'), ADMIN_OPTIONS).action(
     async (name: string, flags: Record<string, unknown>) => {
       const config = configFrom(flags);
-      await withServices(config, (services) => services.limiter.resume(name));
-      process.stdout.write(`resumed ${name}\n`);
+      const woken = await withServices(config, (services) => resumeGroup(services, name));
+      process.stdout.write(`resumed ${name} (${woken} deferred job${woken === 1 ? '' : 's'} woken)\n`);
     },
   );
 }

@@ -1,0 +1,85 @@
+import type { DeadLetterEntry, DeadLetters, DeadLetterStats } from '@crawlq/dead-letter';
+import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
+import { describeFilter, type EntryFilter, type ListQuery } from './filters.js';
+import { publicEntry } from './public-entry.js';
+import { isAll, type Selection } from './selection.js';
+
+/**
+ * What the pages and the JSON API do with the dead-letter queue: one place
+ * for the selection rules, the log lines, and the redaction of what is shown
+ * (`list` and `show` return `publicEntry`s; retry reads the stored job).
+ */
+export interface DeadLetterActions {
+  list(query: ListQuery): Promise<DeadLetterEntry[]>;
+  show(id: string): Promise<DeadLetterEntry | null>;
+  stats(): Promise<DeadLetterStats>;
+  /** Puts one entry back into the crawl queue; 0 when there is no such entry. */
+  retryOne(id: string): Promise<number>;
+  retry(selection: Selection): Promise<number>;
+  purgeOne(id: string): Promise<number>;
+  purge(selection: Selection): Promise<number>;
+}
+
+export interface DeadLetterActionsOptions {
+  readonly deadLetters: DeadLetters;
+  readonly crawlQueue: CrawlQueue;
+  readonly jobPolicy: CrawlJobPolicy;
+  readonly log: (line: string) => void;
+}
+
+export function createDeadLetterActions(options: DeadLetterActionsOptions): DeadLetterActions {
+  const { deadLetters, crawlQueue, jobPolicy, log } = options;
+
+  /** Ids matching a filter with a reason: `DeadLetters` selects by group or all only. */
+  async function idsMatching(filter: EntryFilter): Promise<string[]> {
+    const entries = await deadLetters.list({ ...filter, limit: Number.MAX_SAFE_INTEGER });
+    return entries.map((entry) => entry.id);
+  }
+
+  function describe(selection: Selection): string {
+    return isAll(selection) ? 'all' : describeFilter(selection);
+  }
+
+  return {
+    async list(query) {
+      return (await deadLetters.list(query)).map(publicEntry);
+    },
+    async show(id) {
+      const entry = await deadLetters.show(id);
+      return entry === null ? null : publicEntry(entry);
+    },
+    stats: () => deadLetters.stats(),
+
+    async retryOne(id) {
+      const { retried } = await deadLetters.retry({ ids: [id] }, crawlQueue, jobPolicy);
+      if (retried > 0) log(`dashboard: retried dead letter ${id}`);
+      return retried;
+    },
+
+    async retry(selection) {
+      const { retried } = await deadLetters.retry(
+        isAll(selection)
+          ? { all: true }
+          : selection.reason === undefined && selection.group !== undefined
+            ? { group: selection.group }
+            : { ids: await idsMatching(selection) },
+        crawlQueue,
+        jobPolicy,
+      );
+      log(`dashboard: retried ${retried} dead letters (${describe(selection)})`);
+      return retried;
+    },
+
+    async purgeOne(id) {
+      const { purged } = await deadLetters.purge({ ids: [id] });
+      if (purged > 0) log(`dashboard: purged dead letter ${id}`);
+      return purged;
+    },
+
+    async purge(selection) {
+      const { purged } = await deadLetters.purge(isAll(selection) ? { all: true } : { ids: await idsMatching(selection) });
+      log(`dashboard: purged ${purged} dead letters (${describe(selection)})`);
+      return purged;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { Flash } from '../flash.js';
+import { SafeHtml, html } from '../html.js';
+
+/** What every page needs besides its own content. */
+export interface PageContext {
+  readonly namespace: string;
+  /** Per-response nonce for the inline style and script (see the CSP in `page-routes`). */
+  readonly nonce: string;
+  /** The CSRF token every form must carry. */
+  readonly csrfToken: string;
+  readonly flash?: Flash | undefined;
+}
+
+const STYLE = `
+:root { color-scheme: light; --fg: #1d2430; --muted: #5d6878; --line: #dde2ea; --bg: #f6f7f9; --card: #fff;
+  --accent: #2457c5; --danger: #b42318; --ok-bg: #e8f5ec; --ok-fg: #1f6b3a; --err-bg: #fdecea; --err-fg: #8a1c12; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; align-items: center; gap: 24px; padding: 10px 24px; background: #1d2430; color: #fff; }
+header .brand { font-weight: 600; font-size: 16px; }
+header .ns { color: #aab4c3; font-size: 13px; }
+header nav { display: flex; gap: 16px; margin-left: auto; }
+header nav a { color: #dfe6f1; text-decoration: none; }
+header nav a[aria-current="page"] { color: #fff; font-weight: 600; border-bottom: 2px solid #fff; }
+main { padding: 20px 24px 40px; max-width: 1400px; }
+h1 { font-size: 20px; margin: 0 0 16px; }
+h2 { font-size: 15px; margin: 0 0 8px; }
+a { color: var(--accent); }
+.flash { padding: 10px 14px; border-radius: 6px; margin-bottom: 16px; }
+.flash.ok { background: var(--ok-bg); color: var(--ok-fg); }
+.flash.error { background: var(--err-bg); color: var(--err-fg); }
+.cards { display: flex; flex-wrap: wrap; gap: 16px; margin-bottom: 16px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; min-width: 220px; }
+.card .big { font-size: 28px; font-weight: 600; }
+.card table td { padding: 2px 8px 2px 0; }
+.card table td.n { text-align: right; font-variant-numeric: tabular-nums; }
+.toolbar { display: flex; flex-wrap: wrap; align-items: end; gap: 12px; margin-bottom: 12px; }
+.toolbar label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 2px; }
+input, select { font: inherit; padding: 4px 6px; border: 1px solid #c3cad5; border-radius: 4px; background: #fff; }
+button { font: inherit; padding: 4px 10px; border-radius: 4px; border: 1px solid #c3cad5; background: #fff; cursor: pointer; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.danger { color: var(--danger); border-color: #e3b2ad; }
+button:hover { filter: brightness(0.95); }
+form.inline { display: inline; margin: 0; }
+.bulk { margin-left: auto; display: flex; gap: 8px; }
+table.entries { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); }
+table.entries th, table.entries td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+table.entries th { background: #eef1f5; font-weight: 600; font-size: 12px; color: var(--muted); white-space: nowrap; }
+table.entries td.url { word-break: break-all; max-width: 480px; }
+table.entries td.actions { white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
+pre { background: #f0f2f5; border: 1px solid var(--line); border-radius: 6px; padding: 10px; overflow: auto; white-space: pre-wrap; word-break: break-all; }
+.tag { display: inline-block; padding: 0 6px; border-radius: 10px; background: #eef1f5; font-size: 12px; }
+.muted { color: var(--muted); }
+.empty { padding: 24px; text-align: center; color: var(--muted); background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
+.pager { display: flex; gap: 16px; margin-top: 12px; }
+dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: 6px 16px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
+dl.fields dt { color: var(--muted); }
+dl.fields dd { margin: 0; word-break: break-all; }
+.actions-row { display: flex; gap: 8px; margin: 16px 0; }
+.spaced { margin-top: 16px; }
+`;
+
+/** Asks before submitting any form with `data-confirm`; the only script on our pages. */
+const SCRIPT = `
+document.addEventListener('submit', function (event) {
+  var form = event.target;
+  var question = form && form.getAttribute && form.getAttribute('data-confirm');
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+`;
+
+// Our own constants, not input: safe to embed as they are.
+const OWN_STYLE = new SafeHtml(STYLE);
+const OWN_SCRIPT = new SafeHtml(SCRIPT);
+
+/** A complete HTML page around `body`. */
+export function layout(context: PageContext, page: { title: string; current: 'dead-letters' | 'none'; body: SafeHtml }): string {
+  const { flash } = context;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${page.title} · crawlq</title>
+<link rel="icon" type="image/svg+xml" href="/queues/static/images/logo.svg">
+<style nonce="${context.nonce}">${OWN_STYLE}</style>
+</head>
+<body>
+<header>
+  <span class="brand">crawlq</span>
+  <span class="ns">namespace <code>${context.namespace}</code></span>
+  <nav>
+    <a href="/dead-letters"${page.current === 'dead-letters' ? html` aria-current="page"` : ''}>Dead letters</a>
+    <a href="/queues">Queues (Bull Board)</a>
+  </nav>
+</header>
+<main>
+${flash === undefined ? '' : html`<div class="flash ${flash.kind}" role="status">${flash.text}</div>`}
+${page.body}
+</main>
+<script nonce="${context.nonce}">${OWN_SCRIPT}</script>
+</body>
+</html>
+`.value;
+}

@@ -1,0 +1,315 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
+import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, type Namespace } from './helpers.js';
+
+/** The test Redis requires this password, so the dashboard must use it and must never show it. */
+const REDIS_PASSWORD = 'redis-pw-7f3a9c1e';
+const JOB_POLICY = { attempts: 3, backoffMs: 1000 };
+
+let redis: TestRedis;
+let redisUrl: string;
+const closers: (() => Promise<unknown>)[] = [];
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  await redis.client().config('SET', 'requirepass', REDIS_PASSWORD);
+  redisUrl = `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}`;
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+/** A fresh namespace with three dead letters, and a dashboard on it. */
+async function setup(options: Partial<DashboardOptions> = {}): Promise<{ space: Namespace; dashboard: Dashboard }> {
+  const space = openNamespace(redisUrl, `t${randomUUID().slice(0, 8)}`);
+  closers.push(() => space.close());
+  await seedDeadLetter(space, { id: 'fp-a', url: 'https://example.com/a', group: 'example.com' });
+  await seedDeadLetter(space, {
+    id: 'fp-b',
+    url: 'https://example.com/b',
+    group: 'example.com',
+    error: Object.assign(new Error('Timeout awaiting response for 10000ms'), { code: 'ETIMEDOUT' }),
+  });
+  await seedDeadLetter(space, { id: 'fp-c', url: 'https://other.org/c', group: 'other.org' });
+  const dashboard = await startDashboard({
+    redisUrl,
+    namespace: space.namespace,
+    port: 0,
+    jobPolicy: JOB_POLICY,
+    log: (line) => logLines.push(line),
+    ...options,
+  });
+  closers.push(() => dashboard.close());
+  return { space, dashboard };
+}
+
+function ids(json: unknown): string[] {
+  return (json as { entries: { id: string }[] }).entries.map((entry) => entry.id);
+}
+
+describe('starting', () => {
+  it('refuses a non-loopback address without auth, before touching Redis or a port', async () => {
+    for (const host of ['0.0.0.0', '::', '192.0.2.10', 'dashboard.example.com', '127.0.0.1.nip.io']) {
+      const started = startDashboard({ redisUrl: 'redis://127.0.0.1:1', namespace: 'x', host, port: 0, jobPolicy: JOB_POLICY });
+      await expect(started, host).rejects.toThrow(DashboardConfigError);
+      await expect(started).rejects.toMatchObject({ option: 'host', message: expect.stringContaining('without auth') });
+    }
+  });
+
+  it('refuses empty credentials', async () => {
+    await expect(
+      startDashboard({ redisUrl, namespace: 'x', port: 0, auth: { user: 'ops', password: '' }, jobPolicy: JOB_POLICY }),
+    ).rejects.toMatchObject({ name: 'DashboardConfigError', option: 'auth' });
+  });
+
+  it('tells loopback literals from everything else', () => {
+    for (const host of ['127.0.0.1', '127.3.2.1', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) {
+      expect(isLoopbackHost(host), host).toBe(true);
+    }
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '::ffff:10.0.0.1', 'example.com', '127.0.0.1.nip.io', '']) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
+  });
+
+  it('fails with a clear error when Redis does not answer, without the password', async () => {
+    const port = await freePort();
+    const started = startDashboard({ redisUrl: `redis://:${REDIS_PASSWORD}@127.0.0.1:${port}`, namespace: 'x', port: 0, jobPolicy: JOB_POLICY });
+    await expect(started).rejects.toThrow(DashboardStartError);
+    await expect(started).rejects.toThrow(/cannot reach Redis/);
+    await expect(started).rejects.not.toThrow(REDIS_PASSWORD);
+  });
+});
+
+describe('basic auth', () => {
+  it('guards every route: pages, API and bull-board', async () => {
+    const { space, dashboard } = await setup({ auth: { user: 'ops', password: 'correct horse' } });
+    const basic = (credentials: string) => ({ authorization: `Basic ${Buffer.from(credentials).toString('base64')}` });
+    for (const path of ['/', '/dead-letters', '/dead-letters/fp-a', '/api/stats', '/api/dead-letters', '/queues', '/queues/api/queues', '/nowhere']) {
+      const anonymous = await request(`${dashboard.url}${path}`);
+      expect(anonymous.status, path).toBe(401);
+      expect(anonymous.headers['www-authenticate'], path).toMatch(/^Basic realm=/);
+      expect((await request(`${dashboard.url}${path}`, { headers: basic('ops:wrong horse') })).status, path).toBe(401);
+      expect((await request(`${dashboard.url}${path}`, { headers: basic('root:correct horse') })).status, path).toBe(401);
+      expect((await request(`${dashboard.url}${path}`, { headers: basic('ops:correct horse') })).status, path).toBe(
+        path === '/nowhere' ? 404 : path === '/' ? 302 : 200,
+      );
+    }
+    const purge = await request(`${dashboard.url}/api/dead-letters/fp-a/purge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(purge.status).toBe(401);
+    expect(await space.dlq.count()).toBe(3);
+    const allowed = await api(dashboard.url, '/api/dead-letters/fp-a/purge', { method: 'POST', headers: basic('ops:correct horse') });
+    expect(allowed).toEqual({ status: 200, json: { purged: 1 } });
+  });
+});
+
+describe('JSON API', () => {
+  it('lists with filters, shows one entry and counts', async () => {
+    const { dashboard } = await setup();
+    expect(ids((await api(dashboard.url, '/api/dead-letters')).json).sort()).toEqual(['fp-a', 'fp-b', 'fp-c']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=example.com')).json).sort()).toEqual(['fp-a', 'fp-b']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?reason=http-503')).json).sort()).toEqual(['fp-a', 'fp-c']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=example.com&reason=timeout')).json)).toEqual(['fp-b']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?limit=2')).json)).toHaveLength(2);
+    expect(await api(dashboard.url, '/api/dead-letters?limit=0')).toMatchObject({ status: 400, json: { error: expect.stringContaining('limit') } });
+
+    const shown = await api(dashboard.url, '/api/dead-letters/fp-b');
+    expect(shown).toMatchObject({
+      status: 200,
+      json: { id: 'fp-b', url: 'https://example.com/b', group: 'example.com', reason: 'timeout', status: null, job: { url: 'https://example.com/b' } },
+    });
+    expect(await api(dashboard.url, '/api/dead-letters/fp-nope')).toMatchObject({ status: 404, json: { error: expect.stringContaining('fp-nope') } });
+
+    expect(await api(dashboard.url, '/api/stats')).toEqual({
+      status: 200,
+      json: {
+        total: 3,
+        byGroup: { 'example.com': 2, 'other.org': 1 },
+        byReason: { 'http-503': 2, timeout: 1 },
+        crawl: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0 },
+      },
+    });
+  });
+
+  it('retries one entry: the job is back in the crawl queue with the policy, and the entry is gone', async () => {
+    const { space, dashboard } = await setup();
+    expect(await api(dashboard.url, '/api/dead-letters/fp-a/retry', { method: 'POST' })).toEqual({ status: 200, json: { retried: 1 } });
+    const job = await space.crawl.getJob('fp-a');
+    expect(job?.data).toEqual({ url: 'https://example.com/a', depth: 1, group: 'example.com' });
+    expect(job?.opts.attempts).toBe(JOB_POLICY.attempts);
+    expect(await job?.getState()).toBe('waiting');
+    expect((await api(dashboard.url, '/api/dead-letters/fp-a')).status).toBe(404);
+    expect(await space.dlq.count()).toBe(2);
+    // Again: nothing left to retry, and still one job.
+    expect((await api(dashboard.url, '/api/dead-letters/fp-a/retry', { method: 'POST' })).status).toBe(404);
+    expect(await space.crawl.count()).toBe(1);
+    expect(logLines).toContain('dashboard: retried dead letter fp-a');
+  });
+
+  it('retries and purges in bulk by group, by reason, or all, but never on an empty selection', async () => {
+    const { space, dashboard } = await setup();
+    expect(await api(dashboard.url, '/api/dead-letters/retry', { method: 'POST', body: {} })).toMatchObject({ status: 400 });
+    expect(await api(dashboard.url, '/api/dead-letters/purge', { method: 'POST', body: { group: '' } })).toMatchObject({ status: 400 });
+    expect(await space.dlq.count()).toBe(3);
+
+    expect((await api(dashboard.url, '/api/dead-letters/retry', { method: 'POST', body: { reason: 'timeout' } })).json).toEqual({ retried: 1 });
+    expect(await space.crawl.getJob('fp-b')).toBeDefined();
+    expect((await api(dashboard.url, '/api/dead-letters/retry', { method: 'POST', body: { group: 'other.org' } })).json).toEqual({ retried: 1 });
+    expect(await space.crawl.getJob('fp-c')).toBeDefined();
+    expect(ids((await api(dashboard.url, '/api/dead-letters')).json)).toEqual(['fp-a']);
+
+    expect((await api(dashboard.url, '/api/dead-letters/fp-a/purge', { method: 'POST' })).json).toEqual({ purged: 1 });
+    expect(await space.crawl.getJob('fp-a')).toBeUndefined();
+    expect((await api(dashboard.url, '/api/dead-letters/fp-a/purge', { method: 'POST' })).status).toBe(404);
+
+    await seedDeadLetter(space, { id: 'fp-d', url: 'https://example.com/d', group: 'example.com' });
+    await seedDeadLetter(space, { id: 'fp-e', url: 'https://other.org/e', group: 'other.org' });
+    expect((await api(dashboard.url, '/api/dead-letters/purge', { method: 'POST', body: { all: true } })).json).toEqual({ purged: 2 });
+    expect(await space.dlq.count()).toBe(0);
+  });
+});
+
+describe('cross-site requests', () => {
+  it('refuses API writes from other origins, and simple (non-JSON) POSTs, changing nothing', async () => {
+    const { space, dashboard } = await setup();
+    const { port } = new URL(dashboard.url);
+    const attempts: Record<string, string>[] = [
+      { 'content-type': 'application/json', origin: 'http://evil.example' },
+      { 'content-type': 'application/json', origin: 'null' },
+      { 'content-type': 'application/json', origin: `http://localhost:${Number(port) + 1}` },
+      { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' },
+      { 'content-type': 'application/json', 'sec-fetch-site': 'same-site', origin: dashboard.url },
+    ];
+    for (const headers of attempts) {
+      const response = await request(`${dashboard.url}/api/dead-letters/fp-a/purge`, { method: 'POST', headers, body: '{}' });
+      expect(response.status, JSON.stringify(headers)).toBe(403);
+    }
+    // What a plain <form> of another site can send without a CORS preflight:
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const response = await request(`${dashboard.url}/api/dead-letters/retry`, { method: 'POST', headers: { 'content-type': type }, body: 'all=1' });
+      expect(response.status, type).toBe(415);
+    }
+    expect(await space.dlq.count()).toBe(3);
+    expect(await space.crawl.count()).toBe(0);
+    // The same request from our own origin works.
+    const own = await request(`${dashboard.url}/api/dead-letters/fp-a/purge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: dashboard.url, 'sec-fetch-site': 'same-origin' },
+      body: '{}',
+    });
+    expect(own.status).toBe(200);
+    expect(await space.dlq.count()).toBe(2);
+  });
+
+  it('refuses form posts from other origins or without the page token', async () => {
+    const { space, dashboard } = await setup();
+    const token = csrfTokenOf((await request(`${dashboard.url}/dead-letters`)).body);
+    const form = (fields: Record<string, string>, headers: Record<string, string>) =>
+      request(`${dashboard.url}/dead-letters/fp-a/retry`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      });
+    expect((await form({ _csrf: token }, { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await form({ _csrf: token }, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await form({}, { origin: dashboard.url })).status).toBe(403);
+    expect((await form({ _csrf: `${token}x` }, { origin: dashboard.url })).status).toBe(403);
+    expect((await request(`${dashboard.url}/dead-letters/purge`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'all=1' })).status).toBe(403);
+    expect(await space.dlq.count()).toBe(3);
+    expect(await space.crawl.count()).toBe(0);
+  });
+
+  it('refuses bull-board writes from other origins', async () => {
+    const { space, dashboard } = await setup();
+    const pause = await request(`${dashboard.url}/queues/api/queues/crawl/pause`, { method: 'PUT', headers: { origin: 'http://evil.example' } });
+    expect(pause.status).toBe(403);
+    expect(await space.crawl.isPaused()).toBe(false);
+    const own = await request(`${dashboard.url}/queues/api/queues/crawl/pause`, { method: 'PUT', headers: { origin: dashboard.url } });
+    expect(own.status).toBe(200);
+    expect(await space.crawl.isPaused()).toBe(true);
+  });
+
+  it('answers only to loopback Host names without auth (DNS rebinding)', async () => {
+    const { dashboard } = await setup();
+    const { port } = new URL(dashboard.url);
+    expect((await request(`${dashboard.url}/api/stats`, { headers: { host: `evil.example:${port}` } })).status).toBe(403);
+    expect((await request(`${dashboard.url}/dead-letters`, { headers: { host: `localhost:${port}` } })).status).toBe(200);
+  });
+});
+
+describe('pages', () => {
+  it('retries from a form, redirects back to the filter and shows a one-time message', async () => {
+    const { space, dashboard } = await setup();
+    const page = await request(`${dashboard.url}/dead-letters?group=example.com`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('https://example.com/a');
+    expect(page.body).not.toContain('https://other.org/c');
+    const response = await request(`${dashboard.url}/dead-letters/fp-a/retry`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: dashboard.url },
+      body: new URLSearchParams({ _csrf: csrfTokenOf(page.body), group: 'example.com' }).toString(),
+    });
+    expect(response.status).toBe(303);
+    expect(response.headers.location).toBe('/dead-letters?group=example.com');
+    const cookie = String(response.headers['set-cookie']).split(';')[0] ?? '';
+    expect(await space.crawl.getJob('fp-a')).toBeDefined();
+
+    const after = await request(`${dashboard.url}${String(response.headers.location)}`, { headers: { cookie } });
+    expect(after.body).toContain('Retried https://example.com/a: it is back in the crawl queue.');
+    expect(after.body).not.toContain('data-id="fp-a"');
+    expect(after.body).toContain('data-id="fp-b"');
+    const again = await request(`${dashboard.url}/dead-letters`);
+    expect(again.body).not.toContain('Retried https://example.com/a');
+  });
+
+  it('escapes hostile input and sends a strict content security policy', async () => {
+    const { space, dashboard } = await setup();
+    await seedDeadLetter(space, {
+      id: 'fp-x',
+      url: 'https://evil.example/"><script>alert(1)</script>',
+      group: '<img src=x onerror=alert(2)>',
+      error: new Error('<script>alert("message")</script> \' " `'),
+    });
+    for (const path of ['/dead-letters', '/dead-letters/fp-x', `/dead-letters?group=${encodeURIComponent('<img src=x onerror=alert(2)>')}`]) {
+      const page = await request(`${dashboard.url}${path}`);
+      expect(page.status, path).toBe(200);
+      expect(page.body, path).not.toMatch(/<script>alert|<img src=x/);
+      expect(page.body, path).toContain('&lt;img src=x onerror=alert(2)&gt;');
+      const csp = String(page.headers['content-security-policy']);
+      expect(csp).toMatch(/script-src 'nonce-[^']+'/);
+      expect(csp).toContain("frame-ancestors 'none'");
+    }
+    expect((await request(`${dashboard.url}/dead-letters/fp-x`)).body).toContain('&lt;script&gt;alert(&quot;message&quot;)&lt;/script&gt;');
+  });
+
+  it('never shows the Redis password or a crawled URL’s credentials', async () => {
+    const { space, dashboard } = await setup();
+    await seedDeadLetter(space, { id: 'fp-s', url: 'https://bob:hunter2@example.com/s?token=tok-secret-1&x=1', group: 'example.com' });
+    const paths = [
+      '/dead-letters',
+      '/dead-letters/fp-s',
+      '/api/dead-letters',
+      '/api/dead-letters/fp-s',
+      '/api/stats',
+      '/queues',
+      '/queues/api/queues',
+      '/queues/api/queues?activeQueue=dead-letter&status=waiting&page=1',
+      '/queues/api/queues/dead-letter/fp-s',
+      '/queues/api/redis/stats',
+    ];
+    for (const path of paths) {
+      const response = await request(`${dashboard.url}${path}`);
+      expect(response.status, path).toBe(200);
+      expect(response.body, path).not.toContain(REDIS_PASSWORD);
+      expect(response.body, path).not.toContain('hunter2');
+      expect(response.body, path).not.toContain('tok-secret-1');
+    }
+    expect((await request(`${dashboard.url}/queues/api/queues?activeQueue=dead-letter&status=waiting&page=1`)).body).toContain('example.com/s');
+    expect(logLines.join('\n')).not.toContain(REDIS_PASSWORD);
+  });
+});

@@ -1,0 +1,38 @@
+/** Base class of the errors thrown by `@crawlq/robots`; `retryable` says whether trying again may help. */
+export class RobotsError extends Error {
+  override readonly name: string = 'RobotsError';
+  /** True when the same call may succeed later (Redis unavailable), false for bad input or options. */
+  readonly retryable: boolean;
+
+  constructor(message: string, details: { retryable: boolean; cause?: unknown }) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.retryable = details.retryable;
+  }
+}
+
+/** An option of `createRobotsPolicy` that cannot be used. Not retryable. */
+export class RobotsOptionsError extends RobotsError {
+  override readonly name = 'RobotsOptionsError';
+  /** The offending option, e.g. `userAgent`. */
+  readonly option: string;
+
+  constructor(option: string, message: string) {
+    super(message, { retryable: false });
+    this.option = option;
+  }
+}
+
+/** Redis failed while reading or writing the shared robots.txt cache. Retryable. */
+export class RobotsStoreError extends RobotsError {
+  override readonly name = 'RobotsStoreError';
+  /** The origin (`scheme://host[:port]`) whose entry was being read or written. */
+  readonly origin: string;
+  /** What was being done: `read`, `write`, `lock` or `unlock`. */
+  readonly operation: 'read' | 'write' | 'lock' | 'unlock';
+
+  constructor(options: { origin: string; operation: RobotsStoreError['operation']; cause: unknown }) {
+    super(`robots.txt cache ${options.operation} failed for ${options.origin}`, { retryable: true, cause: options.cause });
+    this.origin = options.origin;
+    this.operation = options.operation;
+  }
+}
