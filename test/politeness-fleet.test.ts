@@ -49,7 +49,7 @@ describe('fleet-wide politeness under failure and load', () => {
     const victim = await fleet.start();
     await fleet.cli(['enqueue', ...web.seeds]);
     // Wait until the victim holds both slots of the group.
-    await waitFor(async () => (web.requests.filter((request) => Number.isNaN(request.endedAt)).length >= 2 ? true : undefined), { what: 'two requests in flight' });
+    await waitFor(() => (web.requests.filter((request) => Number.isNaN(request.endedAt)).length >= 2 ? true : undefined), { what: 'two requests in flight' });
     victim.kill('SIGKILL');
     await exited(victim);
     const killedAt = performance.timeOrigin + performance.now();
@@ -78,7 +78,7 @@ describe('fleet-wide politeness under failure and load', () => {
     const enqueued = await fleet.cli(['enqueue', '--file', '-'], [...hugeUrls, ...smallUrls].join('\n'));
     expect(enqueued.stdout).toContain('accepted 2400');
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
-    await waitFor(async () => {
+    await waitFor(() => {
       const hosts = byHost(web.requests);
       return small.every((host) => (hosts.get(host)?.length ?? 0) >= 20) ? true : undefined;
     }, {
@@ -97,12 +97,12 @@ describe('fleet-wide politeness under failure and load', () => {
 
   it('admin pause and resume work while a crawl runs', { timeout: 150_000 }, async () => {
     const [paused, other] = ['127.0.0.42', '127.0.0.43'];
-    const web = await site({ hosts: [paused!, other!], pagesPerHost: 30, linksPerPage: 2 });
+    const web = await site({ hosts: [paused, other], pagesPerHost: 30, linksPerPage: 2 });
     fleet = newFleet('fleet-pause', ['--rate', '5/1s', '--domain-concurrency', '2', '--max-depth', '50']);
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     await fleet.cli(['enqueue', ...web.seeds]);
     const group = `${paused}:${web.port}`;
-    await waitFor(async () => ((byHost(web.requests).get(paused!)?.length ?? 0) >= 3 ? true : undefined), { what: 'the crawl to start' });
+    await waitFor(() => ((byHost(web.requests).get(paused)?.length ?? 0) >= 3 ? true : undefined), { what: 'the crawl to start' });
     const pause = await fleet.cli(['group', 'pause', group, '--for', '10m']);
     expect(pause.code, pause.stderr).toBe(0);
     const pausedAt = performance.timeOrigin + performance.now();
@@ -111,9 +111,9 @@ describe('fleet-wide politeness under failure and load', () => {
     await sleep(3_000);
     const hosts = byHost(web.requests);
     // Requests already admitted may still land in the first moment; none after.
-    expect((hosts.get(paused!) ?? []).filter((request) => request.startedAt > pausedAt + 700)).toEqual([]);
+    expect((hosts.get(paused) ?? []).filter((request) => request.startedAt > pausedAt + 700)).toEqual([]);
     // The other group went on.
-    expect((hosts.get(other!) ?? []).filter((request) => request.startedAt > pausedAt + 700).length).toBeGreaterThan(3);
+    expect((hosts.get(other) ?? []).filter((request) => request.startedAt > pausedAt + 700).length).toBeGreaterThan(3);
     expect((await fleet.status()).done).toBe(false);
 
     const resume = await fleet.cli(['group', 'resume', group]);

@@ -13,7 +13,7 @@ const [A, B] = ['127.0.0.8', '127.0.0.9'];
 
 beforeAll(async () => {
   redis = await startTestRedis();
-  site = await startDemoSite({ hosts: [A!, B!], pagesPerHost: 10, linksPerPage: 1 });
+  site = await startDemoSite({ hosts: [A, B], pagesPerHost: 10, linksPerPage: 1 });
 });
 afterAll(async () => {
   await site.close();
@@ -36,7 +36,7 @@ describe('retry policy against a fault-injecting server', () => {
   it("503 then 200: got's own retry succeeds within one attempt", async () => {
     site.resetRecords();
     site.setFaults([{ host: A, path: '/p/1', status: 503, times: 1 }]);
-    const url = site.urlOf(A!, 1);
+    const url = site.urlOf(A, 1);
     const { records } = await crawl([url], ['--fetch-retries', '2', '--fetch-backoff', '50ms']);
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ url, status: 200, attempts: 1, retries: 1 });
@@ -46,7 +46,7 @@ describe('retry policy against a fault-injecting server', () => {
   it('503 then 200 with got retries off: the second queue attempt succeeds', async () => {
     site.resetRecords();
     site.setFaults([{ host: A, path: '/p/2', status: 503, times: 1 }]);
-    const url = site.urlOf(A!, 2);
+    const url = site.urlOf(A, 2);
     const { records } = await crawl([url], ['--fetch-retries', '0', '--attempts', '3']);
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ url, status: 200, attempts: 2, retries: 0 });
@@ -67,7 +67,7 @@ describe('retry policy against a fault-injecting server', () => {
   it('a hanging response times out and is retried', async () => {
     site.resetRecords();
     site.setFaults([{ host: A, path: '/p/3', status: 200, hang: true, times: 1 }]);
-    const url = site.urlOf(A!, 3);
+    const url = site.urlOf(A, 3);
     const { records } = await crawl([url], ['--response-timeout', '500ms', '--request-timeout', '2s', '--fetch-retries', '2', '--fetch-backoff', '50ms']);
     expect(records).toMatchObject([{ url, status: 200, retries: 1 }]);
     expect(site.requestCount(url)).toBe(2);
@@ -76,7 +76,7 @@ describe('retry policy against a fault-injecting server', () => {
   it('Retry-After is waited for, and the wait does not use an attempt', async () => {
     site.resetRecords();
     site.setFaults([{ host: B, path: '/p/1', status: 429, retryAfter: '2', times: 1 }]);
-    const url = site.urlOf(B!, 1);
+    const url = site.urlOf(B, 1);
     const { records } = await crawl([url], ['--attempts', '1']);
     expect(records).toMatchObject([{ url, status: 200, attempts: 1 }]);
     const times = site.requests.filter((request) => request.url === url).map((request) => request.startedAt);

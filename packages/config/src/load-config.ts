@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
 

@@ -26,10 +26,12 @@ export class QueryError extends Error {
   }
 }
 
-/** One string parameter; empty and repeated-parameter values count as absent. */
+/** One string parameter; empty counts as absent, repeated is an error (which one would win is a guess). */
 function text(source: Record<string, unknown>, name: string): string | undefined {
   const value = source[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw new QueryError(name, `${name}: give it at most once`);
+  return value;
 }
 
 function whole(source: Record<string, unknown>, options: { name: string; min: number; max: number; fallback: number }): number {

@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
  */
 export function isLoopbackHost(host: string): boolean {
   const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  // Not `*.localhost`: resolvers other than the browser's may send those to DNS.
+  if (name === 'localhost') return true;
   switch (isIP(name)) {
     case 4:
       return name.startsWith('127.');

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Agent, get } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
-import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, type Namespace } from './helpers.js';
+import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */
 const REDIS_PASSWORD = 'redis-pw-7f3a9c1e';
@@ -10,12 +11,15 @@ const JOB_POLICY = { attempts: 3, backoffMs: 1000 };
 
 let redis: TestRedis;
 let redisUrl: string;
+/** Connected before the password is required, so it stays authenticated. */
+let admin: ReturnType<TestRedis['client']>;
 const closers: (() => Promise<unknown>)[] = [];
 const logLines: string[] = [];
 
 beforeAll(async () => {
   redis = await startTestRedis();
-  await redis.client().config('SET', 'requirepass', REDIS_PASSWORD);
+  admin = redis.client();
+  await admin.config('SET', 'requirepass', REDIS_PASSWORD);
   redisUrl = `redis://:${REDIS_PASSWORD}@127.0.0.1:${redis.port}`;
 });
 afterEach(async () => {
@@ -72,9 +76,31 @@ describe('starting', () => {
     for (const host of ['127.0.0.1', '127.3.2.1', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) {
       expect(isLoopbackHost(host), host).toBe(true);
     }
-    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '::ffff:10.0.0.1', 'example.com', '127.0.0.1.nip.io', '']) {
+    for (const host of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '::ffff:10.0.0.1', 'example.com', '127.0.0.1.nip.io', 'evil.localhost', '']) {
       expect(isLoopbackHost(host), host).toBe(false);
     }
+  });
+
+  it('closes its server, open keep-alive connections and Redis connections', async () => {
+    const clientCount = async () => String(await admin.client('LIST')).trim().split('\n').length;
+    const before = await clientCount();
+    const { dashboard } = await setup();
+    const agent = new Agent({ keepAlive: true });
+    const page = await new Promise<number>((resolve, reject) => {
+      get(`${dashboard.url}/queues/api/queues`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      }).on('error', reject);
+    });
+    expect(page).toBe(200);
+    expect(await clientCount()).toBeGreaterThan(before);
+    await dashboard.close();
+    await dashboard.close(); // Idempotent.
+    await expect(request(`${dashboard.url}/dead-letters`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    // Only the test's own connections (crawl queue and dead letters of `setup`) are left.
+    await closers.shift()?.();
+    await waitFor('Redis connections to close', async () => (await clientCount()) === before);
+    agent.destroy();
   });
 
   it('fails with a clear error when Redis does not answer, without the password', async () => {
@@ -117,6 +143,7 @@ describe('JSON API', () => {
     expect(ids((await api(dashboard.url, '/api/dead-letters?group=example.com&reason=timeout')).json)).toEqual(['fp-b']);
     expect(ids((await api(dashboard.url, '/api/dead-letters?limit=2')).json)).toHaveLength(2);
     expect(await api(dashboard.url, '/api/dead-letters?limit=0')).toMatchObject({ status: 400, json: { error: expect.stringContaining('limit') } });
+    expect(await api(dashboard.url, '/api/dead-letters?group=a&group=b')).toMatchObject({ status: 400, json: { error: expect.stringContaining('group') } });
 
     const shown = await api(dashboard.url, '/api/dead-letters/fp-b');
     expect(shown).toMatchObject({
@@ -263,6 +290,7 @@ describe('pages', () => {
     expect(after.body).toContain('Retried https://example.com/a: it is back in the crawl queue.');
     expect(after.body).not.toContain('data-id="fp-a"');
     expect(after.body).toContain('data-id="fp-b"');
+    expect((await request(`${dashboard.url}/dlq`)).headers.location).toBe('/dead-letters');
     const again = await request(`${dashboard.url}/dead-letters`);
     expect(again.body).not.toContain('Retried https://example.com/a');
   });

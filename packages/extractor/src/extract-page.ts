@@ -38,11 +38,12 @@ const WHITESPACE_RUN = /\s+/g;
 /**
  * The parser extractPage uses: htmlparser2 through `cheerio/slim` (which
  * also spares loading parse5 and undici). On a 30 KB page with 100 links it
- * ran the full extraction at about 550 pages/s against 215 for parse5
- * (2.4-2.6x, test/parser-speed.bench.ts) with identical results. It also
+ * ran the full extraction at 530-575 pages/s against 170-225 for parse5
+ * (2.4-3.3x over runs on a shared 2-core machine, test/parser-speed.bench.ts)
+ * with identical results. It also
  * reads links inside `<noscript>`, which parse5 (scripting on) treats as text.
  */
-export const defaultHtmlLoader: HtmlLoader = (content) =>
+const defaultHtmlLoader: HtmlLoader = (content) =>
   loadHtmlparser2(content as Parameters<typeof loadHtmlparser2>[0]);
 
 /**
@@ -52,7 +53,7 @@ export const defaultHtmlLoader: HtmlLoader = (content) =>
  * field selector throws. Any body is parsed as HTML: check `isHtml` first.
  *
  * Work stays linear in the page size whatever the nesting: documents with
- * more than 20k tags are parsed in slices of 5k tags (see parse-html.ts), and
+ * more than 20k open tags are parsed in slices of 5k (see parse-html.ts), and
  * elements nested deeper than 256 levels are flattened (browsers stop
  * nesting at 512) because every selector query costs O(nodes x depth).
  *

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidFieldRuleError, extractPage } from '@crawlq/extractor';
+import { InvalidFieldRuleError, extractPage, validateFieldRules } from '@crawlq/extractor';
 import type { ExtractInput } from '@crawlq/extractor';
 import { samplePage } from './sample-page.js';
 
@@ -200,6 +200,16 @@ describe('field rules', () => {
     expect(thrown).toBeInstanceOf(InvalidFieldRuleError);
     expect(thrown).toMatchObject({ name: 'InvalidFieldRuleError', field: 'broken', selector: 'div[', retryable: false });
     expect((thrown as Error).cause).toBeDefined();
+  });
+
+  it('validateFieldRules accepts good selectors and names the first bad rule', () => {
+    expect(() => validateFieldRules([{ name: 'ok', selector: 'h1.t, li:nth-child(2) > a[href^="/"]' }])).not.toThrow();
+    expect(() =>
+      validateFieldRules([
+        { name: 'ok', selector: 'h1' },
+        { name: 'bad', selector: 'a[[' },
+      ]),
+    ).toThrow(expect.objectContaining({ name: 'InvalidFieldRuleError', field: 'bad' }) as Error);
   });
 });
 

@@ -17,6 +17,11 @@ async function withDeadLetters<T>(config: CrawlqConfig, body: (deadLetters: Dead
   });
 }
 
+/** Commander gives option values as strings (or true for bare flags). */
+function textFlag(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
 function fail(message: string): void {
   process.stderr.write(`crawlq: ${message}\n`);
   process.exitCode = 2;
@@ -38,7 +43,7 @@ export function registerDlq(program: Command): void {
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const limit = Number(flags.limit);
-    const sinceMs = flags.since === undefined ? undefined : parseDurationMs(String(flags.since));
+    const sinceMs = flags.since === undefined ? undefined : parseDurationMs(textFlag(flags.since));
     if (!Number.isInteger(limit) || limit < 1) return fail(`--limit: expected a whole number (got ${JSON.stringify(flags.limit)})`);
     if (flags.since !== undefined && sinceMs === undefined) return fail(`--since: expected a duration such as 1h (got ${JSON.stringify(flags.since)})`);
     const entries = await withDeadLetters(config, (deadLetters) =>
@@ -109,7 +114,7 @@ export function registerDlq(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const olderThanMs = flags.olderThan === undefined ? undefined : parseDurationMs(String(flags.olderThan));
+    const olderThanMs = flags.olderThan === undefined ? undefined : parseDurationMs(textFlag(flags.olderThan));
     if (flags.olderThan !== undefined && olderThanMs === undefined) return fail('--older-than: expected a duration such as 7d');
     if (flags.all !== true && olderThanMs === undefined) return fail('dlq purge: give --older-than T or --all');
     if (flags.yes !== true) {

@@ -40,7 +40,7 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (name: string, flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const forMs = parseDurationMs(String(flags.for));
+    const forMs = typeof flags.for === 'string' ? parseDurationMs(flags.for) : undefined;
     if (forMs === undefined || forMs <= 0) {
       process.stderr.write(`crawlq: --for: expected a duration such as 30s or 10m (got ${JSON.stringify(flags.for)})\n`);
       process.exitCode = 2;
