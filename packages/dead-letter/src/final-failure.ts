@@ -1,10 +1,11 @@
-import type { Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 
 /**
  * True when BullMQ will not retry the job after this failure: its attempts
- * are used up, or the error is an `UnrecoverableError`.
+ * are used up, or the error is an `UnrecoverableError` (subclasses included,
+ * as BullMQ itself checks with instanceof).
  */
 export function isFinalFailure(job: Pick<Job, 'attemptsMade' | 'opts'>, error: unknown): boolean {
   const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
-  return name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+  return error instanceof UnrecoverableError || name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
 }

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseSitemapStream, SitemapLimitError, SitemapParseError, type SitemapItem } from '../src/index.js';
 import { chunksOf, collect } from './support.js';
@@ -37,11 +38,11 @@ describe('parseSitemapStream', () => {
   });
 
   it('reads a sitemap index, and accepts strings as chunks', async () => {
-    async function* strings() {
-      yield '<sitemapindex><sitemap><loc>https://e.test/1.xml</loc><lastmod>2024-02-02</lastmod></sitemap>';
-      yield '<sitemap><loc>https://e.test/2.xml.gz</loc></sitemap></sitemapindex>';
-    }
-    expect(await collect(parseSitemapStream(strings()))).toEqual([
+    const strings = Readable.from([
+      '<sitemapindex><sitemap><loc>https://e.test/1.xml</loc><lastmod>2024-02-02</lastmod></sitemap>',
+      '<sitemap><loc>https://e.test/2.xml.gz</loc></sitemap></sitemapindex>',
+    ]);
+    expect(await collect(parseSitemapStream(strings))).toEqual([
       { kind: 'sitemap', loc: 'https://e.test/1.xml', lastmod: '2024-02-02' },
       { kind: 'sitemap', loc: 'https://e.test/2.xml.gz' },
     ]);

@@ -1,5 +1,6 @@
 import { get, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import type { OpenSitemap } from '../src/index.js';
 
@@ -80,7 +81,10 @@ export async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   return items;
 }
 
-export async function* chunksOf(text: string | Buffer, size: number): AsyncGenerator<Buffer> {
+/** `text` as a readable stream of `size`-byte chunks. */
+export function chunksOf(text: string | Buffer, size: number): Readable {
   const bytes = typeof text === 'string' ? Buffer.from(text) : text;
-  for (let offset = 0; offset < bytes.length; offset += size) yield bytes.subarray(offset, offset + size);
+  const chunks: Buffer[] = [];
+  for (let offset = 0; offset < bytes.length; offset += size) chunks.push(bytes.subarray(offset, offset + size));
+  return Readable.from(chunks);
 }

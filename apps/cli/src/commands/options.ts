@@ -18,7 +18,7 @@ function formatDefault(name: OptionName, value: unknown): string {
     return formatDuration(value);
   }
   if (name === 'maxBodySize' && typeof value === 'number') return `${value / 1024 / 1024} MiB`;
-  return `\`${typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean)}\``;
+  return `\`${JSON.stringify(value).replace(/^"|"$/g, '')}\``;
 }
 
 export function registerOptions(program: Command): void {

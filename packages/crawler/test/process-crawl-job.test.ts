@@ -1,0 +1,105 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type CrawlqConfig } from '@crawlq/config';
+import { createDeadLetters } from '@crawlq/dead-letter';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openCrawlServices, readCrawlStats, startCrawlWorker, publishLimitPolicy, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+
+// The crawl worker in-process, against a real Redis and a real loopback site.
+let redis: TestRedis;
+let site: DemoSite;
+let services: CrawlServices | undefined;
+let worker: CrawlWorker | undefined;
+const HOST = '127.0.0.90';
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  site = await startDemoSite({ hosts: [HOST], pagesPerHost: 5, linksPerPage: 1 });
+});
+afterEach(async () => {
+  await worker?.close(1_000);
+  await services?.close();
+  worker = undefined;
+  services = undefined;
+});
+afterAll(async () => {
+  await site.close();
+  await redis.stop();
+});
+
+function config(flags: Record<string, unknown>): CrawlqConfig {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-worker-'));
+  return loadConfig({
+    flags: { namespace: `t-${randomUUID()}`, out: join(dir, 'out.jsonl'), stateDir: dir, maxDepth: 0, backoff: '50ms', ...flags },
+  });
+}
+
+async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ pages: PageRecord[]; config: CrawlqConfig }> {
+  const cfg = config(flags);
+  services = await openCrawlServices(cfg, redis.url, 'producer');
+  await publishLimitPolicy(services);
+  const pages: PageRecord[] = [];
+  worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
+  await services.frontier.addSeeds(seeds);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const counts = await services.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    if (Object.values(counts).every((count) => count === 0)) break;
+    if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(counts)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { pages, config: cfg };
+}
+
+describe('crawl worker', () => {
+  it("got's own retries pass the group gate: a retry waits for the group's next slot", async () => {
+    site.resetRecords();
+    site.setFaults([{ path: '/p/1', status: 503, times: 1 }]);
+    const url = site.urlOf(HOST, 1);
+    const { pages } = await run({ allowPrivateNetwork: true, rate: '2/1s', fetchRetries: 2, fetchBackoff: '1ms' }, [url]);
+    expect(pages).toMatchObject([{ url, status: 200, retries: 1, attempts: 1 }]);
+    const starts = site.requests.filter((request) => request.url === url).map((request) => request.startedAt);
+    expect(starts).toHaveLength(2);
+    // got alone would retry after ~1 ms; the gate spaces starts by 1000/2 ms (+ safety margin).
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(450);
+    expect(pages[0]!.timings.waitMs).toBeGreaterThan(300);
+  });
+
+  it('a paused group defers the job without using an attempt', async () => {
+    site.resetRecords();
+    site.setFaults([]);
+    const url = site.urlOf(HOST, 2);
+    const cfg = config({ allowPrivateNetwork: true, rate: 'none', attempts: 1 });
+    services = await openCrawlServices(cfg, redis.url, 'producer');
+    await publishLimitPolicy(services);
+    await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
+    const pages: PageRecord[] = [];
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
+    const started = Date.now();
+    await services.frontier.addSeeds([url]);
+    for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
+    expect(site.requests[0]!.startedAt).toBeGreaterThanOrEqual(started + 1_000);
+    expect((await readCrawlStats(services.redis, cfg.namespace)).pages).toBe(1);
+  });
+
+  it('an SSRF refusal fails permanently after one attempt and is dead-lettered with its reason', async () => {
+    site.resetRecords();
+    const url = site.urlOf(HOST, 3);
+    const { config: cfg, pages } = await run({ allowPrivateNetwork: false, rate: 'none', attempts: 3 }, [url]);
+    expect(pages).toEqual([]);
+    expect(site.requests).toHaveLength(0);
+    const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+    try {
+      for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      const [entry] = await deadLetters.list();
+      expect(entry).toMatchObject({ url, reason: 'ssrf', attempts: 1 });
+    } finally {
+      await deadLetters.close();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CRAWL_JOB_NAME, crawlCounts, crawlJobOptions, openCrawlQueue, queuePrefix, stateKeyPrefix } from '../src/index.js';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterAll(async () => redis.stop());
+
+describe('crawl queue wiring', () => {
+  it('keeps every key of a namespace under one hash tag', () => {
+    expect(queuePrefix('c1')).toBe('{c1}');
+    expect(stateKeyPrefix('c1').startsWith('{c1}:')).toBe(true);
+  });
+
+  it('removes completed jobs and keeps failed ones, with exponential backoff', () => {
+    expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toMatchObject({
+      attempts: 4,
+      backoff: { type: 'exponential', delay: 250 },
+      removeOnComplete: true,
+      removeOnFail: false,
+    });
+  });
+
+  it('counts waiting (plain and prioritized) and delayed jobs', async () => {
+    const queue = openCrawlQueue({ url: redis.url }, `test-${randomUUID()}`);
+    try {
+      const options = crawlJobOptions({ attempts: 1, backoffMs: 1 });
+      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/', depth: 0, group: 'a.test' }, options);
+      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/1', depth: 1, group: 'a.test' }, { ...options, priority: 2 });
+      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/2', depth: 1, group: 'a.test' }, { ...options, delay: 60_000 });
+      expect(await crawlCounts(queue)).toEqual({ waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0 });
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+});
