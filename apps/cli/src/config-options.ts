@@ -8,13 +8,14 @@ const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 export const CRAWL_OPTIONS: readonly OptionName[] = [
   'redisUrl', 'namespace', 'stateDir',
   'scope', 'include', 'exclude', 'maxDepth', 'maxPages', 'maxPagesPerGroup', 'attempts', 'backoff', 'userAgent', 'allowPrivateNetwork', 'sortQuery',
+  'seenSet', 'expectedUrls', 'falsePositiveRate', 'sitemaps',
   'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
 ];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
   'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
-  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
+  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots', 'robotsTtl', 'maxCrawlDelay',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl',
 ];
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerCrawl } from './commands/crawl.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDlq } from './commands/dlq.js';
 import { registerGroup } from './commands/group.js';
@@ -22,6 +23,7 @@ registerStatus(program);
 registerDemo(program);
 registerGroup(program);
 registerDlq(program);
+registerDashboard(program);
 registerOptions(program);
 
 try {

@@ -10,6 +10,11 @@ const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
     z.number({ error: 'expected a whole number' }).int('expected a whole number').min(min).max(max),
   );
 
+const fraction = z.preprocess(
+  (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+  z.number({ error: 'expected a number between 0 and 0.5' }).gt(0).lt(0.5),
+);
+
 const boolean = z.preprocess((value) => {
   if (typeof value !== 'string') return value;
   const text = value.trim().toLowerCase();
@@ -115,6 +120,12 @@ export const OPTION_TABLE = {
   maxSockets: { flag: '--max-sockets', env: 'CRAWLQ_MAX_SOCKETS', schema: integer(1, 100_000), default: 256, doc: 'Keep-alive agent: sockets per origin' },
   maxFreeSockets: { flag: '--max-free-sockets', env: 'CRAWLQ_MAX_FREE_SOCKETS', schema: integer(0, 100_000), default: 32, doc: 'Keep-alive agent: idle sockets kept per origin' },
   freeSocketTimeout: { flag: '--free-socket-timeout', env: 'CRAWLQ_FREE_SOCKET_TIMEOUT', schema: duration, default: 15_000, doc: 'Keep-alive agent: idle socket lifetime' },
+  robotsTtl: { flag: '--robots-ttl', env: 'CRAWLQ_ROBOTS_TTL', schema: duration, default: 86_400_000, doc: 'How long a fetched robots.txt is trusted, fleet-wide' },
+  maxCrawlDelay: { flag: '--max-crawl-delay', env: 'CRAWLQ_MAX_CRAWL_DELAY', schema: duration, default: 30_000, doc: 'Cap on a robots.txt Crawl-delay (it only ever slows a group down)' },
+  sitemaps: { flag: '--sitemaps', env: 'CRAWLQ_SITEMAPS', schema: boolean, default: false, doc: "Also enqueue the pages listed in the seeds' robots.txt Sitemap: lines" },
+  seenSet: { flag: '--seen-set', env: 'CRAWLQ_SEEN_SET', schema: z.enum(['exact', 'bloom']), default: 'exact', doc: 'Dedupe with an exact set, or a Bloom filter of bounded memory (a false positive skips a URL)' },
+  expectedUrls: { flag: '--expected-urls', env: 'CRAWLQ_EXPECTED_URLS', schema: integer(1_000, 10_000_000_000), default: 10_000_000, doc: 'Bloom mode: URLs the filter is sized for' },
+  falsePositiveRate: { flag: '--false-positive-rate', env: 'CRAWLQ_FALSE_POSITIVE_RATE', schema: fraction, default: 0.001, doc: 'Bloom mode: share of new URLs wrongly taken as seen, at --expected-urls' },
   ignoreRobots: { flag: '--ignore-robots', env: 'CRAWLQ_IGNORE_ROBOTS', schema: boolean, default: false, doc: 'Do not fetch or obey robots.txt' },
   smtpUrl: { flag: '--smtp-url', env: 'SMTP_URL', schema: smtpUrl.optional(), default: undefined, doc: 'SMTP server for alerts (smtp:// or smtps://); unset: .eml files in the outbox' },
   smtpUser: { flag: undefined, env: 'SMTP_USER', schema: z.string().optional(), default: undefined, doc: 'SMTP user, if not in SMTP_URL' },

@@ -8,6 +8,8 @@ export interface CrawlStats {
   readonly bytes: number;
   /** Count per status class: '2xx', '3xx', '4xx', '5xx'. */
   readonly byStatus: Readonly<Record<string, number>>;
+  /** URLs not fetched on purpose, by reason (robots). */
+  readonly skipped: Readonly<Record<string, number>>;
 }
 
 function statsKey(namespace: string): string {
@@ -24,11 +26,18 @@ export function countPage(redis: Redis, namespace: string, record: PageRecord): 
     .exec();
 }
 
+/** Counts one URL skipped on purpose (robots.txt). */
+export function countSkipped(redis: Redis, namespace: string, reason: string): Promise<unknown> {
+  return redis.hincrby(statsKey(namespace), `skipped:${reason}`, 1);
+}
+
 export async function readCrawlStats(redis: Redis, namespace: string): Promise<CrawlStats> {
   const raw = await redis.hgetall(statsKey(namespace));
   const byStatus: Record<string, number> = {};
+  const skipped: Record<string, number> = {};
   for (const [field, value] of Object.entries(raw)) {
     if (field.startsWith('status:')) byStatus[field.slice('status:'.length)] = Number(value);
+    if (field.startsWith('skipped:')) skipped[field.slice('skipped:'.length)] = Number(value);
   }
-  return { pages: Number(raw.pages ?? 0), bytes: Number(raw.bytes ?? 0), byStatus };
+  return { pages: Number(raw.pages ?? 0), bytes: Number(raw.bytes ?? 0), byStatus, skipped };
 }

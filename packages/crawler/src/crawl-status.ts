@@ -7,6 +7,7 @@ export interface CrawlStatus extends CrawlCounts {
   readonly deadLettered: number;
   readonly pages: number;
   readonly byStatus: CrawlStats['byStatus'];
+  readonly skipped: CrawlStats['skipped'];
   /** Nothing left to crawl: no job waiting, delayed or running. */
   readonly done: boolean;
 }
@@ -22,6 +23,7 @@ export async function readCrawlStatus(services: CrawlServices, deadLettered: () 
     deadLettered: dead,
     pages: stats.pages,
     byStatus: stats.byStatus,
+    skipped: stats.skipped,
     done: counts.waiting + counts.delayed + counts.active === 0,
   };
 }

@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
-import { QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { QUEUE_NAMES, queuePrefix, stateKeyPrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { createRobotsPolicy } from '@crawlq/robots';
 import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
-import { countPage } from './crawl-stats.js';
+import { countPage, countSkipped } from './crawl-stats.js';
+import { gatedRobotsFetch } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
 import { processCrawlJob } from './process-crawl-job.js';
@@ -43,6 +45,17 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
+  const robots = config.ignoreRobots
+    ? undefined
+    : createRobotsPolicy({
+        redis: services.redis,
+        prefix: `${stateKeyPrefix(config.namespace)}:robots`,
+        userAgent: config.userAgent,
+        ttlMs: config.robotsTtl,
+        maxCrawlDelayMs: config.maxCrawlDelay,
+        fetchRobots: gatedRobotsFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy }),
+      });
+  if (!robots) log('robots.txt is ignored (--ignore-robots)');
 
   const worker = new Worker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
@@ -55,6 +68,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxInlineWaitMs: MAX_INLINE_WAIT_MS,
         maxBlockedMs: config.maxBlocked,
         fields: config.fields,
+        ...(robots ? { robots } : {}),
+        onSkipped: (record) => {
+          countSkipped(services.redis, config.namespace, record.skipped).catch((error: unknown) => log(`could not count a skipped URL: ${String(error)}`));
+        },
         onPage: (record) => {
           countPage(services.redis, config.namespace, record).catch((error: unknown) => log(`could not count a page: ${String(error)}`));
           options.onPage?.(record);

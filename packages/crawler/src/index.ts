@@ -8,5 +8,5 @@ export { limitPolicyFrom } from './limit-policy.js';
 export { fetcherOptionsFrom } from './fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError } from './crawl-errors.js';
-export type { PageRecord } from './page-record.js';
+export type { PageRecord, SkippedRecord } from './page-record.js';
 export { resumeGroup } from './group-admin.js';

@@ -32,3 +32,13 @@ export interface PageRecord {
   /** User-defined fields from the config's `fields` selectors. */
   readonly fields?: Readonly<Record<string, string | readonly string[] | null>>;
 }
+
+/** A URL crawlq chose not to fetch (robots.txt disallows it): recorded, never fetched, never dead-lettered. */
+export interface SkippedRecord {
+  readonly url: string;
+  readonly depth: number;
+  readonly group: string;
+  readonly skipped: 'robots';
+  readonly robotsUrl: string;
+  readonly decidedAt: string;
+}

@@ -5,10 +5,11 @@ import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { GroupLimiter, Lease } from '@crawlq/group-limiter';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
+import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError } from './crawl-errors.js';
-import type { PageRecord } from './page-record.js';
+import type { PageRecord, SkippedRecord } from './page-record.js';
 
 const CONFIRM_AFTER_WAIT_MS = 50;
 
@@ -25,6 +26,12 @@ export interface CrawlJobContext {
   readonly fields: readonly FieldRule[];
   /** Called once per written record (progress counters). */
   readonly onPage?: (record: PageRecord) => void;
+  /** robots.txt for the fleet; absent with --ignore-robots. */
+  readonly robots?: RobotsPolicy;
+  /** Called with each group's robots.txt Crawl-delay (it slows the group's rate). */
+  readonly onCrawlDelay?: (group: string, crawlDelayMs: number) => Promise<void>;
+  /** Called once per URL skipped because robots.txt disallows it. */
+  readonly onSkipped?: (record: SkippedRecord) => void;
 }
 
 /**
@@ -42,6 +49,10 @@ export async function processCrawlJob(
   const startedWaiting = performance.now();
   let lease: Lease | undefined;
   try {
+    if (context.robots) {
+      const skipped = await checkRobots(job, context.robots, context);
+      if (skipped) return skipped;
+    }
     lease = await admit(context, group);
     const waitedMs = performance.now() - startedWaiting;
     let retryWaitMs = 0;
@@ -69,8 +80,31 @@ export async function processCrawlJob(
       const status = error instanceof FetchError ? statusOf(error) : undefined;
       await context.limiter.release(held, outcomeOf(status, retryAfterOf(error))).catch(() => undefined);
     }
-    throw await translateError(error, job, token, context);
+    throw await translateError(error, { job, token, context });
   }
+}
+
+/**
+ * Disallowed: a skipped record, no fetch, no dead letter. Unreachable
+ * robots.txt (5xx, network): treated as disallow-all for a while, so the job
+ * is deferred, not failed (RFC 9309 2.3.1.4).
+ */
+async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
+  const verdict = await robots.check(job.data.url);
+  if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
+  if (verdict.reason === 'unreachable') throw new DeferJobError(Math.max(1_000, verdict.retryAfterMs ?? 60_000), 'paused');
+  if (verdict.allowed) return undefined;
+  const record: SkippedRecord = {
+    url: job.data.url,
+    depth: job.data.depth,
+    group: job.data.group,
+    skipped: 'robots',
+    robotsUrl: verdict.robotsUrl,
+    decidedAt: new Date().toISOString(),
+  };
+  await context.sink.write(record);
+  context.onSkipped?.(record);
+  return { status: 0, links: 0, enqueued: 0 };
 }
 
 async function admit(context: CrawlJobContext, group: string): Promise<Lease> {
@@ -126,9 +160,7 @@ async function recordPage(
 /** Maps an error to what BullMQ should do with the job. */
 async function translateError(
   error: unknown,
-  job: Job<CrawlJobData>,
-  token: string | undefined,
-  context: CrawlJobContext,
+  { job, token, context }: { job: Job<CrawlJobData>; token: string | undefined; context: CrawlJobContext },
 ): Promise<Error> {
   const deferral = deferralOf(error);
   if (deferral) {

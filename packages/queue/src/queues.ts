@@ -1,6 +1,7 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
-import { CRAWL_JOB_NAME, QUEUE_NAMES, queuePrefix } from './names.js';
+import type { CRAWL_JOB_NAME} from './names.js';
+import { QUEUE_NAMES, queuePrefix } from './names.js';
 
 /** Options every crawl job gets. */
 export interface CrawlJobPolicy {

@@ -12,6 +12,7 @@ export function printSummary(summary: CrawlSummary, out: string): void {
     `  seeds          ${summary.seeds.accepted} accepted, ${summary.seeds.duplicate} duplicate, ${summary.seeds.rejected.length} rejected`,
     `  pages          ${status.pages} in ${seconds.toFixed(1)} s (${seconds > 0 ? (status.pages / seconds).toFixed(1) : '0'} pages/s)`,
     `  statuses       ${statuses || 'none'}`,
+    ...Object.entries(status.skipped).map(([reason, count]) => `  skipped        ${count} (${reason})`),
     `  dead-lettered  ${status.deadLettered}${status.deadLettered > 0 ? '  (review: pnpm crawlq dlq list)' : ''}`,
     `  results        ${out}`,
   ];
