@@ -20,8 +20,12 @@ afterAll(async () => {
   await redis.stop();
 });
 
+// Depth is the distance at which a URL was first discovered. The crawl runs
+// breadth-first (BullMQ priority by depth); one job at a time makes that exact,
+// so the found set must equal the shortest-path ground truth. Concurrent
+// crawls are checked without a depth limit in multi-worker.test.ts.
 function crawlArgs(out: string, namespace: string, extra: string[]): string[] {
-  return ['--out', out, '--namespace', namespace, '--allow-private-network', '--rate', 'none', '--domain-concurrency', '8', '--attempts', '2', '--backoff', '100ms', ...extra];
+  return ['--out', out, '--namespace', namespace, '--allow-private-network', '--rate', 'none', '--domain-concurrency', '8', '--concurrency', '1', '--attempts', '2', '--backoff', '100ms', ...extra];
 }
 
 describe('crawlq crawl on a generated multi-host site', () => {

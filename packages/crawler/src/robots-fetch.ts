@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fetcher } from '@crawlq/fetcher';
+import { PermanentFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import type { FetchRobots } from '@crawlq/robots';
 import { groupKeyOf, type GroupBy } from '@crawlq/urls';
@@ -29,6 +29,10 @@ export function gatedRobotsFetch(options: { limiter: GroupLimiter; fetcher: Fetc
         status = response.status;
         return { status: response.status, body: response.body, finalUrl: response.finalUrl };
       } catch (error) {
+        // The host itself is refused (SSRF policy): its pages will be refused
+        // too, permanently and visibly; answer "no robots.txt" so they get
+        // that verdict instead of waiting on an unreachable robots.txt.
+        if (error instanceof PermanentFetchError) return { status: 404, body: new Uint8Array(), finalUrl: robotsUrl };
         const failed = (error as { status?: unknown }).status;
         status = typeof failed === 'number' ? failed : undefined;
         throw error;
