@@ -21,6 +21,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
+# The dashboard's end-to-end test drives a real headless Chromium (never a
+# downloaded browser build).
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing chromium with apt-get (for the dashboard browser test)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "setup: installing pnpm@${PNPM_VERSION} with npm"
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null

@@ -1,0 +1,47 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, REPO_ROOT, runCli } from './support/cli.js';
+
+const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+
+/** The first fenced code block under "## Quick start", one command per line. */
+function quickStartCommands(): string[] {
+  const section = readme.split(/^## Quick start$/m)[1] ?? '';
+  const block = /```[a-z]*\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  return block.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+describe('README', () => {
+  it('documents every option exactly as `crawlq options` prints it', async () => {
+    const printed = await runCli(['options'], { env: cliEnv(undefined) });
+    expect(printed.code).toBe(0);
+    const documented = /<!-- options:start -->\n([\s\S]*?)\n<!-- options:end -->/.exec(readme)?.[1];
+    expect(documented).toBe(printed.stdout.trim());
+  });
+
+  it('has a two-command quick start whose second command is what CI runs', () => {
+    const commands = quickStartCommands();
+    expect(commands).toHaveLength(2);
+    expect(commands[1]).toBe('pnpm test');
+    expect(readFileSync(join(REPO_ROOT, '.ci/run'), 'utf8')).toMatch(/^pnpm test$/m);
+  });
+
+  it('runs its first quick-start command from a fresh clone', { timeout: 600_000 }, async () => {
+    const clone = join(mkdtempSync(join(tmpdir(), 'crawlq-clone-')), 'crawlq');
+    execFileSync('git', ['clone', '--quiet', REPO_ROOT, clone]);
+    const [first] = quickStartCommands();
+    const child = spawn('bash', ['-c', first ?? 'false'], { cwd: clone, env: cliEnv(undefined) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, output).toBe(0);
+    expect(output).toContain('crawl finished');
+    expect(output).toMatch(/pages\s+\d{3} in/);
+    // The private redis-server it started is gone again.
+    expect(readFileSync(join(clone, '.crawlq/redis/redis.log'), 'utf8')).toMatch(/ready to exit|Redis is now ready to exit/i);
+  });
+});
