@@ -9,7 +9,8 @@ import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
 import { countPage, countSkipped } from './crawl-stats.js';
-import { gatedRobotsFetch } from './robots-fetch.js';
+import { createGatedFetch } from './gated-fetch.js';
+import { robotsFetchThrough } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
 import { processCrawlJob } from './process-crawl-job.js';
@@ -53,7 +54,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         userAgent: config.userAgent,
         ttlMs: config.robotsTtl,
         maxCrawlDelayMs: config.maxCrawlDelay,
-        fetchRobots: gatedRobotsFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy }),
+        fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy })),
       });
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
 

@@ -10,3 +10,4 @@ export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError } from './crawl-errors.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export { resumeGroup } from './group-admin.js';
+export { seedFromSitemaps, sitemapsFromRobots, type SitemapSeedingResult } from './sitemap-seeding.js';

@@ -7,6 +7,7 @@ import { openCrawlServices, publishLimitPolicy } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
+import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
 
 export interface RunCrawlOptions {
   readonly config: CrawlqConfig;
@@ -57,6 +58,11 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (warning) log(`warning: ${warning}`);
     const seeds = await services.frontier.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);
+    if (config.sitemaps) {
+      const sitemaps = await sitemapsFromRobots(services, options.seeds);
+      const seeded = await seedFromSitemaps(services, sitemaps, log);
+      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope`);
+    }
 
     const started = performance.now();
     let respawns = 0;

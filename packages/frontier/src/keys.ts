@@ -4,7 +4,11 @@ import { stateKeyPrefix } from '@crawlq/queue';
 export function frontierKeys(namespace: string) {
   const prefix = stateKeyPrefix(namespace);
   return {
-    /** Fingerprints of every URL ever admitted (the seen-set). */
+    /**
+     * The seen-set's meta hash (mode, geometry, count); its data keys are
+     * `<seen>:x:<bucket>` (exact) or `<seen>:b:<part>` (bloom). Exists once any
+     * URL has been marked.
+     */
     seen: `${prefix}:seen`,
     /** Origins of the seeds: `host` and `domain` scope are relative to these. */
     scopeAnchors: `${prefix}:scope:anchors`,

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { openCrawlServices, publishLimitPolicy } from '@crawlq/crawler';
+import { openCrawlServices, publishLimitPolicy, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
 import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
@@ -12,12 +12,14 @@ export function registerEnqueue(program: Command): void {
     .command('enqueue')
     .description('Validate, normalise and enqueue seed URLs (arguments, a file, or - for stdin)')
     .argument('[url...]', 'URLs to enqueue')
-    .option('--file <file>', 'one URL per line; - reads standard input');
+    .option('--file <file>', 'one URL per line; - reads standard input')
+    .option('--sitemap <url>', 'enqueue the pages of this sitemap or sitemap index (repeatable; .gz fine)', (value: string, previous: string[] = []) => [...previous, value]);
   addConfigOptions(command, CRAWL_OPTIONS).action(async (urls: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const file = typeof flags.file === 'string' ? flags.file : undefined;
-    if (urls.length === 0 && file === undefined) {
-      process.stderr.write('crawlq enqueue: give URLs as arguments or --file FILE (--file - for stdin)\n');
+    const sitemapFlags = Array.isArray(flags.sitemap) ? flags.sitemap.filter((value): value is string => typeof value === 'string') : [];
+    if (urls.length === 0 && file === undefined && sitemapFlags.length === 0) {
+      process.stderr.write('crawlq enqueue: give URLs as arguments, --file FILE (--file - for stdin) or --sitemap URL\n');
       process.exitCode = 2;
       return;
     }
@@ -37,6 +39,15 @@ export function registerEnqueue(program: Command): void {
           const input = file === '-' ? process.stdin : createReadStream(file);
           const lines = createInterface({ input, crlfDelay: Infinity });
           add(await enqueueLines(services.frontier, lines, { onRejected: rejectedOut }));
+        }
+        const log = (line: string) => process.stderr.write(`${line}\n`);
+        const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, urls) : [])];
+        if (sitemaps.length > 0) {
+          const seeded = await seedFromSitemaps(services, sitemaps, log);
+          log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope`);
+          sum.accepted += seeded.accepted;
+          sum.duplicate += seeded.duplicate;
+          sum.overLimit += seeded.overLimit;
         }
         return sum;
       } finally {

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Fetcher, FetchResult } from '@crawlq/fetcher';
+import type { GroupLimiter } from '@crawlq/group-limiter';
+import { groupKeyOf, type GroupBy } from '@crawlq/urls';
+
+/** Longest single sleep while the group gate holds a one-off fetch back. */
+const MAX_GATE_SLEEP_MS = 5_000;
+
+/**
+ * A one-off fetch outside the job flow (robots.txt, a sitemap) that still is
+ * a request to the host like any other: it waits for the group gate (rate,
+ * concurrency, pause) in-process and counts toward the group's rate.
+ */
+export type GatedFetch = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
+
+export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetcher; groupBy: GroupBy }): GatedFetch {
+  const { limiter, fetcher, groupBy } = options;
+  return async (url, signal) => {
+    const group = groupKeyOf(url, groupBy);
+    for (;;) {
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: MAX_GATE_SLEEP_MS });
+      if (!admission.admitted) {
+        await sleep(Math.min(admission.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
+        continue;
+      }
+      if (admission.startInMs > 0) await sleep(admission.startInMs, undefined, { signal });
+      let status: number | undefined;
+      try {
+        const response = await fetcher.fetch(url, signal ? { signal } : {});
+        status = response.status;
+        return response;
+      } catch (error) {
+        const failed = (error as { status?: unknown }).status;
+        status = typeof failed === 'number' ? failed : undefined;
+        throw error;
+      } finally {
+        await limiter.release(admission.lease, status === undefined ? {} : { status }).catch(() => undefined);
+      }
+    }
+  };
+}

@@ -1,0 +1,18 @@
+import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { SeenScriptStatus } from './seen-script-status.js';
+
+/**
+ * Read-only membership test.
+ * KEYS: 1 seen-set meta
+ * ARGV: the seen-set config (SEEN_CONFIG_ARGS), then fingerprints (16 bytes each)
+ * Reply: {Ok, 1 (seen) or 0 per fingerprint} | {ModeMismatch, stored}
+ */
+export const CHECK_SEEN_SCRIPT = `${SEEN_SET_LUA}
+local s, stored = seen_open()
+if not s then return seen_mismatch(stored) end
+local out = {${SeenScriptStatus.Ok}}
+for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do
+  out[#out + 1] = seen_has(s, ARGV[i]) and 1 or 0
+end
+return out
+`;

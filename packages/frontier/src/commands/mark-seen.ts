@@ -1,0 +1,19 @@
+import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { SeenScriptStatus } from './seen-script-status.js';
+
+/**
+ * Marks fingerprints seen (those already present keep their value).
+ * KEYS: 1 seen-set meta
+ * ARGV: the seen-set config (SEEN_CONFIG_ARGS), then fingerprints (16 bytes each)
+ * Reply: {Ok, how many were new} | {ModeMismatch, stored}
+ */
+export const MARK_SEEN_SCRIPT = `${SEEN_SET_LUA}
+local s, stored = seen_open()
+if not s then return seen_mismatch(stored) end
+local added = 0
+for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do
+  if seen_add(s, ARGV[i], '') then added = added + 1 end
+end
+seen_save(s)
+return {${SeenScriptStatus.Ok}, added}
+`;
