@@ -1,11 +1,13 @@
 // `pnpm bench [crawl|enqueue|...]`: prints figures measured in this run.
 import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
+import { benchPoliteness } from './politeness.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
   enqueue: () => benchEnqueue(log),
+  politeness: () => benchPoliteness(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));

@@ -1,0 +1,108 @@
+// Group-limiter benchmarks: utilisation against the politeness bound, and
+// the Redis cost of deferrals when one huge group sits beside small ones.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '@crawlq/config';
+import { openCrawlServices, publishLimitPolicy, readCrawlStats } from '@crawlq/crawler';
+import { startDemoSite, type RequestRecord } from '@crawlq/demo-site';
+import { crawlCounts } from '@crawlq/queue';
+import { startTestRedis } from '@crawlq/testing';
+import { exited, fmt, startCrawlq, waitForLine } from './support.js';
+
+interface FleetRun {
+  readonly seconds: number;
+  readonly pages: number;
+  readonly redisCommands: number;
+}
+
+/** Starts `workers` processes, enqueues `seeds` in-process, times until the queue is drained. */
+interface Limits {
+  readonly rate: string;
+  readonly domainConcurrency: number;
+}
+
+async function runFleet(options: { seeds: string[]; limits: Limits; workers: number }): Promise<FleetRun> {
+  const { rate, domainConcurrency } = options.limits;
+  const redis = await startTestRedis();
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-polite-'));
+  const flags = ['--namespace', 'bench', '--allow-private-network', '--ignore-robots', '--max-depth', '0', '--rate', rate, '--domain-concurrency', String(domainConcurrency)];
+  const children = Array.from({ length: options.workers }, (_, i) =>
+    startCrawlq(['worker', ...flags, '--concurrency', '16', '--out', join(dir, `out-${i}.jsonl`)], { REDIS_URL: redis.url }),
+  );
+  try {
+    await Promise.all(children.map((child) => waitForLine(child, /started/)));
+    const config = loadConfig({ flags: { namespace: 'bench', allowPrivateNetwork: true, maxDepth: 0, rate, domainConcurrency } });
+    const services = await openCrawlServices(config, redis.url, 'producer');
+    await publishLimitPolicy(services);
+    const client = redis.client();
+    await client.config('RESETSTAT');
+    const started = performance.now();
+    await services.frontier.addSeeds(options.seeds);
+    for (;;) {
+      const counts = await crawlCounts(services.queue);
+      if (counts.waiting + counts.delayed + counts.active === 0) break;
+      await sleep(20);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const calls = [...(await client.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+    const { pages } = await readCrawlStats(services.redis, 'bench');
+    await services.close();
+    return { seconds, pages, redisCommands: calls };
+  } finally {
+    children.forEach((child) => child.kill('SIGTERM'));
+    await Promise.all(children.map((child) => exited(child)));
+    await redis.stop();
+  }
+}
+
+function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number): number {
+  let violations = 0;
+  const byHost = new Map<string, number[]>();
+  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request.startedAt]);
+  for (const starts of byHost.values()) {
+    starts.sort((a, b) => a - b);
+    let tail = 0;
+    for (let head = 0; head < starts.length; head += 1) {
+      while (starts[head]! - starts[tail]! >= windowMs) tail += 1;
+      if (head - tail + 1 > limit) violations += 1;
+    }
+  }
+  return violations;
+}
+
+export async function benchPoliteness(log: (line: string) => void): Promise<void> {
+  // Utilisation: 20 hosts x 60 pages at 5/1s, concurrency 2, three worker processes.
+  const hosts = Array.from({ length: 20 }, (_, i) => `127.0.2.${i + 1}`);
+  const site = await startDemoSite({ hosts, pagesPerHost: 60, linksPerPage: 4 });
+  try {
+    const seeds = hosts.flatMap((host) => Array.from({ length: 60 }, (_, page) => site.urlOf(host, page)));
+    const run = await runFleet({ seeds, workers: 3, limits: { rate: '5/1s', domainConcurrency: 2 } });
+    const bound = 60 / 5;
+    log(`utilisation: ${run.pages} pages (20 hosts x 60) at 5/1s, concurrency 2, 3 workers: ${fmt(run.seconds, 2)} s; politeness bound ${bound} s; ratio ${fmt(run.seconds / bound, 3)} (goal <= 1.10)`);
+    log(`utilisation: window violations (more than 5 starts in any 1 s at a host, as the server saw them): ${windowViolations(site.requests, 5, 1000)}`);
+    log(`utilisation: Redis commands per page ${fmt(run.redisCommands / run.pages, 1)}`);
+  } finally {
+    await site.close();
+  }
+
+  // Deferral cost: one group with 2,000 URLs beside 20 groups of 20, all at 50/1s.
+  const huge = '127.0.3.1';
+  const small = Array.from({ length: 20 }, (_, i) => `127.0.3.${i + 10}`);
+  const site2 = await startDemoSite({ hosts: [huge, ...small], pagesPerHost: 20, linksPerPage: 1 });
+  try {
+    const seeds = [
+      ...Array.from({ length: 2_000 }, (_, i) => `http://${huge}:${site2.port}/missing/${i}`),
+      ...small.flatMap((host) => Array.from({ length: 20 }, (_, page) => site2.urlOf(host, page))),
+    ];
+    const limited = await runFleet({ seeds, workers: 3, limits: { rate: '50/1s', domainConcurrency: 4 } });
+    site2.resetRecords();
+    const unlimited = await runFleet({ seeds, workers: 3, limits: { rate: 'none', domainConcurrency: 10_000 } });
+    const overhead = (limited.redisCommands - unlimited.redisCommands) / limited.pages;
+    log(`deferral cost: 2,000-URL group + 20 x 20 at 50/1s: ${limited.pages} pages in ${fmt(limited.seconds, 1)} s (bound ${2_000 / 50} s), ${fmt(limited.redisCommands / limited.pages, 2)} Redis commands per page`);
+    log(`deferral cost: same URLs with limits out of the way: ${fmt(unlimited.redisCommands / unlimited.pages, 2)} commands per page; politeness overhead ${fmt(overhead, 2)} commands per page (goal < 3)`);
+  } finally {
+    await site2.close();
+  }
+}
