@@ -127,6 +127,8 @@ export const OPTION_TABLE = {
   expectedUrls: { flag: '--expected-urls', env: 'CRAWLQ_EXPECTED_URLS', schema: integer(1_000, 10_000_000_000), default: 10_000_000, doc: 'Bloom mode: URLs the filter is sized for' },
   falsePositiveRate: { flag: '--false-positive-rate', env: 'CRAWLQ_FALSE_POSITIVE_RATE', schema: fraction, default: 0.001, doc: 'Bloom mode: share of new URLs wrongly taken as seen, at --expected-urls' },
   ignoreRobots: { flag: '--ignore-robots', env: 'CRAWLQ_IGNORE_ROBOTS', schema: boolean, default: false, doc: 'Do not fetch or obey robots.txt' },
+  dlqMaxAge: { flag: '--dlq-max-age', env: 'CRAWLQ_DLQ_MAX_AGE', schema: duration.optional(), default: undefined, doc: 'Dead letters older than this are deleted by workers (unset: kept until reviewed)' },
+  dlqMaxCount: { flag: '--dlq-max-count', env: 'CRAWLQ_DLQ_MAX_COUNT', schema: integer(1).optional(), default: undefined, doc: 'Only the newest this many dead letters are kept (unset: all)' },
   smtpUrl: { flag: '--smtp-url', env: 'SMTP_URL', schema: smtpUrl.optional(), default: undefined, doc: 'SMTP server for alerts (smtp:// or smtps://); unset: .eml files in the outbox' },
   smtpUser: { flag: undefined, env: 'SMTP_USER', schema: z.string().optional(), default: undefined, doc: 'SMTP user, if not in SMTP_URL' },
   smtpPassword: { flag: undefined, env: 'SMTP_PASSWORD', schema: z.string().optional(), default: undefined, doc: 'SMTP password, if not in SMTP_URL' },

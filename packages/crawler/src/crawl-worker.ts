@@ -100,11 +100,20 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   worker.on('error', (error) => log(`worker error: ${error.message}`));
   const alertWorker = alerts.startWorker();
 
+  const retention = {
+    ...(config.dlqMaxAge === undefined ? {} : { maxAgeMs: config.dlqMaxAge }),
+    ...(config.dlqMaxCount === undefined ? {} : { maxCount: config.dlqMaxCount }),
+  };
   const reconcile = () =>
     deadLetters
       .reconcile(services.queue, id)
-      .then((count) => {
+      .then(async (count) => {
         if (count > 0) log(`reconciled ${count} dead letter(s) a stopped worker had not recorded`);
+        // Entries stay until reviewed unless a retention is configured.
+        if (Object.keys(retention).length > 0) {
+          const { purged } = await deadLetters.trim(retention);
+          if (purged > 0) log(`retention: deleted ${purged} old dead letter(s)`);
+        }
       })
       .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`));
   await reconcile();
