@@ -9,7 +9,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 export function startCrawlq(args: readonly string[], env: Record<string, string>): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) childEnv[name] = value;
-  return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', CLI_ENTRY, ...args], {
+  const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
+  return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', ...profile, CLI_ENTRY, ...args], {
     cwd: REPO_ROOT,
     env: { ...childEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
