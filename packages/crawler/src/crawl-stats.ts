@@ -16,19 +16,53 @@ function statsKey(namespace: string): string {
   return `${stateKeyPrefix(namespace)}:stats`;
 }
 
-/** Counts one page; fire-and-forget so a slow Redis never slows the crawl. */
-export function countPage(redis: Redis, namespace: string, record: PageRecord): Promise<unknown> {
-  return redis
-    .multi()
-    .hincrby(statsKey(namespace), 'pages', 1)
-    .hincrby(statsKey(namespace), 'bytes', record.bytes)
-    .hincrby(statsKey(namespace), `status:${Math.floor(record.status / 100)}xx`, 1)
-    .exec();
-}
+/**
+ * Page counters of one worker process, added up in memory and written to
+ * Redis in one round trip every `flushMs`, not one per page: they feed
+ * progress lines, not correctness. `close()` writes what is left.
+ */
+export class CrawlStatsRecorder {
+  readonly #redis: Redis;
+  readonly #key: string;
+  readonly #pending = new Map<string, number>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #onError: (error: unknown) => void;
 
-/** Counts one URL skipped on purpose (robots.txt). */
-export function countSkipped(redis: Redis, namespace: string, reason: string): Promise<unknown> {
-  return redis.hincrby(statsKey(namespace), `skipped:${reason}`, 1);
+  constructor(options: { redis: Redis; namespace: string; flushMs?: number; onError: (error: unknown) => void }) {
+    this.#redis = options.redis;
+    this.#key = statsKey(options.namespace);
+    this.#onError = options.onError;
+    this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 250);
+    this.#timer.unref();
+  }
+
+  page(record: PageRecord): void {
+    this.#add('pages', 1);
+    this.#add('bytes', record.bytes);
+    this.#add(`status:${Math.floor(record.status / 100)}xx`, 1);
+  }
+
+  /** A URL not fetched on purpose (robots.txt). */
+  skipped(reason: string): void {
+    this.#add(`skipped:${reason}`, 1);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#pending.size === 0) return;
+    const batch = this.#redis.multi();
+    for (const [field, amount] of this.#pending) batch.hincrby(this.#key, field, amount);
+    this.#pending.clear();
+    await batch.exec().catch(this.#onError);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flush();
+  }
+
+  #add(field: string, amount: number): void {
+    this.#pending.set(field, (this.#pending.get(field) ?? 0) + amount);
+  }
 }
 
 export async function readCrawlStats(redis: Redis, namespace: string): Promise<CrawlStats> {

@@ -8,7 +8,7 @@ import { createRobotsPolicy } from '@crawlq/robots';
 import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
-import { countPage, countSkipped } from './crawl-stats.js';
+import { CrawlStatsRecorder } from './crawl-stats.js';
 import { createGatedFetch } from './gated-fetch.js';
 import { robotsFetchThrough } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
@@ -46,6 +46,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
+  const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
   const robots = config.ignoreRobots
     ? undefined
     : createRobotsPolicy({
@@ -70,11 +71,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxBlockedMs: config.maxBlocked,
         fields: config.fields,
         ...(robots ? { robots } : {}),
-        onSkipped: (record) => {
-          countSkipped(services.redis, config.namespace, record.skipped).catch((error: unknown) => log(`could not count a skipped URL: ${String(error)}`));
-        },
+        onSkipped: (record) => stats.skipped(record.skipped),
         onPage: (record) => {
-          countPage(services.redis, config.namespace, record).catch((error: unknown) => log(`could not count a page: ${String(error)}`));
+          stats.page(record);
           options.onPage?.(record);
         },
       }),
@@ -135,7 +134,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         // stalled-job check: another worker takes them over, nothing is lost.
         if (timedOut) await worker.close(true);
         await alertWorker.close();
-        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close()]);
+        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close()]);
         fetcher.close();
         await services.close();
       })();

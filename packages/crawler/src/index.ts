@@ -2,7 +2,7 @@ export { startCrawlWorker, runWorkerUntilSignalled, alertMailConfig, type CrawlW
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
 export { openCrawlServices, publishLimitPolicy, frontierSettingsFrom, type CrawlServices } from './crawl-services.js';
 export { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
-export { readCrawlStats, countPage, type CrawlStats } from './crawl-stats.js';
+export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
 export { clearNamespace } from './namespace-state.js';
 export { limitPolicyFrom } from './limit-policy.js';
 export { fetcherOptionsFrom } from './fetcher-options.js';
