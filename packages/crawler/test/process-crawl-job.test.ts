@@ -61,12 +61,13 @@ describe('crawl worker', () => {
     site.setFaults([{ path: '/p/1', status: 503, times: 1 }]);
     const url = site.urlOf(HOST, 1);
     const { pages } = await run({ allowPrivateNetwork: true, rate: '2/1s', fetchRetries: 2, fetchBackoff: '1ms' }, [url]);
-    expect(pages).toMatchObject([{ url, status: 200, retries: 1, attempts: 1 }]);
-    const starts = site.requests.filter((request) => request.url === url).map((request) => request.startedAt);
-    expect(starts).toHaveLength(2);
+    // The retry either waited in-process or was deferred to the group's next
+    // slot (no attempt used); either way it passed the gate.
+    expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
+    const requests = site.requests.filter((request) => request.url === url);
+    expect(requests.map((request) => request.status)).toEqual([503, 200]);
     // got alone would retry after ~1 ms; the gate spaces starts by 1000/2 ms (+ safety margin).
-    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(450);
-    expect(pages[0]!.timings.waitMs).toBeGreaterThan(300);
+    expect(requests[1]!.startedAt - requests[0]!.startedAt).toBeGreaterThanOrEqual(450);
   });
 
   it('a paused group defers the job without using an attempt', async () => {
@@ -84,6 +85,8 @@ describe('crawl worker', () => {
     for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
     expect(site.requests[0]!.startedAt).toBeGreaterThanOrEqual(started + 1_000);
+    await worker.close(1_000); // flushes the page counters
+    worker = undefined;
     expect((await readCrawlStats(services.redis, cfg.namespace)).pages).toBe(1);
   });
 
