@@ -152,11 +152,9 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     // The first failure after a quiet period: its e-mail goes out after --alert-delay.
     await enqueue(fleet, namespace, pageUrls(0, 1));
     await waitFor(() => (smtp.messages.length >= 1 ? true : undefined), { timeoutMs: 60_000, what: 'the first-failure e-mail' });
-    // Three alert workers, one e-mail.
-    await sleep(2_000);
-    expect(smtp.messages).toHaveLength(1);
 
-    // The storm, inside the window that e-mail opened.
+    // The storm, inside the window that e-mail opened. (Copies of the first
+    // e-mail from the other alert workers would show up in the count below.)
     await enqueue(fleet, namespace, pageUrls(1, 49));
     const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace });
     closers.push(() => deadLetters.close());

@@ -259,7 +259,7 @@ describe('a worker killed right after a final failure', () => {
   ];
 
   // Concurrent: most of each case is waiting for processes to start.
-  it.concurrent.each(cases)('killed $stage: after the next workers start up, the entry exists exactly once', { timeout: 120_000 }, async ({ key, entryJob }) => {
+  it.concurrent.for(cases)('killed $stage: after the next workers start up, the entry exists exactly once', { timeout: 120_000 }, async ({ key, entryJob }, { expect }) => {
     site.setFaults([{ host: FAILING, status: 503 }]);
     const namespace = `dlq-kill-${entryJob ? 'b' : 'a'}`;
     const url = site.urlOf(FAILING, entryJob ? 5 : 4);
