@@ -33,7 +33,7 @@ describe('README', () => {
     const clone = join(mkdtempSync(join(tmpdir(), 'crawlq-clone-')), 'crawlq');
     execFileSync('git', ['clone', '--quiet', REPO_ROOT, clone]);
     const [first] = quickStartCommands();
-    const child = spawn('bash', ['-c', first ?? 'false'], { cwd: clone, env: cliEnv(undefined) as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', first ?? 'false'], { cwd: clone, env: cliEnv(undefined), stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
