@@ -1,6 +1,7 @@
 // Seen-set benchmark: Redis memory per seen URL in each mode, and enqueue
 // throughput through Frontier.addSeeds with dedupe on.
 // Alone: node --conditions=@crawlq/source --import tsx bench/seen-set-memory.ts [urls]
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Frontier, SeenSet, bloomGeometry, type SeenSetMode } from '@crawlq/frontier';
 import { createGroupLimiter } from '@crawlq/group-limiter';
@@ -101,6 +102,8 @@ export async function benchSeenSet(log: (line: string) => void, urls = 1_000_000
       }
     });
   }
+  // Other work on the machine slows every figure above: say how busy it was.
+  log(`seen-set: load average at the end ${loadavg().map((load) => fmt(load, 2)).join(' / ')} (1 / 5 / 15 min)`);
 }
 
 async function withRedis(run: (client: Redis, redis: TestRedis) => Promise<void>): Promise<void> {

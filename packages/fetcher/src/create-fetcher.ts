@@ -27,7 +27,7 @@ class FetchState {
   retries = 0;
   /** Set when the body (or a redirect's drained body) passed the cap. */
   tooLarge = false;
-  /** Set when `attemptHooks.beforeRetry` threw: that object must surface unchanged. */
+  /** Set when `attemptHooks.beforeRetry` or `beforeRedirect` threw: that object must surface unchanged. */
   hookFailure: { readonly error: unknown } | undefined;
   /** Set once `fetch()` is settled, so a late error cannot start another retry. */
   settled = false;
@@ -135,7 +135,7 @@ class GotFetcher implements Fetcher {
           backoffMaxMs: config.retry.backoffMaxMs,
           stop: (retry: RetryObject) => {
             const state = stateOf(retry.error.options);
-            return this.#closed || state === undefined || state.settled || state.tooLarge;
+            return this.#closed || state === undefined || state.settled || state.tooLarge || state.hookFailure !== undefined;
           },
         }),
       },
@@ -174,7 +174,9 @@ class GotFetcher implements Fetcher {
           async (updatedOptions, response) => {
             const state = stateOf(updatedOptions);
             if (state === undefined) return;
-            state.redirects.push(String(updatedOptions.url));
+            const to = String(updatedOptions.url);
+            state.redirects.push(to);
+            // Drained first: the socket goes back to the pool even if the hook stops here.
             await drainRedirectBody(response, {
               maxBytes: maxBodyBytes,
               timeoutMs: config.timeouts.requestMs,
@@ -182,6 +184,15 @@ class GotFetcher implements Fetcher {
                 state.tooLarge = true;
               },
             });
+            const hooks = state.hooks;
+            if (hooks?.beforeRedirect === undefined) return;
+            try {
+              await hooks.beforeRedirect({ from: response.url, to });
+            } catch (hookError) {
+              // got wraps this in a RequestError; remember the original for fetch().
+              state.hookFailure = { error: hookError };
+              throw hookError;
+            }
           },
         ],
         beforeRetry: [

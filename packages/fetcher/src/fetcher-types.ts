@@ -12,6 +12,14 @@ export interface RetryInfo {
   readonly retryAfterMs?: number | undefined;
 }
 
+/** What {@link AttemptHooks.beforeRedirect} is told about the redirect about to be followed. */
+export interface RedirectInfo {
+  /** The URL that answered with the redirect. */
+  readonly from: string;
+  /** The absolute URL the redirect leads to (the next request's URL). */
+  readonly to: string;
+}
+
 /** Per-fetch hooks into got's attempts; the crawler's per-domain gate plugs in here. */
 export interface AttemptHooks {
   /**
@@ -21,6 +29,15 @@ export interface AttemptHooks {
    * `fetch()` then rejects with that very error object.
    */
   beforeRetry?(info: RetryInfo): Promise<void>;
+  /**
+   * Called before got follows each redirect: after the redirect's body was
+   * drained, before the next hop is requested (and so before that hop's SSRF
+   * check). May wait (e.g. for the target domain's gate); may throw to stop:
+   * `fetch()` then rejects with that very error object, without retrying and
+   * without requesting `to`. The crawler uses it to claim the target URL in
+   * the seen-set, so a page already seen is not fetched again.
+   */
+  beforeRedirect?(info: RedirectInfo): Promise<void>;
 }
 
 /** Per-fetch options. */
@@ -62,7 +79,7 @@ export interface Fetcher {
    * Resolves for 2xx, 3xx and 4xx other than 408/429.
    * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), timeouts and network errors.
    * @throws PermanentFetchError for an invalid or non-http(s) URL, an SSRF-blocked target, a body over the cap, too many redirects.
-   * @throws the same error object an `attemptHooks.beforeRetry` threw.
+   * @throws the same error object an `attemptHooks.beforeRetry` or `beforeRedirect` threw.
    * @throws `signal.reason` when the signal aborted the fetch.
    */
   fetch(url: string, request?: FetchRequest): Promise<FetchResult>;

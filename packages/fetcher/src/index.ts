@@ -1,5 +1,5 @@
 export { createFetcher } from './create-fetcher.js';
-export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RetryInfo } from './fetcher-types.js';
+export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RedirectInfo, RetryInfo } from './fetcher-types.js';
 export { DEFAULT_ACCEPT, DEFAULT_USER_AGENT, resolveFetcherOptions } from './fetcher-options.js';
 export type {
   AddressPolicy,

@@ -1,8 +1,10 @@
 import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
-import { createScopeFilter, groupKeyOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
+import { createScopeFilter, groupKeyOf, normalizeUrl, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
 import type { Redis } from 'ioredis';
-import { RESERVE_SCRIPT, ReserveCode } from './commands.js';
+import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
+import type { SeenSetMode } from './seen-set-mode.js';
+import { SeenSet } from './seen-set.js';
 
 /** Crawl-wide rules the frontier applies to every URL it admits. */
 export interface FrontierSettings {
@@ -15,6 +17,13 @@ export interface FrontierSettings {
   readonly groupBy: GroupBy;
   readonly sortQuery: boolean;
   readonly jobPolicy: CrawlJobPolicy;
+  /**
+   * How admitted URLs are remembered: exactly, or in a Bloom filter of fixed
+   * size whose false positives skip a new URL (see `SeenSetMode`). Every
+   * process of a crawl must use the same mode.
+   * @default { mode: 'exact' }
+   */
+  readonly seenSet?: SeenSetMode | undefined;
 }
 
 /** Spreads each group's backlog over time; see `@crawlq/group-limiter` plan(). */
@@ -66,6 +75,7 @@ export class Frontier {
   readonly #planner: SlotPlanner;
   readonly #keys: FrontierKeys;
   readonly #settings: FrontierSettings;
+  readonly #seen: SeenSet;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
 
   constructor(options: FrontierOptions) {
@@ -74,7 +84,32 @@ export class Frontier {
     this.#planner = options.planner;
     this.#keys = frontierKeys(options.namespace);
     this.#settings = options.settings;
-    this.#redis.defineCommand('crawlqReserve', { numberOfKeys: 3, lua: RESERVE_SCRIPT });
+    this.#seen = new SeenSet({ redis: options.redis, namespace: options.namespace, mode: options.settings.seenSet });
+  }
+
+  /** The crawl's seen-set (for status and benchmarks; `addSeeds`/`addDiscovered`/`claim` keep it up to date). */
+  get seenSet(): SeenSet {
+    return this.#seen;
+  }
+
+  /**
+   * Marks `url` (normalised like every other URL) seen at once, atomically;
+   * true if it was new. For a fetch that was redirected: a redirect to a page
+   * already seen need not be followed, and a page reached by a redirect is not
+   * enqueued again when a link to it turns up later. Budgets are not charged
+   * (the redirected job was).
+   *
+   * `owner` is the claiming job's id (the fingerprint of its own URL, which the
+   * frontier uses as job id): a later claim by the same owner is true again, so
+   * a job that is deferred or retried after claiming still fetches the page, and
+   * a redirect back to the job's own URL is always true.
+   * @throws InvalidUrlError when the URL cannot be crawled (never retryable)
+   * @throws SeenSetMismatchError when the crawl's seen-set is in the other mode
+   */
+  async claim(url: string, owner?: string): Promise<boolean> {
+    const fingerprint = urlFingerprint(normalizeUrl(url, { sortQuery: this.#settings.sortQuery }));
+    if (owner !== undefined && owner === fingerprint) return true;
+    return this.#seen.claim(fingerprint, owner);
   }
 
   /** Seeds: depth 0, always in scope; their origins anchor `host`/`domain` scope. */
@@ -124,15 +159,10 @@ export class Frontier {
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
 
     const entries = [...unique.entries()];
-    const args = entries.flatMap(([fingerprint, { group }]) => [fingerprint, group]);
-    const codes = (await (this.#redis as unknown as RedisWithFrontierCommands).crawlqReserve(
-      this.#keys.seen,
-      this.#keys.admitted,
-      this.#keys.admittedPerGroup,
-      this.#settings.maxPages ?? 0,
-      this.#settings.maxPagesPerGroup ?? 0,
-      ...args,
-    )) as number[];
+    const codes = await this.#seen.reserve(
+      entries.map(([fingerprint, { group }]) => ({ fingerprint, group })),
+      { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 },
+    );
 
     const admitted = entries.filter((_, i) => codes[i] === ReserveCode.Admitted);
     duplicate += codes.filter((code) => code === ReserveCode.Duplicate).length;
@@ -150,8 +180,8 @@ export class Frontier {
           opts: { ...options, jobId: fingerprint, delay: delays[i] ?? 0, priority: Math.min(counts.depth + 1, MAX_PRIORITY) },
         })),
       );
-      // Marked only after the jobs exist: see RESERVE_SCRIPT.
-      await this.#redis.sadd(this.#keys.seen, ...admitted.map(([fingerprint]) => fingerprint));
+      // Marked only after the jobs exist: see SeenSet.reserve.
+      await this.#seen.mark(admitted.map(([fingerprint]) => fingerprint));
     }
     return {
       accepted: admitted.length,
@@ -181,10 +211,6 @@ export class Frontier {
     this.#scope = { filter, anchors: anchors.length, loadedAt: now };
     return filter;
   }
-}
-
-interface RedisWithFrontierCommands {
-  crawlqReserve(...args: (string | number)[]): Promise<unknown>;
 }
 
 function emptyResult(partial: Partial<AddResult>): AddResult {

@@ -1,3 +1,15 @@
 export { Frontier, type FrontierOptions, type FrontierSettings, type SlotPlanner, type AddResult, type RejectedUrl } from './frontier.js';
 export { enqueueLines, type EnqueueTotals, type EnqueueStreamOptions } from './enqueue-stream.js';
 export { frontierKeys } from './keys.js';
+export { SeenSet, type SeenSetOptions, type SeenSetCandidate, type SeenSetInfo, type PageBudgets } from './seen-set.js';
+export {
+  bloomGeometry,
+  bloomFalsePositiveRate,
+  DEFAULT_SEEN_SET_MODE,
+  MAX_BLOOM_PART_BITS,
+  BLOOM_BLOCK_BITS,
+  type BloomGeometry,
+  type SeenSetMode,
+} from './seen-set-mode.js';
+export { ReserveCode } from './commands/seen-script-status.js';
+export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './frontier-errors.js';

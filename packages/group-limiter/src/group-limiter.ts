@@ -10,6 +10,7 @@ import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
 import { releaseScript } from './commands/release.js';
 import { resumeScript } from './commands/resume.js';
 import { ScriptCode } from './commands/script-code.js';
+import { setMinIntervalScript } from './commands/set-min-interval.js';
 import { setPolicyScript } from './commands/set-policy.js';
 import {
   GroupLimiterArgumentError,
@@ -19,7 +20,7 @@ import {
 } from './errors.js';
 import type { GroupStatus } from './group-status.js';
 import { limiterKeys, type LimiterKeys } from './keys.js';
-import { DEFAULT_LIMIT_POLICY, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
+import { DEFAULT_LIMIT_POLICY, DEFAULT_MAX_MIN_INTERVAL_MS, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
 import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 
 /** Options for `createGroupLimiter`. */
@@ -77,6 +78,14 @@ export interface GroupLimiter {
   pause(group: string, forMs: number, reason?: string): Promise<void>;
   /** Ends a pause and forgets the 429 strikes. */
   resume(group: string): Promise<void>;
+  /**
+   * Sets a group's own minimum interval between request starts, e.g. from its
+   * robots.txt `Crawl-delay`. acquire() and plan() then space the group's starts
+   * by max(policy interval, this), capped by the policy's `maxMinIntervalMs`,
+   * without burst when this is the longer one: it only ever slows a group down.
+   * 0 removes it. Fleet-wide, like every limiter state.
+   */
+  setMinInterval(group: string, ms: number): Promise<void>;
   /** One group's state. */
   status(group: string): Promise<GroupStatus>;
   /** Every group seen under this prefix, sorted by name. */
@@ -162,6 +171,7 @@ class RedisGroupLimiter implements GroupLimiter {
           limits.concurrency,
           this.#policy.leaseMs,
           MIN_STEP_MS,
+          this.#maxMinIntervalMs,
         ],
       };
     });
@@ -225,6 +235,7 @@ class RedisGroupLimiter implements GroupLimiter {
         this.#version,
         distinct.length,
         MIN_STEP_MS,
+        this.#maxMinIntervalMs,
         ...distinct.flatMap((group) => {
           const limits = this.#resolved(group);
           return [group, limits.intervalMs, limits.toleranceMs];
@@ -266,6 +277,15 @@ class RedisGroupLimiter implements GroupLimiter {
     await this.#call('resume', resumeScript, () => ({ keys: [this.#keys.group(group)], args: [] }));
   }
 
+  async setMinInterval(group: string, ms: number): Promise<void> {
+    checkName(group, 'group', 'setMinInterval');
+    checkDuration(ms, 'ms', 'setMinInterval');
+    await this.#call('setMinInterval', setMinIntervalScript, () => ({
+      keys: [this.#keys.policy, this.#keys.group(group), this.#keys.groups],
+      args: [this.#version, group, ms, this.#maxMinIntervalMs],
+    }));
+  }
+
   async status(group: string): Promise<GroupStatus> {
     checkName(group, 'group', 'status');
     const [status] = await this.#readStatus([group]);
@@ -305,7 +325,8 @@ class RedisGroupLimiter implements GroupLimiter {
       return {
         group,
         limits: this.limitsFor(group),
-        inFlight: optionalNumber(field(6)) ?? 0,
+        minIntervalMs: Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs),
+        inFlight: optionalNumber(field(7)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
         strikes: optionalNumber(field(2)) ?? 0,
@@ -380,6 +401,11 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#policy = policy;
     this.#version = version;
     this.#limits.clear();
+  }
+
+  /** Always set by normalizePolicy; the type keeps it optional for older callers. */
+  get #maxMinIntervalMs(): number {
+    return this.#policy.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS;
   }
 
   #resolved(group: string): ResolvedLimits {

@@ -5,6 +5,12 @@ export interface GroupStatus {
   readonly group: string;
   /** Limits resolved from the current policy. */
   readonly limits: GroupLimits;
+  /**
+   * The group's own minimum interval between starts (`setMinInterval`, e.g. a
+   * robots.txt Crawl-delay), capped by the policy's `maxMinIntervalMs`; 0 = none.
+   * Pacing uses the longer of this and the interval from `limits.rate`.
+   */
+  readonly minIntervalMs: number;
   /** Leases not yet released nor expired. */
   readonly inFlight: number;
   /** End of the current pause, or `null` when not paused. */

@@ -4,6 +4,7 @@ export type { GroupStatus } from './group-status.js';
 export {
   DEFAULT_GROUP_LIMITS,
   DEFAULT_LIMIT_POLICY,
+  DEFAULT_MAX_MIN_INTERVAL_MS,
   normalizePolicy,
   type Backoff429,
   type GroupLimits,

@@ -9,7 +9,7 @@ export interface LimiterKeys {
   readonly policy: string;
   /** Set of every group the limiter has seen, for `list()`. */
   readonly groups: string;
-  /** Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred, lastAdmitAt. */
+  /** Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred, lastAdmitAt, minInterval. */
   group(group: string): string;
   /** Sorted set of a group's leases: member = lease id, score = expiry (Redis-clock ms). */
   leases(group: string): string;

@@ -53,6 +53,15 @@ export interface LimitPolicy {
    * @default 3600000
    */
   readonly maxPauseMs: number;
+  /**
+   * Cap for a group's minimum interval between starts (`setMinInterval`, from a
+   * robots.txt `Crawl-delay`): a site asking for an hour between requests gets
+   * this much instead. 0 turns minimum intervals off. Optional in the type so
+   * policies written before it existed still type-check; `normalizePolicy`
+   * always fills it in.
+   * @default 30000
+   */
+  readonly maxMinIntervalMs?: number;
 }
 
 /** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
@@ -63,7 +72,11 @@ export interface LimitPolicyInput {
   readonly leaseMs?: number;
   readonly backoff429?: Partial<Backoff429>;
   readonly maxPauseMs?: number;
+  readonly maxMinIntervalMs?: number;
 }
+
+/** Default cap of a group's own minimum interval (`LimitPolicy.maxMinIntervalMs`). */
+export const DEFAULT_MAX_MIN_INTERVAL_MS = 30_000;
 
 /** Limits for groups that no rule matches when the policy does not say: one start per second, one at a time. */
 export const DEFAULT_GROUP_LIMITS: GroupLimits = Object.freeze({
@@ -80,6 +93,7 @@ export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
   leaseMs: 60_000,
   backoff429: Object.freeze({ baseMs: 1000, maxMs: 60_000 }),
   maxPauseMs: 3_600_000,
+  maxMinIntervalMs: DEFAULT_MAX_MIN_INTERVAL_MS,
 });
 
 /**
@@ -102,6 +116,7 @@ export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizeP
       maxMs: check.number(input.backoff429?.maxMs ?? base.backoff429.maxMs, 'backoff429.maxMs', { min: 1 }),
     },
     maxPauseMs: check.number(input.maxPauseMs ?? base.maxPauseMs, 'maxPauseMs', { min: 1 }),
+    maxMinIntervalMs: check.number(input.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS, 'maxMinIntervalMs', { min: 0 }),
   };
   if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
   if (check.issues.length > 0) throw new InvalidLimitPolicyError(check.issues, { operation });

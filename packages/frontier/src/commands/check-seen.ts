@@ -10,9 +10,11 @@ import { SeenScriptStatus } from './seen-script-status.js';
 export const CHECK_SEEN_SCRIPT = `${SEEN_SET_LUA}
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
+local fps = {}
+for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do fps[#fps + 1] = ARGV[i] end
 local out = {${SeenScriptStatus.Ok}}
-for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do
-  out[#out + 1] = seen_has(s, ARGV[i]) and 1 or 0
+for _, seen in ipairs(seen_has_many(s, fps)) do
+  out[#out + 1] = seen and 1 or 0
 end
 return out
 `;

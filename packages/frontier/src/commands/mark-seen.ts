@@ -10,9 +10,11 @@ import { SeenScriptStatus } from './seen-script-status.js';
 export const MARK_SEEN_SCRIPT = `${SEEN_SET_LUA}
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
+local fps = {}
+for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do fps[#fps + 1] = ARGV[i] end
 local added = 0
-for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do
-  if seen_add(s, ARGV[i], '') then added = added + 1 end
+for _, new in ipairs(seen_add_many(s, fps, '')) do
+  if new then added = added + 1 end
 end
 seen_save(s)
 return {${SeenScriptStatus.Ok}, added}

@@ -21,11 +21,14 @@ if not s then return seen_mismatch(stored) end
 local maxPages = tonumber(ARGV[${FIRST}])
 local maxPerGroup = tonumber(ARGV[${FIRST + 1}])
 local admitted = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fps = {}
+for i = ${FIRST + 2}, #ARGV, 2 do fps[#fps + 1] = ARGV[i] end
+local seen = seen_has_many(s, fps)
 local result = {${SeenScriptStatus.Ok}}
-for i = ${FIRST + 2}, #ARGV, 2 do
-  local group = ARGV[i + 1]
+for j = 1, #fps do
+  local group = ARGV[${FIRST + 1} + 2 * j]
   local code
-  if seen_has(s, ARGV[i]) then
+  if seen[j] then
     code = ${ReserveCode.Duplicate}
   elseif maxPages > 0 and admitted >= maxPages then
     code = ${ReserveCode.OverPageLimit}

@@ -5,7 +5,8 @@ import { ScriptCode } from './script-code.js';
  * Admission: pause, then concurrency (leases scored by expiry), then pacing (GCRA).
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set
  * ARGV: 1 policy version, 2 group, 3 lease id, 4 maxInlineWaitMs, 5 interval T' (0 = no rate),
- *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms
+ *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms,
+ *       10 maxMinIntervalMs (cap of the group's own minimum interval)
  * Reply: {Ok, startInMs, startAt (string)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = luaScript(
@@ -18,11 +19,12 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
 local hold_ms = num(h[4], 0)
+interval, tau = effective_pacing(interval, tau, num(h[5], 0), tonumber(ARGV[10]))
 redis.call('SADD', KEYS[4], ARGV[2])
 
 -- How long one more start takes to become possible: the emission interval, or for a

@@ -32,6 +32,14 @@ end
 local function fmt(x)
   return string.format('%.3f', x)
 end
+-- A group's own minimum interval (robots.txt Crawl-delay), capped, only ever
+-- slows it down: when it is the longer one it replaces the policy's interval,
+-- without burst (starts at least that far apart, as Crawl-delay asks).
+local function effective_pacing(interval, tau, min_interval, cap)
+  local own = math.min(min_interval, cap)
+  if own > interval then return own, 0 end
+  return interval, tau
+end
 `;
 
 /** Lua that answers StalePolicy unless KEYS[1] (policy hash) holds version ARGV[1]. */

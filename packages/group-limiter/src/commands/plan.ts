@@ -5,7 +5,7 @@ import { ScriptCode } from './script-code.js';
  * Reserves distinct future slots on each group's wake horizon for a batch of jobs
  * about to be enqueued. Groups without a rate limit get 0 unless paused.
  * KEYS: 1 policy hash, 2 groups set, 3.. one group hash per distinct group
- * ARGV: 1 policy version, 2 number of distinct groups D, 3 minimum step ms,
+ * ARGV: 1 policy version, 2 number of distinct groups D, 3 minimum step ms, 4 maxMinIntervalMs,
  *       then D triples (group, interval T', tolerance tau), then one 1-based group index per item
  * Reply: {Ok, delayMs per item...} | {StalePolicy, version}
  */
@@ -15,13 +15,15 @@ export const planScript = luaScript(
 local now = now_ms()
 local d = tonumber(ARGV[2])
 local min_step = tonumber(ARGV[3])
+local cap = tonumber(ARGV[4])
 local groups = {}
 for i = 1, d do
-  local base = 3 + (i - 1) * 3
-  local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil')
+  local base = 4 + (i - 1) * 3
+  local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil', 'minInterval')
+  local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), cap)
   groups[i] = {
-    interval = tonumber(ARGV[base + 2]),
-    tau = tonumber(ARGV[base + 3]),
+    interval = interval,
+    tau = tau,
     tat = num(h[1], 0),
     wake_at = num(h[2], 0),
     paused_until = num(h[3], 0),
@@ -30,7 +32,7 @@ for i = 1, d do
   redis.call('SADD', KEYS[2], ARGV[base + 1])
 end
 local out = {${ScriptCode.Ok}}
-for j = 4 + 3 * d, #ARGV do
+for j = 5 + 3 * d, #ARGV do
   local g = groups[tonumber(ARGV[j])]
   local delay = 0
   if g.interval > 0 or g.paused_until > now then

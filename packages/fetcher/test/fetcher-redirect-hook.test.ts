@@ -1,0 +1,131 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createFetcher } from '../src/index.js';
+import type { Fetcher, RedirectInfo } from '../src/index.js';
+import { startServer } from './test-server.js';
+import type { TestServer } from './test-server.js';
+
+let server: TestServer;
+let fetcher: Fetcher | undefined;
+
+beforeAll(async () => {
+  server = await startServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const tag = url.searchParams.get('t') ?? '';
+    switch (url.pathname) {
+      case '/hop': {
+        // /hop?n=3 -> /hop?n=2 -> /hop?n=1 -> /page (the tag keeps per-test paths apart)
+        const n = Number(url.searchParams.get('n'));
+        res.writeHead(302, { location: n <= 1 ? `/page?t=${tag}` : `/hop?n=${n - 1}&t=${tag}` });
+        res.end('moved');
+        return;
+      }
+      case '/always-500-redirect':
+        res.writeHead(301, { location: `/down?t=${tag}` });
+        res.end();
+        return;
+      default:
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+    }
+  });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+afterEach(() => {
+  fetcher?.close();
+  fetcher = undefined;
+});
+
+function open(): Fetcher {
+  fetcher = createFetcher({ allowPrivateNetwork: true, retry: { limit: 3, backoffBaseMs: 10, backoffMaxMs: 20 } });
+  return fetcher;
+}
+
+const tag = (): string => Math.random().toString(36).slice(2);
+
+describe('attemptHooks.beforeRedirect', () => {
+  it('is called before each hop with from and to, in order, and may wait', async () => {
+    const t = tag();
+    const calls: RedirectInfo[] = [];
+    const requestsAtCall: number[] = [];
+    const result = await open().fetch(`${server.origin}/hop?n=3&t=${t}`, {
+      attemptHooks: {
+        beforeRedirect: async (info) => {
+          calls.push(info);
+          requestsAtCall.push(server.requests.filter((r) => r.path.endsWith(`t=${t}`)).length);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        },
+      },
+    });
+    expect(result.status).toBe(200);
+    expect(calls).toEqual([
+      { from: `${server.origin}/hop?n=3&t=${t}`, to: `${server.origin}/hop?n=2&t=${t}` },
+      { from: `${server.origin}/hop?n=2&t=${t}`, to: `${server.origin}/hop?n=1&t=${t}` },
+      { from: `${server.origin}/hop?n=1&t=${t}`, to: `${server.origin}/page?t=${t}` },
+    ]);
+    // Each call came before its target was requested.
+    expect(requestsAtCall).toEqual([1, 2, 3]);
+    expect(result.redirects).toEqual(calls.map((call) => call.to));
+  });
+
+  it('stops the fetch when it throws: fetch() rejects with that same object and the target is never requested', async () => {
+    class AlreadySeenError extends Error {
+      override readonly name = 'AlreadySeenError';
+    }
+    const t = tag();
+    const seen = new AlreadySeenError('redirect target already crawled');
+    let calls = 0;
+    const error = await open()
+      .fetch(`${server.origin}/hop?n=3&t=${t}`, {
+        attemptHooks: {
+          beforeRedirect: (info) => {
+            calls += 1;
+            return info.to.includes('n=1') ? Promise.reject(seen) : Promise.resolve();
+          },
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBe(seen);
+    expect(calls).toBe(2);
+    expect(server.count(`/hop?n=3&t=${t}`)).toBe(1);
+    expect(server.count(`/hop?n=2&t=${t}`)).toBe(1);
+    expect(server.count(`/hop?n=1&t=${t}`)).toBe(0);
+  });
+
+  it('is not retried even when the thrown error looks transient', async () => {
+    const t = tag();
+    const transient = Object.assign(new Error('redis timed out'), { code: 'ETIMEDOUT' });
+    let calls = 0;
+    const error = await open()
+      .fetch(`${server.origin}/always-500-redirect?t=${t}`, {
+        attemptHooks: {
+          beforeRedirect: () => {
+            calls += 1;
+            return Promise.reject(transient);
+          },
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBe(transient);
+    expect(calls).toBe(1);
+    expect(server.count(`/always-500-redirect?t=${t}`)).toBe(1);
+    expect(server.count(`/down?t=${t}`)).toBe(0);
+  });
+
+  it('is not called for a response that does not redirect', async () => {
+    let calls = 0;
+    const result = await open().fetch(`${server.origin}/page?t=${tag()}`, {
+      attemptHooks: {
+        beforeRedirect: () => {
+          calls += 1;
+          return Promise.resolve();
+        },
+      },
+    });
+    expect(result.status).toBe(200);
+    expect(calls).toBe(0);
+  });
+});

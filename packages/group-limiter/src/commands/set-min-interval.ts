@@ -1,0 +1,31 @@
+import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ScriptCode } from './script-code.js';
+
+/**
+ * Stores a group's own minimum interval between starts (0 clears it). The cap is
+ * applied where it is used (acquire, plan, status), so a later policy change
+ * takes effect. The next start is pushed to at least the last start plus the
+ * (capped) interval, so the first start after a Crawl-delay arrives obeys it too.
+ * KEYS: 1 policy hash, 2 group hash, 3 groups set
+ * ARGV: 1 policy version, 2 group, 3 minimum interval ms, 4 maxMinIntervalMs
+ * Reply: {Ok} | {StalePolicy, version}
+ */
+export const setMinIntervalScript = luaScript(
+  'set-min-interval',
+  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+local ms = tonumber(ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[2])
+if ms <= 0 then
+  redis.call('HDEL', KEYS[2], 'minInterval')
+  return {${ScriptCode.Ok}}
+end
+redis.call('HSET', KEYS[2], 'minInterval', fmt(ms))
+local own = math.min(ms, tonumber(ARGV[4]))
+local h = redis.call('HMGET', KEYS[2], 'tat', 'lastAdmitAt')
+local last = tonumber(h[2])
+if last and own > 0 and last + own > num(h[1], 0) then
+  redis.call('HSET', KEYS[2], 'tat', fmt(last + own))
+end
+return {${ScriptCode.Ok}}
+`,
+);
