@@ -2,12 +2,14 @@
 import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
 import { benchPoliteness } from './politeness.js';
+import { benchSeenSet } from './seen-set-memory.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
   enqueue: () => benchEnqueue(log),
   politeness: () => benchPoliteness(log),
+  'seen-set': () => benchSeenSet(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));

@@ -44,3 +44,14 @@ export class PermanentJobError extends UnrecoverableError {
     if (options.cause !== undefined) this.cause = options.cause;
   }
 }
+
+/** The fetch was redirected to a page already seen: it is not fetched again. */
+export class RedirectToSeenError extends Error {
+  override readonly name = 'RedirectToSeenError';
+  readonly retryable = false;
+  readonly target: string;
+  constructor(target: string) {
+    super(`redirects to ${target}, already seen`);
+    this.target = target;
+  }
+}

@@ -32,6 +32,10 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
     groupBy: config.groupBy,
     sortQuery: config.sortQuery,
     jobPolicy: { attempts: config.attempts, backoffMs: config.backoff },
+    seenSet:
+      config.seenSet === 'bloom'
+        ? { mode: 'bloom', expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate }
+        : { mode: 'exact' },
   };
 }
 
@@ -55,7 +59,7 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
 }
 
 /** Options that make up the fleet-wide politeness policy. */
-const LIMIT_OPTIONS: readonly OptionName[] = ['rate', 'burst', 'domainConcurrency', 'limitRules', 'safetyMargin', 'leaseTime', 'maxPause', 'requestTimeout'];
+const LIMIT_OPTIONS: readonly OptionName[] = ['rate', 'burst', 'domainConcurrency', 'limitRules', 'safetyMargin', 'leaseTime', 'maxPause', 'requestTimeout', 'maxCrawlDelay'];
 
 /**
  * Publishes this process's limits as the fleet's when it was given any limit

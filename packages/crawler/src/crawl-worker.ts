@@ -58,6 +58,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy })),
       });
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
+  // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
+  const crawlDelays = new Map<string, number>();
+  const applyCrawlDelay = async (group: string, crawlDelayMs: number): Promise<void> => {
+    if (crawlDelays.get(group) === crawlDelayMs) return;
+    crawlDelays.set(group, crawlDelayMs);
+    await services.limiter.setMinInterval(group, crawlDelayMs);
+  };
 
   const worker = new Worker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
@@ -71,6 +78,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxBlockedMs: config.maxBlocked,
         fields: config.fields,
         ...(robots ? { robots } : {}),
+        onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),
         onPage: (record) => {
           stats.page(record);

@@ -18,5 +18,6 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
     leaseMs: Math.max(config.leaseTime, config.requestTimeout + 1_000),
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
+    maxMinIntervalMs: config.maxCrawlDelay,
   };
 }

@@ -33,12 +33,13 @@ export interface PageRecord {
   readonly fields?: Readonly<Record<string, string | readonly string[] | null>>;
 }
 
-/** A URL crawlq chose not to fetch (robots.txt disallows it): recorded, never fetched, never dead-lettered. */
-export interface SkippedRecord {
+/**
+ * A URL crawlq chose not to fetch: robots.txt disallows it, or it redirects
+ * to a page already seen. Recorded, never fetched, never dead-lettered.
+ */
+export type SkippedRecord = {
   readonly url: string;
   readonly depth: number;
   readonly group: string;
-  readonly skipped: 'robots';
-  readonly robotsUrl: string;
   readonly decidedAt: string;
-}
+} & ({ readonly skipped: 'robots'; readonly robotsUrl: string } | { readonly skipped: 'redirect-to-seen'; readonly redirectTo: string; readonly status: number });

@@ -8,7 +8,7 @@ import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError } from './crawl-errors.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 const CONFIRM_AFTER_WAIT_MS = 50;
@@ -58,6 +58,11 @@ export async function processCrawlJob(
     let retryWaitMs = 0;
     const response = await context.fetcher.fetch(job.data.url, {
       attemptHooks: {
+        // A redirect to a page already seen (or queued) is not fetched again;
+        // a page first reached by redirect is marked so it is not fetched later.
+        beforeRedirect: async ({ to }) => {
+          if (!(await context.frontier.claim(to, job.id))) throw new RedirectToSeenError(to);
+        },
         // got's own retries are requests to the same group: they pass the gate too.
         beforeRetry: async (info) => {
           const before = performance.now();
@@ -76,6 +81,10 @@ export async function processCrawlJob(
   } catch (error) {
     const held = lease;
     lease = undefined;
+    if (error instanceof RedirectToSeenError) {
+      if (held) await context.limiter.release(held, { status: 301 }).catch(() => undefined);
+      return await recordSkipped(job, context, { skipped: 'redirect-to-seen', redirectTo: error.target, status: 301 });
+    }
     if (held) {
       const status = error instanceof FetchError ? statusOf(error) : undefined;
       await context.limiter.release(held, outcomeOf(status, retryAfterOf(error))).catch(() => undefined);
@@ -94,14 +103,13 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
   if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
   if (verdict.reason === 'unreachable') throw new DeferJobError(Math.max(1_000, verdict.retryAfterMs ?? 60_000), 'paused');
   if (verdict.allowed) return undefined;
-  const record: SkippedRecord = {
-    url: job.data.url,
-    depth: job.data.depth,
-    group: job.data.group,
-    skipped: 'robots',
-    robotsUrl: verdict.robotsUrl,
-    decidedAt: new Date().toISOString(),
-  };
+  return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
+}
+
+type SkipReason = { skipped: 'robots'; robotsUrl: string } | { skipped: 'redirect-to-seen'; redirectTo: string; status: number };
+
+async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
+  const record: SkippedRecord = { url: job.data.url, depth: job.data.depth, group: job.data.group, decidedAt: new Date().toISOString(), ...reason };
   await context.sink.write(record);
   context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };

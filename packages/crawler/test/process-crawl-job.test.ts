@@ -106,3 +106,38 @@ describe('crawl worker', () => {
     }
   });
 });
+
+describe('redirect dedupe', () => {
+  it('a redirect to a page already seen is not fetched again, and a page reached by redirect is not fetched later', async () => {
+    const { createServer } = await import('node:http');
+    const hits: string[] = [];
+    const server = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      if (request.url === '/old' || request.url === '/moved') {
+        response.writeHead(301, { location: '/target' }).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<title>target</title><a href="/target">self</a>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.91', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      // One job at a time, in order: /old is fetched first and follows the redirect.
+      const { pages, config: cfg } = await run({ allowPrivateNetwork: true, rate: 'none', concurrency: 1, ignoreRobots: true, maxDepth: 2 }, [
+        `http://127.0.0.91:${port}/old`,
+      ]);
+      expect(pages.map((page) => [page.url, page.finalUrl])).toEqual([[`http://127.0.0.91:${port}/old`, `http://127.0.0.91:${port}/target`]]);
+      // The page links to /target, which it already is: not fetched again.
+      expect(hits.filter((hit) => hit === '/target')).toHaveLength(1);
+      // Another URL redirecting to the same target stops at the redirect.
+      await services!.frontier.addSeeds([`http://127.0.0.91:${port}/moved`]);
+      for (let i = 0; i < 100 && hits.filter((hit) => hit === '/moved').length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(hits.filter((hit) => hit === '/target')).toHaveLength(1);
+      const lines = (await import('node:fs')).readFileSync(cfg.out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { url: string; skipped?: string; redirectTo?: string });
+      expect(lines.find((line) => line.url.endsWith('/moved'))).toMatchObject({ skipped: 'redirect-to-seen', redirectTo: `http://127.0.0.91:${port}/target` });
+    } finally {
+      server.close();
+    }
+  });
+});
