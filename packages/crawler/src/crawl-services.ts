@@ -30,6 +30,7 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
     maxPages: config.maxPages,
     maxPagesPerGroup: config.maxPagesPerGroup,
     groupBy: config.groupBy,
+    groupRules: config.groupRules,
     sortQuery: config.sortQuery,
     jobPolicy: { attempts: config.attempts, backoffMs: config.backoff },
     seenSet:

@@ -55,7 +55,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         userAgent: config.userAgent,
         ttlMs: config.robotsTtl,
         maxCrawlDelayMs: config.maxCrawlDelay,
-        fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy })),
+        fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
       });
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fetcher, FetchResult } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
-import { groupKeyOf, type GroupBy } from '@crawlq/urls';
 
 /** Longest single sleep while the group gate holds a one-off fetch back. */
 const MAX_GATE_SLEEP_MS = 5_000;
@@ -14,10 +13,10 @@ const MAX_GATE_SLEEP_MS = 5_000;
  */
 export type GatedFetch = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
 
-export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetcher; groupBy: GroupBy }): GatedFetch {
-  const { limiter, fetcher, groupBy } = options;
+export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
+  const { limiter, fetcher, groupOf } = options;
   return async (url, signal) => {
-    const group = groupKeyOf(url, groupBy);
+    const group = groupOf(url);
     for (;;) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: MAX_GATE_SLEEP_MS });
       if (!admission.admitted) {

@@ -35,7 +35,7 @@ export async function seedFromSitemaps(
 ): Promise<SitemapSeedingResult> {
   const { config } = services;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
-  const fetch = createGatedFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy });
+  const fetch = createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) });
   const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0 };
   try {
     for (const sitemapUrl of sitemapUrls) {
@@ -80,7 +80,7 @@ export async function sitemapsFromRobots(services: CrawlServices, seeds: readonl
       userAgent: config.userAgent,
       ttlMs: config.robotsTtl,
       maxCrawlDelayMs: config.maxCrawlDelay,
-      fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupBy: config.groupBy })),
+      fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
     });
     const origins = [...new Set(seeds.flatMap((seed) => (URL.canParse(seed) ? [new URL(seed).origin + '/'] : [])))];
     const found = new Set<string>();

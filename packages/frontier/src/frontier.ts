@@ -1,5 +1,5 @@
 import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
-import { createScopeFilter, groupKeyOf, normalizeUrl, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
+import { createScopeFilter, groupKeyOf, hostMatchesGlob, normalizeUrl, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
 import type { Redis } from 'ioredis';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -15,6 +15,12 @@ export interface FrontierSettings {
   readonly maxPages?: number | undefined;
   readonly maxPagesPerGroup?: number | undefined;
   readonly groupBy: GroupBy;
+  /**
+   * Custom politeness groups: a URL whose host matches `match` (a host glob,
+   * first match wins) belongs to `group` instead of its host or domain, e.g.
+   * several CDN hosts that share one origin server.
+   */
+  readonly groupRules?: readonly { readonly match: string; readonly group: string }[] | undefined;
   readonly sortQuery: boolean;
   readonly jobPolicy: CrawlJobPolicy;
   /**
@@ -154,7 +160,7 @@ export class Frontier {
     for (const { url } of candidates) {
       const fingerprint = urlFingerprint(url);
       if (unique.has(fingerprint)) duplicate += 1;
-      else unique.set(fingerprint, { url, group: groupKeyOf(url, this.#settings.groupBy) });
+      else unique.set(fingerprint, { url, group: this.groupOf(url) });
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
 
@@ -192,6 +198,17 @@ export class Frontier {
       rejected: counts.rejected,
       acceptedUrls: admitted.map(([, { url }]) => url),
     };
+  }
+
+  /** The politeness group of a normalised URL: a matching group rule, else its host or domain. */
+  groupOf(url: string): string {
+    const rules = this.#settings.groupRules;
+    if (rules !== undefined && rules.length > 0) {
+      const host = new URL(url).host;
+      const rule = rules.find((candidate) => hostMatchesGlob(host, candidate.match));
+      if (rule) return rule.group;
+    }
+    return groupKeyOf(url, this.#settings.groupBy);
   }
 
   async #scopeFilter(): Promise<(url: string) => boolean> {

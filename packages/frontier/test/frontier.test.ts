@@ -126,3 +126,24 @@ describe('enqueueLines', () => {
     expect(rejectedLines).toEqual([2, 4]);
   });
 });
+
+describe('custom group rules', () => {
+  it('puts hosts matching a rule in the named group, first match wins, others by host', async () => {
+    const f = frontier({
+      scope: 'any',
+      groupRules: [
+        { match: '*.cdn.test', group: 'shared-cdn' },
+        { match: '*.test', group: 'never-reached-for-cdn' },
+      ],
+    });
+    await f.addSeeds(['http://a.cdn.test/1', 'http://b.cdn.test/2', 'http://plain.example/3']);
+    const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
+    const groups = Object.fromEntries(jobs.map((job) => [job.data.url, job.data.group]));
+    expect(groups).toEqual({
+      'http://a.cdn.test/1': 'shared-cdn',
+      'http://b.cdn.test/2': 'shared-cdn',
+      'http://plain.example/3': 'plain.example',
+    });
+    expect(f.groupOf('http://x.cdn.test/')).toBe('shared-cdn');
+  });
+});
