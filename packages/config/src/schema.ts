@@ -105,7 +105,7 @@ export const OPTION_TABLE = {
   globalRate: { flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Whole-crawl job starts, MAX/DURATION (BullMQ queue limiter)' },
   groupRules: { flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(/^[A-Za-z0-9._:~-]{1,200}$/, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
-  safetyMargin: { flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 25, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
+  safetyMargin: { flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
   leaseTime: { flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: duration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
   stallTimeout: { flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: duration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
   maxBlocked: { flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays paused longer is dead-lettered' },
