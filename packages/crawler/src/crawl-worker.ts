@@ -3,14 +3,12 @@ import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
-import { QUEUE_NAMES, queuePrefix, stateKeyPrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { createRobotsPolicy } from '@crawlq/robots';
+import { QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
-import { createGatedFetch } from './gated-fetch.js';
-import { robotsFetchThrough } from './robots-fetch.js';
+import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
 import { processCrawlJob } from './process-crawl-job.js';
@@ -47,16 +45,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
-  const robots = config.ignoreRobots
-    ? undefined
-    : createRobotsPolicy({
-        redis: services.redis,
-        prefix: `${stateKeyPrefix(config.namespace)}:robots`,
-        userAgent: config.userAgent,
-        ttlMs: config.robotsTtl,
-        maxCrawlDelayMs: config.maxCrawlDelay,
-        fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
-      });
+  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher);
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
   const crawlDelays = new Map<string, number>();

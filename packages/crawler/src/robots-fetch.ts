@@ -1,6 +1,8 @@
-import { PermanentFetchError } from '@crawlq/fetcher';
-import type { FetchRobots } from '@crawlq/robots';
-import type { GatedFetch } from './gated-fetch.js';
+import { PermanentFetchError, type Fetcher } from '@crawlq/fetcher';
+import { stateKeyPrefix } from '@crawlq/queue';
+import { createRobotsPolicy, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
+import type { CrawlServices } from './crawl-services.js';
+import { createGatedFetch, type GatedFetch } from './gated-fetch.js';
 
 /** robots.txt fetches pass the group gate and count toward the group's rate. */
 export function robotsFetchThrough(fetch: GatedFetch): FetchRobots {
@@ -16,4 +18,17 @@ export function robotsFetchThrough(fetch: GatedFetch): FetchRobots {
       throw error;
     }
   };
+}
+
+/** The crawl's robots.txt policy, shared by the fleet through Redis, fetching through the group gate. */
+export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher): RobotsPolicy {
+  const { config } = services;
+  return createRobotsPolicy({
+    redis: services.redis,
+    prefix: `${stateKeyPrefix(config.namespace)}:robots`,
+    userAgent: config.userAgent,
+    ttlMs: config.robotsTtl,
+    maxCrawlDelayMs: config.maxCrawlDelay,
+    fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
+  });
 }

@@ -1,13 +1,11 @@
 import { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
-import { stateKeyPrefix } from '@crawlq/queue';
-import { createRobotsPolicy } from '@crawlq/robots';
 import { readSitemap } from '@crawlq/sitemaps';
 import { createScopeFilter } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import { createGatedFetch } from './gated-fetch.js';
-import { robotsFetchThrough } from './robots-fetch.js';
+import { openRobotsPolicy } from './robots-fetch.js';
 
 /** sitemaps.org's limit for one sitemap file, uncompressed. */
 const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
@@ -74,14 +72,7 @@ export async function sitemapsFromRobots(services: CrawlServices, seeds: readonl
   const { config } = services;
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   try {
-    const robots = createRobotsPolicy({
-      redis: services.redis,
-      prefix: `${stateKeyPrefix(config.namespace)}:robots`,
-      userAgent: config.userAgent,
-      ttlMs: config.robotsTtl,
-      maxCrawlDelayMs: config.maxCrawlDelay,
-      fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
-    });
+    const robots = openRobotsPolicy(services, fetcher);
     const origins = [...new Set(seeds.flatMap((seed) => (URL.canParse(seed) ? [new URL(seed).origin + '/'] : [])))];
     const found = new Set<string>();
     for (const origin of origins) for (const sitemap of (await robots.check(origin)).sitemaps) found.add(sitemap);
