@@ -1,4 +1,3 @@
-import { startDashboard, DashboardConfigError } from '@crawlq/dashboard';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -8,6 +7,8 @@ export function registerDashboard(program: Command): void {
   addConfigOptions(command, [...ADMIN_OPTIONS, 'dashboardHost', 'dashboardPort', 'attempts', 'backoff']).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const log = (line: string) => process.stderr.write(`[dashboard] ${line}\n`);
+    // Loaded on demand: express and Bull Board are heavy, and no other command needs them.
+    const { startDashboard, DashboardConfigError } = await import('@crawlq/dashboard');
     await withRedis(config, async (redisUrl) => {
       let dashboard;
       try {

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { runCrawl, type PageRecord } from '@crawlq/crawler';
-import { startDemoSite } from '@crawlq/demo-site';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { formatProgress, progressWriter } from '../output.js';
@@ -30,6 +29,7 @@ export function registerDemo(program: Command): void {
       backoff: '200ms',
       alertDelay: '1s',
     });
+    const { startDemoSite } = await import('@crawlq/demo-site');
     const site = await startDemoSite({
       hosts: DEMO_HOSTS,
       pagesPerHost: 100,
