@@ -260,7 +260,7 @@ class RedisGroupLimiter implements GroupLimiter {
       throw redisFailure('confirmStart', error);
     }
     if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('confirmStart', reply);
-    return reply[0] === ScriptCode.DeniedPaused ? asNumber(reply[1]) : null;
+    return reply[0] === ScriptCode.DeniedPaused ? Math.ceil(asNumber(reply[1])) : null;
   }
 
   async pause(group: string, forMs: number, reason = 'paused by admin'): Promise<void> {

@@ -1,4 +1,4 @@
-import { luaScript } from './lua-script.js';
+import { LUA_PRELUDE, luaScript } from './lua-script.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -11,9 +11,8 @@ import { ScriptCode } from './script-code.js';
  */
 export const confirmStartScript = luaScript(
   'confirm-start',
-  `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  `${LUA_PRELUDE}
+local now = now_ms()
 local pausedUntil = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
 if pausedUntil > now then
   redis.call('ZREM', KEYS[2], ARGV[1])
