@@ -7,10 +7,15 @@ export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Starts `crawlq <args>` the way `pnpm crawlq` does. */
 export function startCrawlq(args: readonly string[], env: Record<string, string>): ChildProcess {
+  return startScript(CLI_ENTRY, args, env);
+}
+
+/** Runs a TypeScript entry point of this repository in a child process, with only `env`'s crawlq settings. */
+export function startScript(entry: string, args: readonly string[], env: Record<string, string>): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) childEnv[name] = value;
   const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
-  return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', ...profile, CLI_ENTRY, ...args], {
+  return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', ...profile, entry, ...args], {
     cwd: REPO_ROOT,
     env: { ...childEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@ import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, stateKeyPrefix, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
+import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
 import { limitPolicyFrom } from './limit-policy.js';
 
 /**
@@ -40,11 +41,21 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
   };
 }
 
-export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, role: 'worker' | 'producer'): Promise<CrawlServices> {
+export interface CrawlServiceOptions {
+  /** Names the Redis connections (CLIENT LIST shows who is who). */
+  readonly role: 'worker' | 'producer';
+  /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
+  readonly limiter?: GroupLimiter;
+}
+
+export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, options: CrawlServiceOptions): Promise<CrawlServices> {
+  const { role } = options;
   const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
-  const queue = openCrawlQueue({ url: redisUrl, ...(role === 'producer' ? {} : {}) }, config.namespace);
-  const limiter = createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
-  const frontier = new Frontier({ redis, queue, planner: limiter, namespace: config.namespace, settings: frontierSettingsFrom(config) });
+  const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
+  const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
+  // Planned jobs wake in batches; the gate's short in-process wait spaces them.
+  const planner = { plan: (groups: readonly string[]) => limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS }) };
+  const frontier = new Frontier({ redis, queue, planner, namespace: config.namespace, settings: frontierSettingsFrom(config) });
   return {
     config,
     redisUrl,

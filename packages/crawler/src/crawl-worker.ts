@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
+import type { GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
+import { MAX_INLINE_WAIT_MS } from './group-gate.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
@@ -19,6 +21,8 @@ export interface CrawlWorkerOptions {
   /** Log lines (warnings, dead letters); the app decides where they go. */
   readonly log: (line: string) => void;
   readonly onPage?: (record: PageRecord) => void;
+  /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
+  readonly limiter?: GroupLimiter;
 }
 
 /** A running worker process's crawl machinery. */
@@ -29,14 +33,12 @@ export interface CrawlWorker {
 }
 
 const RECONCILE_EVERY_MS = 60_000;
-/** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
-const MAX_INLINE_WAIT_MS = 500;
 
 /** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const { config, redisUrl, log } = options;
   const id = `${hostname()}:${process.pid}`;
-  const services: CrawlServices = await openCrawlServices(config, redisUrl, 'worker');
+  const services: CrawlServices = await openCrawlServices(config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   const warning = await publishLimitPolicy(services);
   if (warning) log(`warning: ${warning}`);
   const connection = { url: redisUrl };

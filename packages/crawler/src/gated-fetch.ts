@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fetcher, FetchResult } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
+import { passGroupGate } from './group-gate.js';
 
 /** Longest single sleep while the group gate holds a one-off fetch back. */
 const MAX_GATE_SLEEP_MS = 5_000;
@@ -18,12 +18,11 @@ export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetc
   return async (url, signal) => {
     const group = groupOf(url);
     for (;;) {
-      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: MAX_GATE_SLEEP_MS });
-      if (!admission.admitted) {
-        await sleep(Math.min(admission.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
+      const answer = await passGroupGate(limiter, group, { maxInlineWaitMs: MAX_GATE_SLEEP_MS, ...(signal ? { signal } : {}) });
+      if (!answer.admitted) {
+        await sleep(Math.min(answer.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
         continue;
       }
-      if (admission.startInMs > 0) await sleep(admission.startInMs, undefined, { signal });
       let status: number | undefined;
       try {
         const response = await fetcher.fetch(url, signal ? { signal } : {});
@@ -34,7 +33,7 @@ export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetc
         status = typeof failed === 'number' ? failed : undefined;
         throw error;
       } finally {
-        await limiter.release(admission.lease, status === undefined ? {} : { status }).catch(() => undefined);
+        await limiter.release(answer.lease, status === undefined ? {} : { status }).catch(() => undefined);
       }
     }
   };

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
@@ -9,9 +7,8 @@ import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError } from './crawl-errors.js';
+import { passGroupGate } from './group-gate.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
-
-const CONFIRM_AFTER_WAIT_MS = 50;
 
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
@@ -116,16 +113,9 @@ async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, r
 }
 
 async function admit(context: CrawlJobContext, group: string): Promise<Lease> {
-  const admission = await context.limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: context.maxInlineWaitMs });
-  if (!admission.admitted) throw new DeferJobError(admission.retryInMs, admission.reason);
-  if (admission.startInMs > 0) await sleep(admission.startInMs);
-  // A 429 seen by any worker while this start waited must stop it too; waits
-  // shorter than this are within the gate's safety margin anyway.
-  if (admission.startInMs >= CONFIRM_AFTER_WAIT_MS) {
-    const pausedForMs = await context.limiter.confirmStart(admission.lease);
-    if (pausedForMs !== null) throw new DeferJobError(pausedForMs + Math.round(Math.random() * 100), 'paused');
-  }
-  return admission.lease;
+  const answer = await passGroupGate(context.limiter, group, { maxInlineWaitMs: context.maxInlineWaitMs });
+  if (!answer.admitted) throw new DeferJobError(answer.retryInMs, answer.reason);
+  return answer.lease;
 }
 
 async function recordPage(

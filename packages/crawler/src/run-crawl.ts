@@ -44,7 +44,7 @@ const MAX_RESPAWNS = 5;
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
-  const services = await openCrawlServices(config, options.redisUrl, 'producer');
+  const services = await openCrawlServices(config, options.redisUrl, { role: 'producer' });
   const deadLetters = createDeadLetters({ connection: { url: options.redisUrl }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
   try {

@@ -40,7 +40,7 @@ function config(flags: Record<string, unknown>): CrawlqConfig {
 
 async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ pages: PageRecord[]; config: CrawlqConfig }> {
   const cfg = config(flags);
-  services = await openCrawlServices(cfg, redis.url, 'producer');
+  services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
   await publishLimitPolicy(services);
   const pages: PageRecord[] = [];
   worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
@@ -75,7 +75,7 @@ describe('crawl worker', () => {
     site.setFaults([]);
     const url = site.urlOf(HOST, 2);
     const cfg = config({ allowPrivateNetwork: true, rate: 'none', attempts: 1 });
-    services = await openCrawlServices(cfg, redis.url, 'producer');
+    services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
     await publishLimitPolicy(services);
     await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
     const pages: PageRecord[] = [];

@@ -15,6 +15,25 @@ export type Admission =
       readonly startInMs: number;
       /** The reserved start in epoch ms on the Redis clock (for logs; act on `startInMs`). */
       readonly startAt: number;
+      /**
+       * The reserved start on this process's clock (`performance.now()`): sleep
+       * until then. Earlier than "reply + startInMs" when the reply sat in a busy
+       * event loop, so a slow loop does not push every start late.
+       */
+      readonly localStartAt: number;
+      /**
+       * The latest `performance.now()` at which the start may still go. A start
+       * later than its slot by more than half the safety margin could crowd the
+       * next window as the server counts it: past this, give the slot back with
+       * `abandon` and ask again.
+       */
+      readonly startBy: number;
+      /**
+       * Call `confirmStart` just before starting: the start was reserved far
+       * enough ahead that a pause may have begun, or the group has a
+       * concurrency cap that is checked again at the start.
+       */
+      readonly confirmBeforeStart: boolean;
       readonly lease: Lease;
     }
   | {
@@ -24,6 +43,16 @@ export type Admission =
       readonly reason: DenialReason;
       /** Remaining pause, when `reason` is `'paused'`. */
       readonly pausedForMs?: number;
+    };
+
+/** `confirmStart`'s answer: go, or give up this start (the lease is already given back). */
+export type StartCheck =
+  | { readonly go: true }
+  | {
+      readonly go: false;
+      readonly reason: 'paused' | 'concurrency';
+      /** Try again after this long: the rest of the pause, or a wake slot on the group's horizon. */
+      readonly retryInMs: number;
     };
 
 /** The result of a request, used by `release` to pause a group that pushes back. */

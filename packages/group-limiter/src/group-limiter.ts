@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Admission, Lease, Outcome } from './admission.js';
+import type { Admission, Lease, Outcome, StartCheck } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
 import type { LuaScript } from './commands/lua-script.js';
@@ -21,6 +21,7 @@ import {
 import type { GroupStatus } from './group-status.js';
 import { limiterKeys, type LimiterKeys } from './keys.js';
 import { DEFAULT_LIMIT_POLICY, DEFAULT_MAX_MIN_INTERVAL_MS, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
+import { RedisClock } from './redis-clock.js';
 import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 
 /** Options for `createGroupLimiter`. */
@@ -50,6 +51,18 @@ export interface AcquireRequest {
   readonly maxInlineWaitMs?: number;
 }
 
+/** Options for `plan`. */
+export interface PlanOptions {
+  /**
+   * Let a job become due up to this long before its slot, at the start of a
+   * bucket of its group's slots, so that one queue wake-up releases a batch
+   * instead of one job. Keep it below the callers' in-process wait
+   * (`maxInlineWaitMs`), which then spaces the batch exactly.
+   * @default 0 (each job due at its own slot)
+   */
+  readonly batchWindowMs?: number;
+}
+
 /** What `setPolicy` replaced. */
 export interface SetPolicyResult {
   /** False when the stored policy was already identical. */
@@ -60,8 +73,8 @@ export interface SetPolicyResult {
 
 /** Per-group politeness (rate, concurrency, pause) shared by every worker through Redis. */
 export interface GroupLimiter {
-  /** Just before a start reserved ahead: null to go, or the pause (ms) that began meanwhile (the lease is then given back). */
-  confirmStart(lease: Lease): Promise<number | null>;
+  /** Just before a start whose admission says `confirmBeforeStart`: go, or why not (the lease is then given back). */
+  confirmStart(lease: Lease): Promise<StartCheck>;
   /** Writes the fleet-wide policy; every limiter switches to it at its next script call. */
   setPolicy(policy: LimitPolicyInput): Promise<SetPolicyResult>;
   /** The policy stored in Redis (also refreshes this limiter's cache), or `null` if none is. */
@@ -72,8 +85,13 @@ export interface GroupLimiter {
   acquire(request: AcquireRequest): Promise<Admission>;
   /** Gives the concurrency slot back (idempotent) and reports the outcome; one round trip. */
   release(lease: Lease, outcome?: Outcome): Promise<void>;
-  /** Delays (ms) at which a batch of jobs should become due, one per item, in one round trip. A hint. */
-  plan(groups: readonly string[]): Promise<number[]>;
+  /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
+  abandon(lease: Lease): Promise<void>;
+  /**
+   * Delays (ms) at which a batch of jobs should become due, one per item, in one
+   * round trip. A hint: the gate enforces the limits when each job starts.
+   */
+  plan(groups: readonly string[], options?: PlanOptions): Promise<number[]>;
   /** Pauses a group for `forMs` (capped by `maxPauseMs`), replacing any current pause. */
   pause(group: string, forMs: number, reason?: string): Promise<void>;
   /** Ends a pause and forgets the 429 strikes. */
@@ -103,6 +121,12 @@ const MAX_ATTEMPTS = 3;
 const LIMITS_CACHE_SIZE = 10_000;
 /** Keeps any one plan script short so Redis is not blocked for long. */
 const PLAN_CHUNK = 10_000;
+/** At most this many of a group's jobs share one planned wake-up (they hold worker slots while they wait). */
+const PLAN_BATCH_JOBS = 16;
+/** Waits shorter than this are within the safety margin: no pause re-check before them (a concurrency cap still is). */
+const CONFIRM_AFTER_WAIT_MS = 50;
+/** Floor of the late-start allowance, so that a zero safety margin cannot make every start late. */
+const MIN_LATE_ALLOWANCE_MS = 5;
 const STATUS_CHUNK = 500;
 
 /** Creates a limiter on an existing connection; cheap, no I/O until the first call. */
@@ -117,6 +141,7 @@ class RedisGroupLimiter implements GroupLimiter {
   #policy: LimitPolicy;
   #version = NO_POLICY_VERSION;
   readonly #limits = new Map<string, ResolvedLimits>();
+  readonly #clock = new RedisClock();
   #reloading: Promise<LimitPolicy | null> | undefined;
 
   constructor(options: GroupLimiterOptions) {
@@ -157,7 +182,9 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(leaseId, 'leaseId', 'acquire');
     const maxInlineWaitMs = request.maxInlineWaitMs ?? 0;
     checkDuration(maxInlineWaitMs, 'maxInlineWaitMs', 'acquire');
+    let sentAt = 0;
     const reply = await this.#call('acquire', acquireScript, () => {
+      sentAt = performance.now();
       const limits = this.#resolved(group);
       return {
         keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups],
@@ -172,12 +199,27 @@ class RedisGroupLimiter implements GroupLimiter {
           this.#policy.leaseMs,
           MIN_STEP_MS,
           this.#maxMinIntervalMs,
+          CONFIRM_AFTER_WAIT_MS,
         ],
       };
     });
+    const receivedAt = performance.now();
     const code = reply[0];
     if (code === ScriptCode.Ok) {
-      return { admitted: true, startInMs: asNumber(reply[1]), startAt: asNumber(reply[2]), lease: { group, leaseId } };
+      const startInMs = asNumber(reply[1]);
+      const startAt = asNumber(reply[2]);
+      this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
+      const localStartAt = this.#clock.toLocal(startAt) ?? receivedAt + startInMs;
+      const allowanceMs = Math.max(MIN_LATE_ALLOWANCE_MS, this.#policy.safetyMarginMs / 2);
+      return {
+        admitted: true,
+        startInMs,
+        startAt,
+        localStartAt,
+        startBy: localStartAt + allowanceMs,
+        confirmBeforeStart: asNumber(reply[4]) === 1,
+        lease: { group, leaseId },
+      };
     }
     const wakeInMs = asNumber(reply[1]);
     const stepMs = asNumber(reply[3]);
@@ -193,6 +235,15 @@ class RedisGroupLimiter implements GroupLimiter {
       default:
         throw unexpectedReply('acquire', reply);
     }
+  }
+
+  async abandon(lease: Lease): Promise<void> {
+    checkName(lease.group, 'group', 'abandon');
+    checkName(lease.leaseId, 'leaseId', 'abandon');
+    await this.#call('abandon', releaseScript, () => ({
+      keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
+      args: [this.#version, lease.leaseId, '', '', this.#policy.leaseMs, 0, 0, 0, '1'],
+    }));
   }
 
   async release(lease: Lease, outcome: Outcome = {}): Promise<void> {
@@ -213,20 +264,23 @@ class RedisGroupLimiter implements GroupLimiter {
         this.#policy.backoff429.baseMs,
         this.#policy.backoff429.maxMs,
         this.#policy.maxPauseMs,
+        '0',
       ],
     }));
   }
 
-  async plan(groups: readonly string[]): Promise<number[]> {
+  async plan(groups: readonly string[], options: PlanOptions = {}): Promise<number[]> {
     groups.forEach((group) => checkName(group, 'groups[]', 'plan'));
+    const batchWindowMs = options.batchWindowMs ?? 0;
+    checkDuration(batchWindowMs, 'batchWindowMs', 'plan');
     const delays: number[] = [];
     for (let start = 0; start < groups.length; start += PLAN_CHUNK) {
-      delays.push(...(await this.#planChunk(groups.slice(start, start + PLAN_CHUNK))));
+      delays.push(...(await this.#planChunk(groups.slice(start, start + PLAN_CHUNK), batchWindowMs)));
     }
     return delays;
   }
 
-  async #planChunk(items: readonly string[]): Promise<number[]> {
+  async #planChunk(items: readonly string[], batchWindowMs: number): Promise<number[]> {
     const distinct = [...new Set(items)];
     const index = new Map(distinct.map((group, i) => [group, i + 1]));
     const reply = await this.#call('plan', planScript, () => ({
@@ -236,6 +290,8 @@ class RedisGroupLimiter implements GroupLimiter {
         distinct.length,
         MIN_STEP_MS,
         this.#maxMinIntervalMs,
+        batchWindowMs,
+        PLAN_BATCH_JOBS,
         ...distinct.flatMap((group) => {
           const limits = this.#resolved(group);
           return [group, limits.intervalMs, limits.toleranceMs];
@@ -247,20 +303,30 @@ class RedisGroupLimiter implements GroupLimiter {
     return reply.slice(1).map(asNumber);
   }
 
-  /**
-   * Call just before a start that `acquire` reserved `startInMs` ahead: if the
-   * group was paused meanwhile (a 429 seen by any worker), the lease is given
-   * back and the pause length returned; otherwise null and the start may go.
-   */
-  async confirmStart(lease: Lease): Promise<number | null> {
+  async confirmStart(lease: Lease): Promise<StartCheck> {
+    checkName(lease.group, 'group', 'confirmStart');
+    checkName(lease.leaseId, 'leaseId', 'confirmStart');
     let reply: unknown;
     try {
-      reply = await this.#runScript(confirmStartScript, { keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)], args: [lease.leaseId] });
+      const limits = this.#resolved(lease.group);
+      reply = await this.#runScript(confirmStartScript, {
+        keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
+        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS],
+      });
     } catch (error) {
       throw redisFailure('confirmStart', error);
     }
     if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('confirmStart', reply);
-    return reply[0] === ScriptCode.DeniedPaused ? Math.ceil(asNumber(reply[1])) : null;
+    switch (reply[0]) {
+      case ScriptCode.Ok:
+        return { go: true };
+      case ScriptCode.DeniedPaused:
+        return { go: false, reason: 'paused', retryInMs: Math.ceil(asNumber(reply[1])) };
+      case ScriptCode.DeniedConcurrency:
+        return { go: false, reason: 'concurrency', retryInMs: asNumber(reply[1]) };
+      default:
+        throw unexpectedReply('confirmStart', reply);
+    }
   }
 
   async pause(group: string, forMs: number, reason = 'paused by admin'): Promise<void> {
@@ -326,12 +392,13 @@ class RedisGroupLimiter implements GroupLimiter {
         group,
         limits: this.limitsFor(group),
         minIntervalMs: Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs),
-        inFlight: optionalNumber(field(7)) ?? 0,
+        inFlight: optionalNumber(field(8)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
         strikes: optionalNumber(field(2)) ?? 0,
         admitted: optionalNumber(field(3)) ?? 0,
         deferred: optionalNumber(field(4)) ?? 0,
+        lateStarts: optionalNumber(field(7)) ?? 0,
         lastAdmitAt: lastAdmitAt === null ? null : Math.round(lastAdmitAt),
       };
     });

@@ -23,6 +23,12 @@ export interface GroupStatus {
   readonly admitted: number;
   /** Total denials. */
   readonly deferred: number;
+  /**
+   * Admissions given back because the worker could not start them on time
+   * (a busy event loop); each one is a slot left unused rather than a start
+   * that could crowd the next window. Many of them mean overloaded workers.
+   */
+  readonly lateStarts: number;
   /** Planned start of the latest admission, or `null` if none yet. */
   readonly lastAdmitAt: number | null;
 }

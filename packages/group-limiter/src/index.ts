@@ -1,5 +1,5 @@
-export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type SetPolicyResult } from './group-limiter.js';
-export type { Admission, DenialReason, Lease, Outcome } from './admission.js';
+export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PlanOptions, type SetPolicyResult } from './group-limiter.js';
+export type { Admission, DenialReason, Lease, Outcome, StartCheck } from './admission.js';
 export type { GroupStatus } from './group-status.js';
 export {
   DEFAULT_GROUP_LIMITS,

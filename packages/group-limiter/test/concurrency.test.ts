@@ -62,6 +62,27 @@ describe('concurrency leases across instances', () => {
     expect((await a.status(group)).inFlight).toBe(1);
   });
 
+  it('a start reserved ahead holds no slot while it waits; the cap is checked again when it starts', async () => {
+    const group = 'paced.test';
+    const a = createGroupLimiter({ redis: server.client(), prefix: testPrefix() });
+    await a.setPolicy({ defaults: { rate: { max: 2, durationMs: 1000 }, concurrency: 2 } });
+    const maxInlineWaitMs = 5_000;
+    const first = await a.acquire({ group, leaseId: 'first', maxInlineWaitMs });
+    const second = await a.acquire({ group, leaseId: 'second', maxInlineWaitMs });
+    const third = await a.acquire({ group, leaseId: 'third', maxInlineWaitMs });
+    // Only 'first' has started, so both later starts could be reserved under a cap of 2.
+    expect(first).toMatchObject({ admitted: true, startInMs: 0, confirmBeforeStart: false });
+    expect(second).toMatchObject({ admitted: true, confirmBeforeStart: true });
+    expect(third).toMatchObject({ admitted: true, confirmBeforeStart: true });
+    if (!second.admitted || !third.admitted) return;
+    await sleep(second.localStartAt - performance.now());
+    expect(await a.confirmStart(second.lease)).toEqual({ go: true });
+    await sleep(third.localStartAt - performance.now());
+    // 'first' and 'second' are in flight (not released): the third start must not go.
+    expect(await a.confirmStart(third.lease)).toMatchObject({ go: false, reason: 'concurrency' });
+    expect((await a.status(group)).inFlight).toBe(2);
+  });
+
   it('release is idempotent and re-acquiring a held lease id does not take a second slot', async () => {
     const group = 'idempotent.test';
     const [a] = limiters as [GroupLimiter];

@@ -28,6 +28,7 @@ beforeAll(async () => {
       { match: 'unlimited.test', rate: null },
       { match: '*.slow.test', rate: { max: 1, durationMs: 10_000 } },
       { match: 'one-at-a-time.test', rate: null, concurrency: 1 },
+      { match: 'fast-batched.test', rate: { max: 100, durationMs: 1000 } },
     ],
   });
 });
@@ -139,6 +140,31 @@ describe('plan()', () => {
     expect(delays[1]! - delays[0]!).toBeGreaterThanOrEqual(9);
     await limiter.resume('unlimited.test');
     expect(await limiter.plan(['unlimited.test'])).toEqual([0]);
+  });
+
+  it('with a batch window, wakes a backlog in batches: never after its slot, at most one bucket early', async () => {
+    const exact = await limiter.plan(Array.from({ length: 100 }, () => 'exact-twin.test'));
+    const batched = await limiter.plan(Array.from({ length: 100 }, () => 'batched-twin.test'), { batchWindowMs: 1000 });
+    batched.forEach((delay, k) => {
+      // Both groups were planned from scratch a moment apart: the same slots.
+      expect(delay).toBeLessThanOrEqual(exact[k]! + 5);
+      expect(exact[k]! - delay).toBeLessThanOrEqual(1000 + 5);
+    });
+    // 100 slots 205 ms apart span ~20.3 s: about 21 one-second buckets instead of 100 wake-ups.
+    const wakeUps = new Set(batched).size;
+    expect(wakeUps).toBeGreaterThanOrEqual(20);
+    expect(wakeUps).toBeLessThanOrEqual(22);
+  });
+
+  it('puts at most 16 jobs of a fast group in one batch, and none before a pause ends', async () => {
+    const fast = await limiter.plan(Array.from({ length: 200 }, () => 'fast-batched.test'), { batchWindowMs: 1000 });
+    const perWakeUp = new Map<number, number>();
+    for (const delay of fast) perWakeUp.set(delay, (perWakeUp.get(delay) ?? 0) + 1);
+    expect(Math.max(...perWakeUp.values())).toBeLessThanOrEqual(16);
+    expect(Math.max(...perWakeUp.values())).toBeGreaterThan(8);
+    await limiter.pause('paused-batch.test', 3000);
+    const afterPause = await limiter.plan(Array.from({ length: 20 }, () => 'paused-batch.test'), { batchWindowMs: 1000 });
+    for (const delay of afterPause) expect(delay).toBeGreaterThan(2500);
   });
 
   it('returns an empty answer for an empty batch without touching Redis', async () => {

@@ -132,11 +132,12 @@ describe('confirmStart', () => {
     const admission = await take('confirm-g');
     expect(admission.admitted).toBe(true);
     if (!admission.admitted) return;
-    expect(await limiter.confirmStart(admission.lease)).toBeNull();
+    expect(await limiter.confirmStart(admission.lease)).toEqual({ go: true });
     expect((await limiter.status('confirm-g')).inFlight).toBe(1);
     await limiter.pause('confirm-g', 1_500);
-    const pausedFor = await limiter.confirmStart(admission.lease);
-    expect(pausedFor).toBeGreaterThan(1_000);
+    const check = await limiter.confirmStart(admission.lease);
+    expect(check).toMatchObject({ go: false, reason: 'paused' });
+    if (!check.go) expect(check.retryInMs).toBeGreaterThan(1_000);
     expect((await limiter.status('confirm-g')).inFlight).toBe(0);
   });
 });

@@ -25,7 +25,7 @@ describe('status() and list()', () => {
     const all = await limiter.list();
     expect(all.map((status) => status.group)).toEqual(['a.test', 'b.test', 'c.test']);
     const [a, bStatus, c] = all;
-    expect(a).toMatchObject({ inFlight: 2, admitted: 2, deferred: 0, pausedUntil: null, pauseReason: null, strikes: 0 });
+    expect(a).toMatchObject({ inFlight: 2, admitted: 2, deferred: 0, lateStarts: 0, pausedUntil: null, pauseReason: null, strikes: 0 });
     expect(a?.limits).toEqual({ rate: null, burst: 1, concurrency: 5 });
     expect(bStatus).toMatchObject({ inFlight: 0, admitted: 1 });
     expect(bStatus?.lastAdmitAt).toBeGreaterThanOrEqual(before - 5);
@@ -34,6 +34,16 @@ describe('status() and list()', () => {
     expect(c?.limits.concurrency).toBe(1);
     expect(c?.pausedUntil).toBeGreaterThan(Date.now() + 9000);
     expect(await limiter.status('a.test')).toEqual(a);
+  });
+
+  it('counts an abandoned (late) start once and frees its slot', async () => {
+    const admission = await limiter.acquire({ group: 'late.test', leaseId: 'late-1' });
+    expect(admission.admitted).toBe(true);
+    if (!admission.admitted) return;
+    expect((await limiter.status('late.test')).inFlight).toBe(1);
+    await limiter.abandon(admission.lease);
+    await limiter.abandon(admission.lease);
+    expect(await limiter.status('late.test')).toMatchObject({ inFlight: 0, lateStarts: 1, admitted: 1 });
   });
 
   it('reports an unknown group as idle without registering it', async () => {

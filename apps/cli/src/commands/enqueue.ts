@@ -24,7 +24,7 @@ export function registerEnqueue(program: Command): void {
       return;
     }
     const totals = await withRedis(config, async (redisUrl) => {
-      const services = await openCrawlServices(config, redisUrl, 'producer');
+      const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       try {
         const warning = await publishLimitPolicy(services);
         if (warning) process.stderr.write(`warning: ${warning}\n`);

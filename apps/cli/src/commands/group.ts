@@ -7,7 +7,7 @@ import { withRedis } from '../redis-session.js';
 
 async function withServices<T>(config: CrawlqConfig, body: (services: CrawlServices) => Promise<T>): Promise<T> {
   return withRedis(config, async (redisUrl) => {
-    const services = await openCrawlServices(config, redisUrl, 'producer');
+    const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
     try {
       // The fleet's policy, so limits shown are the ones in force.
       const policy = await services.limiter.getPolicy();

@@ -10,7 +10,7 @@ export function registerStatus(program: Command): void {
   addConfigOptions(command, ADMIN_OPTIONS).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const status = await withRedis(config, async (redisUrl) => {
-      const services = await openCrawlServices(config, redisUrl, 'producer');
+      const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       const deadLetters = createDeadLetters({ connection: { url: redisUrl }, namespace: config.namespace });
       try {
         return await readCrawlStatus(services, () => deadLetters.count());

@@ -4,10 +4,14 @@ import { ScriptCode } from './script-code.js';
 /**
  * Admission: pause, then concurrency (leases scored by expiry), then pacing (GCRA).
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set
+ * The cap counts requests that have started (their reserved start has come): a
+ * start reserved ahead does not hold a slot while it waits, and confirm-start
+ * checks the cap again when its time comes (the reply asks for that).
  * ARGV: 1 policy version, 2 group, 3 lease id, 4 maxInlineWaitMs, 5 interval T' (0 = no rate),
  *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms,
- *       10 maxMinIntervalMs (cap of the group's own minimum interval)
- * Reply: {Ok, startInMs, startAt (string)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
+ *       10 maxMinIntervalMs (cap of the group's own minimum interval),
+ *       11 waits at least this long are re-checked for a pause before they start
+ * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = luaScript(
   'acquire',
@@ -51,7 +55,10 @@ if interval > 0 then allow_at = tat - tau end
 
 -- Expired leases belong to crashed or stuck workers: their slots come back here.
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
-if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCARD', KEYS[3]) >= conc then
+local function started_count()
+  return redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms))
+end
+if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and started_count() >= conc then
   return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step))
 end
 
@@ -65,6 +72,10 @@ local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', KEYS[3], math.ceil(tonumber(last[2]) - now) + 1000)
 redis.call('HINCRBY', KEYS[2], 'admitted', 1)
 redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
-return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start)}
+-- Every start reserved ahead in a capped group is counted again when it comes:
+-- starts admitted meanwhile did not see it as started.
+local confirm = 0
+if (conc > 0 and start > now) or start - now >= tonumber(ARGV[11]) then confirm = 1 end
+return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm}
 `,
 );

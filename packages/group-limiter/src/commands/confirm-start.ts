@@ -2,21 +2,42 @@ import { LUA_PRELUDE, luaScript } from './lua-script.js';
 import { ScriptCode } from './script-code.js';
 
 /**
- * Re-checks a pause just before a reserved start that was some way off: a 429
- * seen by another worker while this one slept must stop this start too. A
- * paused group gives the lease back at once.
+ * Re-checks a start reserved ahead, when its time has come: a 429 seen by
+ * another worker while this one waited must stop it too, and the concurrency
+ * cap must still hold now that the earlier reservations have started. A
+ * denied start gives its lease back at once; a concurrency denial gets a wake
+ * slot on the group's horizon like acquire's.
  * KEYS: 1 group hash, 2 leases zset
- * ARGV: 1 lease id
- * Reply: {Ok} or {DeniedPaused, pausedForMs}
+ * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms
+ * Reply: {Ok} | {DeniedPaused, pausedForMs} | {DeniedConcurrency, wakeInMs}
  */
 export const confirmStartScript = luaScript(
   'confirm-start',
   `${LUA_PRELUDE}
 local now = now_ms()
-local pausedUntil = tonumber(redis.call('HGET', KEYS[1], 'pausedUntil') or '0')
-if pausedUntil > now then
+local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'wakeAt', 'holdMs')
+local paused_until = num(h[1], 0)
+if paused_until > now then
   redis.call('ZREM', KEYS[2], ARGV[1])
-  return {${ScriptCode.DeniedPaused}, pausedUntil - now}
+  return {${ScriptCode.DeniedPaused}, fmt(paused_until - now)}
+end
+local conc = tonumber(ARGV[2])
+if conc > 0 then
+  local lease_ms = tonumber(ARGV[3])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', fmt(now))
+  -- This start counts as started from now on for everyone, even if the caller's
+  -- clock woke it a hair before its reserved time.
+  local own = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+  if not own or own > now + lease_ms then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
+  local started = redis.call('ZCOUNT', KEYS[2], '-inf', fmt(now + lease_ms))
+  if started > conc then
+    redis.call('ZREM', KEYS[2], ARGV[1])
+    local step = math.max(tonumber(ARGV[4]), num(h[3], 0) / conc)
+    local wake = math.max(num(h[2], 0), now + step)
+    redis.call('HSET', KEYS[1], 'wakeAt', fmt(wake + step))
+    redis.call('HINCRBY', KEYS[1], 'deferred', 1)
+    return {${ScriptCode.DeniedConcurrency}, math.ceil(wake - now)}
+  end
 end
 return {${ScriptCode.Ok}}
 `,

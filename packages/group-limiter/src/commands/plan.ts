@@ -4,8 +4,13 @@ import { ScriptCode } from './script-code.js';
 /**
  * Reserves distinct future slots on each group's wake horizon for a batch of jobs
  * about to be enqueued. Groups without a rate limit get 0 unless paused.
+ * With a batch window W > 0 a job becomes due at the start of its slot's bucket
+ * (buckets of min(W, batchJobs * step) on the Redis clock, never before the group
+ * may start again), up to a bucket early: one wake-up then releases several jobs
+ * and the gate's short in-process wait spaces them exactly.
  * KEYS: 1 policy hash, 2 groups set, 3.. one group hash per distinct group
  * ARGV: 1 policy version, 2 number of distinct groups D, 3 minimum step ms, 4 maxMinIntervalMs,
+ *       5 batch window W (0 = exact slots), 6 jobs per batch at most,
  *       then D triples (group, interval T', tolerance tau), then one 1-based group index per item
  * Reply: {Ok, delayMs per item...} | {StalePolicy, version}
  */
@@ -16,9 +21,11 @@ local now = now_ms()
 local d = tonumber(ARGV[2])
 local min_step = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
+local batch_window = tonumber(ARGV[5])
+local batch_jobs = tonumber(ARGV[6])
 local groups = {}
 for i = 1, d do
-  local base = 4 + (i - 1) * 3
+  local base = 6 + (i - 1) * 3
   local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil', 'minInterval')
   local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), cap)
   groups[i] = {
@@ -32,7 +39,7 @@ for i = 1, d do
   redis.call('SADD', KEYS[2], ARGV[base + 1])
 end
 local out = {${ScriptCode.Ok}}
-for j = 5 + 3 * d, #ARGV do
+for j = 7 + 3 * d, #ARGV do
   local g = groups[tonumber(ARGV[j])]
   local delay = 0
   if g.interval > 0 or g.paused_until > now then
@@ -43,7 +50,12 @@ for j = 5 + 3 * d, #ARGV do
     if step <= 0 then step = min_step end
     g.wake_at = slot + step
     g.touched = true
-    delay = math.ceil(slot - now)
+    local due = slot
+    if batch_window > 0 then
+      local bucket = math.min(batch_window, batch_jobs * step)
+      due = math.max(math.floor(slot / bucket) * bucket, earliest)
+    end
+    delay = math.max(0, math.ceil(due - now))
   end
   out[#out + 1] = delay
 end

@@ -7,8 +7,10 @@ import { ScriptCode } from './script-code.js';
  * status resets the strikes. Responses to requests that started before the last strike
  * belong to the same episode (they were in flight together) and neither add nor reset strikes.
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset
+ * A lease given back unused because its start came too late (ARGV 9 = '1') is
+ * counted as a late start and leaves the hold-time average alone.
  * ARGV: 1 policy version, 2 lease id, 3 status ('' = none), 4 retryAfterMs ('' = none),
- *       5 leaseMs, 6 backoff base ms, 7 backoff max ms, 8 maxPauseMs
+ *       5 leaseMs, 6 backoff base ms, 7 backoff max ms, 8 maxPauseMs, 9 '1' = abandoned
  * Reply: {Ok} | {StalePolicy, version}
  */
 export const releaseScript = luaScript(
@@ -17,7 +19,13 @@ export const releaseScript = luaScript(
 local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
 local started = nil
+local abandoned = ARGV[9] == '1'
 local score = redis.call('ZSCORE', KEYS[3], ARGV[2])
+if abandoned then
+  if score then redis.call('HINCRBY', KEYS[2], 'lateStarts', 1) end
+  redis.call('ZREM', KEYS[3], ARGV[2])
+  return {${ScriptCode.Ok}}
+end
 if score then
   redis.call('ZREM', KEYS[3], ARGV[2])
   started = tonumber(score) - lease_ms

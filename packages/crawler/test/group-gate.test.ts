@@ -1,0 +1,67 @@
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passGroupGate } from '../src/group-gate.js';
+
+let redis: TestRedis;
+let limiter: GroupLimiter;
+beforeAll(async () => {
+  redis = await startTestRedis();
+  limiter = createGroupLimiter({ redis: redis.client(), prefix: 'gate-test-{g}' });
+  await limiter.setPolicy({ defaults: { rate: { max: 5, durationMs: 1000 }, concurrency: null }, safetyMarginMs: 50 });
+});
+afterAll(async () => redis.stop());
+
+/** Blocks the event loop, as a burst of parsing would. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
+describe('passGroupGate', () => {
+  it('waits for a reserved start and lets it go on time', async () => {
+    const group = 'on-time.test';
+    const first = await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    const before = performance.now();
+    const second = await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    expect(first.admitted && second.admitted).toBe(true);
+    // (1000 + 50) / 5 = 210 ms apart.
+    expect(performance.now() - before).toBeGreaterThan(150);
+    expect((await limiter.status(group)).lateStarts).toBe(0);
+  });
+
+  it('gives back a start the event loop made late, and asks again', async () => {
+    const group = 'late.test';
+    let calls = 0;
+    // The reply to the first acquire sits in a busy loop for 300 ms, far past its slot.
+    const slowLoop: Parameters<typeof passGroupGate>[0] = {
+      acquire: async (request) => {
+        const admission = await limiter.acquire(request);
+        calls += 1;
+        if (calls === 1) busy(300);
+        return admission;
+      },
+      abandon: (lease) => limiter.abandon(lease),
+      confirmStart: (lease) => limiter.confirmStart(lease),
+      release: (lease, outcome) => limiter.release(lease, outcome),
+    };
+    await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    const answer = await passGroupGate(slowLoop, group, { maxInlineWaitMs: 500 });
+    expect(answer.admitted).toBe(true);
+    expect(calls).toBe(2);
+    const status = await limiter.status(group);
+    expect(status.lateStarts).toBe(1);
+    expect(status.inFlight).toBe(2);
+  });
+
+  it('gives the lease back when the wait is aborted', async () => {
+    const group = 'aborted.test';
+    await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await expect(passGroupGate(limiter, group, { maxInlineWaitMs: 500, signal: controller.signal })).rejects.toThrow();
+    expect((await limiter.status(group)).inFlight).toBe(1);
+  });
+});
