@@ -15,6 +15,7 @@ const openGate: GroupLimiter = {
   confirmStart: () => Promise.resolve({ go: true }),
   release: () => Promise.resolve(),
   abandon: () => Promise.resolve(),
+  reportSlip: () => Promise.resolve(),
   plan: (groups) => Promise.resolve(groups.map(() => 0)),
   setPolicy: () => Promise.resolve({ changed: false, previous: null }),
   getPolicy: (): Promise<LimitPolicy | null> => Promise.resolve(DEFAULT_LIMIT_POLICY),

@@ -9,7 +9,10 @@ import { openCrawlServices, publishLimitPolicy } from '@crawlq/crawler';
 import { startDemoSite, type RequestRecord } from '@crawlq/demo-site';
 import { crawlCounts, openCrawlQueue } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
-import { exited, fmt, startCrawlq, waitForLine } from './support.js';
+import { fileURLToPath } from 'node:url';
+import { exited, fmt, startCrawlq, startScript, waitForLine } from './support.js';
+
+const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', import.meta.url));
 
 interface FleetRun {
   readonly seconds: number;
@@ -48,24 +51,10 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     const watcherSource = `127.0.0.1:${(watcherClient as unknown as { stream: { localPort?: number } }).stream.localPort}`;
     const watcher = openCrawlQueue(watcherClient, 'bench');
     await client.config('RESETSTAT');
-    let roundTrips = 0;
-    const monitor = await redis.client().monitor();
-    const breakdown = new Map<string, number>();
-    // A MULTI ... EXEC block is written in one go: one round trip.
-    const inMulti = new Set<string>();
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source === 'lua' || source === watcherSource) return;
-      const command = args[0]?.toLowerCase() ?? '';
-      if (command === 'multi') inMulti.add(source);
-      if (command === 'exec' || command === 'discard') inMulti.delete(source);
-      else if (inMulti.has(source) && command !== 'multi') return;
-      if (command === 'multi') return;
-      roundTrips += 1;
-      if (process.env.BENCH_BREAKDOWN) {
-        const key = `${command} ${command === 'evalsha' ? args[1]?.slice(0, 8) : ''}`;
-        breakdown.set(key, (breakdown.get(key) ?? 0) + 1);
-      }
-    });
+    const counter = startScript(ROUND_TRIP_COUNTER, [redis.url, watcherSource], {});
+    let counterOutput = '';
+    counter.stdout?.on('data', (chunk: Buffer) => (counterOutput += chunk.toString()));
+    await waitForLine(counter, /ready/);
     const started = performance.now();
     await services.frontier.addSeeds(options.seeds);
     for (;;) {
@@ -74,8 +63,11 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
       await sleep(20);
     }
     const seconds = (performance.now() - started) / 1000;
-    monitor.disconnect();
-    if (process.env.BENCH_BREAKDOWN) console.log([...breakdown].sort((a, b) => b[1] - a[1]).slice(0, 25));
+    counter.kill('SIGTERM');
+    await exited(counter);
+    const counted = JSON.parse(counterOutput.split('\n').find((line) => line.startsWith('{')) ?? '{}') as { roundTrips?: number; breakdown?: Record<string, number> };
+    const roundTrips = counted.roundTrips ?? Number.NaN;
+    if (process.env.BENCH_BREAKDOWN) console.log(counted.breakdown);
     const calls = [...(await client.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
     const lateStarts = (await services.limiter.list()).reduce((sum, group) => sum + group.lateStarts, 0);
     await watcher.close();
@@ -126,7 +118,6 @@ export async function benchPoliteness(log: (line: string) => void): Promise<void
     await site.close();
   }
 
-  if (process.env.BENCH_BREAKDOWN === 'util') return; // TEMP
   // Deferral cost: one group with 2,000 URLs beside 20 groups of 20, all at 50/1s.
   const huge = '127.0.3.1';
   const small = Array.from({ length: 20 }, (_, i) => `127.0.3.${i + 10}`);

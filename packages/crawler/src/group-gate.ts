@@ -16,7 +16,12 @@ const LATE_RETRY_MS = 200;
 
 /** The gate let the request start (it holds `lease`), or says when to ask again. */
 export type GateAnswer =
-  | { readonly admitted: true; readonly lease: Lease }
+  | {
+      readonly admitted: true;
+      readonly lease: Lease;
+      /** `performance.now()` past which the request counts as started late (see `reportSlipIfLate`). */
+      readonly startBy: number;
+    }
   | { readonly admitted: false; readonly retryInMs: number; readonly reason: DenialReason };
 
 /**
@@ -48,8 +53,19 @@ export async function passGroupGate(
       await limiter.release(admission.lease).catch(() => undefined);
       throw error;
     }
-    if (performance.now() <= admission.startBy) return { admitted: true, lease: admission.lease };
+    if (performance.now() <= admission.startBy) return { admitted: true, lease: admission.lease, startBy: admission.startBy };
     await limiter.abandon(admission.lease);
   }
   return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
+}
+
+/**
+ * Call as the request goes out: if the process stalled between the gate's
+ * check and the socket, the group's pacing moves back by the excess, so the
+ * next starts are spaced from when this one really began. Fire and forget:
+ * a failed report only loses that correction.
+ */
+export function reportSlipIfLate(limiter: Pick<GroupLimiter, 'reportSlip'>, group: string, startBy: number): void {
+  const lateMs = performance.now() - startBy;
+  if (lateMs > 0) limiter.reportSlip(group, lateMs).catch(() => undefined);
 }

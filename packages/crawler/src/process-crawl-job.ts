@@ -7,7 +7,7 @@ import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError } from './crawl-errors.js';
-import { passGroupGate } from './group-gate.js';
+import { passGroupGate, reportSlipIfLate } from './group-gate.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 /** What a crawl job needs; one set per worker process. */
@@ -50,7 +50,10 @@ export async function processCrawlJob(
       const skipped = await checkRobots(job, context.robots, context);
       if (skipped) return skipped;
     }
-    lease = await admit(context, group);
+    let admitted = await admit(context, group);
+    lease = admitted.lease;
+    // The first request after each admission is the start the gate reserved (redirect hops are not).
+    let unsentStartBy: number | undefined = admitted.startBy;
     const waitedMs = performance.now() - startedWaiting;
     let retryWaitMs = 0;
     const response = await context.fetcher.fetch(job.data.url, {
@@ -66,8 +69,14 @@ export async function processCrawlJob(
           const held = lease;
           lease = undefined;
           if (held) await context.limiter.release(held, outcomeOf(info.status, info.retryAfterMs));
-          lease = await admit(context, group);
+          admitted = await admit(context, group);
+          lease = admitted.lease;
+          unsentStartBy = admitted.startBy;
           retryWaitMs += performance.now() - before;
+        },
+        onRequestSent: () => {
+          if (unsentStartBy !== undefined) reportSlipIfLate(context.limiter, group, unsentStartBy);
+          unsentStartBy = undefined;
         },
       },
     });
@@ -112,10 +121,10 @@ async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, r
   return { status: 0, links: 0, enqueued: 0 };
 }
 
-async function admit(context: CrawlJobContext, group: string): Promise<Lease> {
+async function admit(context: CrawlJobContext, group: string): Promise<{ lease: Lease; startBy: number }> {
   const answer = await passGroupGate(context.limiter, group, { maxInlineWaitMs: context.maxInlineWaitMs });
   if (!answer.admitted) throw new DeferJobError(answer.retryInMs, answer.reason);
-  return answer.lease;
+  return answer;
 }
 
 async function recordPage(

@@ -249,6 +249,8 @@ class GotFetcher implements Fetcher {
     // is Content-Length, known up front for an uncompressed body (for a
     // compressed one got drops it, and the count of transferred bytes decides).
     // on() returns the same promise, awaited below.
+    const hooks = request.attemptHooks;
+    if (hooks?.onRequestSent) void promise.on('request', () => hooks.onRequestSent?.());
     void promise.on('downloadProgress', (progress: Progress) => {
       if (progress.transferred > maxBodyBytes || (progress.total !== undefined && progress.total > maxBodyBytes)) {
         state.tooLarge = true;

@@ -38,6 +38,13 @@ export interface AttemptHooks {
    * the seen-set, so a page already seen is not fetched again.
    */
   beforeRedirect?(info: RedirectInfo): Promise<void>;
+  /**
+   * Called as each attempt's request is handed to the socket (first request,
+   * retries and redirect hops alike): the moment the server will see it start.
+   * Synchronous and must not throw; the crawler checks there whether the start
+   * kept to its reserved slot.
+   */
+  onRequestSent?(): void;
 }
 
 /** Per-fetch options. */

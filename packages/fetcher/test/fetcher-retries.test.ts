@@ -186,6 +186,17 @@ describe('attemptHooks.beforeRetry', () => {
     expect(server.count(path)).toBe(3);
   });
 
+  it('onRequestSent fires as each attempt goes out, before the server answers', async () => {
+    const path = unique('/down');
+    const sentWhenServerHad: number[] = [];
+    await open({ retry: { limit: 2 } })
+      .fetch(`${server.origin}${path}`, { attemptHooks: { onRequestSent: () => sentWhenServerHad.push(server.count(path)) } })
+      .catch(() => undefined);
+    // Three attempts; each hook call came before the server counted that attempt.
+    expect(sentWhenServerHad).toEqual([0, 1, 2]);
+    expect(server.count(path)).toBe(3);
+  });
+
   it('passes the Retry-After to the hook', async () => {
     const path = unique('/throttled');
     const seen: (number | undefined)[] = [];

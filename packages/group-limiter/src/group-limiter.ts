@@ -12,6 +12,7 @@ import { resumeScript } from './commands/resume.js';
 import { ScriptCode } from './commands/script-code.js';
 import { setMinIntervalScript } from './commands/set-min-interval.js';
 import { setPolicyScript } from './commands/set-policy.js';
+import { slipScript } from './commands/slip.js';
 import {
   GroupLimiterArgumentError,
   GroupLimiterRedisError,
@@ -87,6 +88,13 @@ export interface GroupLimiter {
   release(lease: Lease, outcome?: Outcome): Promise<void>;
   /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
   abandon(lease: Lease): Promise<void>;
+  /**
+   * Reports a start that went out `lateMs` past its `startBy` anyway (the
+   * process stalled after the check): the group's next reservations move back
+   * by that much, so no window as the server counts it gets one start too many.
+   * Counted in `slippedStarts`.
+   */
+  reportSlip(group: string, lateMs: number): Promise<void>;
   /**
    * Delays (ms) at which a batch of jobs should become due, one per item, in one
    * round trip. A hint: the gate enforces the limits when each job starts.
@@ -246,6 +254,16 @@ class RedisGroupLimiter implements GroupLimiter {
     }));
   }
 
+  async reportSlip(group: string, lateMs: number): Promise<void> {
+    checkName(group, 'group', 'reportSlip');
+    checkDuration(lateMs, 'lateMs', 'reportSlip');
+    try {
+      await this.#runScript(slipScript, { keys: [this.#keys.group(group)], args: [lateMs] });
+    } catch (error) {
+      throw redisFailure('reportSlip', error);
+    }
+  }
+
   async release(lease: Lease, outcome: Outcome = {}): Promise<void> {
     checkName(lease.group, 'group', 'release');
     checkName(lease.leaseId, 'leaseId', 'release');
@@ -392,13 +410,14 @@ class RedisGroupLimiter implements GroupLimiter {
         group,
         limits: this.limitsFor(group),
         minIntervalMs: Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs),
-        inFlight: optionalNumber(field(8)) ?? 0,
+        inFlight: optionalNumber(field(9)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
         strikes: optionalNumber(field(2)) ?? 0,
         admitted: optionalNumber(field(3)) ?? 0,
         deferred: optionalNumber(field(4)) ?? 0,
         lateStarts: optionalNumber(field(7)) ?? 0,
+        slippedStarts: optionalNumber(field(8)) ?? 0,
         lastAdmitAt: lastAdmitAt === null ? null : Math.round(lastAdmitAt),
       };
     });

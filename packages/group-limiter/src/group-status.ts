@@ -29,6 +29,8 @@ export interface GroupStatus {
    * that could crowd the next window. Many of them mean overloaded workers.
    */
   readonly lateStarts: number;
+  /** Starts that went out late anyway (the process stalled after the check); each pushed the group's pacing back. */
+  readonly slippedStarts: number;
   /** Planned start of the latest admission, or `null` if none yet. */
   readonly lastAdmitAt: number | null;
 }

@@ -97,6 +97,19 @@ describe('distinct deferral slots', () => {
   });
 });
 
+describe('reportSlip()', () => {
+  it("moves the group's next reservation back by the slip, and counts it", async () => {
+    const group = 'slipped.slow.test';
+    const maxInlineWaitMs = 3 * SLOW_INTERVAL;
+    const first = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs });
+    await limiter.reportSlip(group, 700);
+    const second = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs });
+    expect(first.admitted && second.admitted).toBe(true);
+    if (first.admitted && second.admitted) expect(second.startAt - first.startAt).toBeCloseTo(SLOW_INTERVAL + 700, 1);
+    expect((await limiter.status(group)).slippedStarts).toBe(1);
+  });
+});
+
 describe('plan()', () => {
   it("spreads a rate-limited group's batch over distinct slots in one round trip; unlimited groups get 0", async () => {
     await limiter.plan(['warm-up.test']); // loads the script into Redis once

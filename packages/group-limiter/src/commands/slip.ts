@@ -1,0 +1,20 @@
+import { LUA_PRELUDE, luaScript } from './lua-script.js';
+import { ScriptCode } from './script-code.js';
+
+/**
+ * A start that went out later than its reserved slot allowed (the process
+ * stalled after the gate let it go): pushes the group's pacing back by that
+ * much, so the starts reserved from now on are spaced from when it really began.
+ * KEYS: 1 group hash
+ * ARGV: 1 ms late beyond the allowance
+ * Reply: {Ok}
+ */
+export const slipScript = luaScript(
+  'slip',
+  `${LUA_PRELUDE}
+local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
+if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
+redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
+return {${ScriptCode.Ok}}
+`,
+);
