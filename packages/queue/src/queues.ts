@@ -12,15 +12,21 @@ export interface CrawlJobPolicy {
 }
 
 /**
- * Completed jobs are removed at once: results live in the sink, and a crawl
- * of millions of pages must not pile up completed jobs in Redis. Failed jobs
- * stay until the dead-letter queue has recorded them.
+ * Completed jobs are trimmed to the newest few thousand: results live in the
+ * sink, and a crawl of millions of pages must not pile up completed jobs in
+ * Redis. They are not removed at once because a recent job's id still
+ * de-duplicates: two pages that find the same link at the same moment both pass
+ * the seen-set before either marks it (it is marked only after the job exists),
+ * and the second add must not re-create a job that already ran and finished.
+ * Failed jobs stay until the dead-letter queue has recorded them.
  */
+export const KEEP_COMPLETED_JOBS = 10_000;
+
 export function crawlJobOptions(policy: CrawlJobPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
     backoff: { type: 'exponential', delay: policy.backoffMs, jitter: 0.5 },
-    removeOnComplete: true,
+    removeOnComplete: { count: KEEP_COMPLETED_JOBS },
     removeOnFail: false,
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRAWL_JOB_NAME, crawlCounts, crawlJobOptions, openCrawlQueue, queuePrefix, stateKeyPrefix } from '../src/index.js';
 
@@ -15,11 +16,11 @@ describe('crawl queue wiring', () => {
     expect(stateKeyPrefix('c1').startsWith('{c1}:')).toBe(true);
   });
 
-  it('removes completed jobs and keeps failed ones, with exponential backoff', () => {
+  it('trims completed jobs to the newest 10,000 and keeps failed ones, with exponential backoff', () => {
     expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toMatchObject({
       attempts: 4,
       backoff: { type: 'exponential', delay: 250 },
-      removeOnComplete: true,
+      removeOnComplete: { count: 10_000 },
       removeOnFail: false,
     });
   });
@@ -33,6 +34,26 @@ describe('crawl queue wiring', () => {
       await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/2', depth: 1, group: 'a.test' }, { ...options, delay: 60_000 });
       expect(await crawlCounts(queue)).toEqual({ waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0 });
     } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
+  it('does not re-create a job that already ran when the same id is added again', async () => {
+    const namespace = `test-${randomUUID()}`;
+    const queue = openCrawlQueue({ url: redis.url }, namespace);
+    const worker = new Worker(queue.name, () => Promise.resolve('ok'), { connection: { url: redis.url }, prefix: queuePrefix(namespace) });
+    try {
+      const options = { ...crawlJobOptions({ attempts: 1, backoffMs: 1 }), jobId: 'same-url-fingerprint' };
+      const data = { url: 'http://a.test/race', depth: 1, group: 'a.test' };
+      const done = new Promise((resolve) => worker.once('completed', resolve));
+      await queue.add(CRAWL_JOB_NAME, data, options);
+      await done;
+      // A second page found the same link before the first one marked it seen.
+      await queue.add(CRAWL_JOB_NAME, data, options);
+      expect(await crawlCounts(queue)).toMatchObject({ waiting: 0, delayed: 0, active: 0, completed: 1 });
+    } finally {
+      await worker.close();
       await queue.obliterate({ force: true });
       await queue.close();
     }
