@@ -25,6 +25,8 @@ interface FleetRun {
   readonly lateStarts: number;
   /** Starts that went out late anyway and pushed their group's pacing back. */
   readonly slippedStarts: number;
+  /** Each page's `requestedAt` (epoch ms, worker clock; one machine, so comparable with the server's). */
+  readonly requestedAt: ReadonlyMap<string, number>;
 }
 
 /** Starts `workers` processes, enqueues `seeds` in-process, times until the queue is drained. */
@@ -78,10 +80,15 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     watcherClient.disconnect();
     await services.close();
     // The results files, not the progress counters (flushed every 250 ms).
-    const pages = children
-      .map((_, i) => readFileSync(join(dir, `out-${i}.jsonl`), 'utf8').split('\n').filter((line) => line !== '').length)
-      .reduce((sum, count) => sum + count, 0);
-    return { seconds, pages, redisCommands: calls, roundTrips, lateStarts, slippedStarts };
+    const records = children.flatMap((_, i) =>
+      readFileSync(join(dir, `out-${i}.jsonl`), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { url: string; requestedAt?: string }),
+    );
+    const pages = records.length;
+    const requestedAt = new Map(records.filter((record) => record.requestedAt).map((record) => [record.url, Date.parse(record.requestedAt!)]));
+    return { seconds, pages, redisCommands: calls, roundTrips, lateStarts, slippedStarts, requestedAt };
   } finally {
     children.forEach((child) => child.kill('SIGTERM'));
     await Promise.all(children.map((child) => exited(child)));
@@ -89,22 +96,40 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
   }
 }
 
-function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number): number {
+function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
   let violations = 0;
-  const byHost = new Map<string, number[]>();
-  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request.startedAt]);
-  for (const starts of byHost.values()) {
-    starts.sort((a, b) => a - b);
+  const byHost = new Map<string, RequestRecord[]>();
+  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request]);
+  for (const hostRequests of byHost.values()) {
+    const sorted = [...hostRequests].sort((a, b) => a.startedAt - b.startedAt);
     let tail = 0;
-    for (let head = 0; head < starts.length; head += 1) {
-      while (starts[head]! - starts[tail]! >= windowMs) tail += 1;
+    for (let head = 0; head < sorted.length; head += 1) {
+      while (sorted[head]!.startedAt - sorted[tail]!.startedAt >= windowMs) tail += 1;
       if (head - tail + 1 > limit) {
         violations += 1;
-        if (process.env.BENCH_BREAKDOWN) console.log('violation', starts.slice(tail, head + 1).map((t, i, all) => (i === 0 ? 0 : Math.round(t - all[i - 1]!))));
+        if (process.env.BENCH_BREAKDOWN) {
+          const window = sorted.slice(tail, head + 1);
+          const detail = window.map((request, i) => {
+            const gap = i === 0 ? 0 : Math.round(request.startedAt - window[i - 1]!.startedAt);
+            const sent = requestedAt.get(request.url);
+            return `+${gap} ms (server saw it ${sent === undefined ? '?' : Math.round(request.startedAt - sent)} ms after it left the worker)`;
+          });
+          console.log(`violation at ${window[0]!.host}: ${detail.join(', ')}`);
+        }
       }
     }
   }
   return violations;
+}
+
+/** How long after leaving a worker the server saw each request start: the lag no worker-side check can see. */
+function serverLag(requests: readonly RequestRecord[], requestedAt: ReadonlyMap<string, number>): { p99: number; max: number } {
+  const lags = requests.flatMap((request) => {
+    const sent = requestedAt.get(request.url);
+    return sent === undefined ? [] : [request.startedAt - sent];
+  });
+  lags.sort((a, b) => a - b);
+  return { p99: lags[Math.floor(lags.length * 0.99)] ?? Number.NaN, max: lags.at(-1) ?? Number.NaN };
 }
 
 export async function benchPoliteness(log: (line: string) => void): Promise<void> {
@@ -116,7 +141,9 @@ export async function benchPoliteness(log: (line: string) => void): Promise<void
     const run = await runFleet({ seeds, workers: 3, limits: { rate: '5/1s', domainConcurrency: 2 } });
     const bound = 60 / 5;
     log(`utilisation: ${run.pages} pages (20 hosts x 60) at 5/1s, concurrency 2, 3 workers: ${fmt(run.seconds, 2)} s; politeness bound ${bound} s; ratio ${fmt(run.seconds / bound, 3)} (goal <= 1.10)`);
-    log(`utilisation: window violations (more than 5 starts in any 1 s at a host, as the server saw them): ${windowViolations(site.requests, 5, 1000)}; starts given back as late: ${run.lateStarts}; late starts that re-paced their group: ${run.slippedStarts}`);
+    log(`utilisation: window violations (more than 5 starts in any 1 s at a host, as the server saw them): ${windowViolations(site.requests, 5, 1000, run.requestedAt)}; starts given back as late: ${run.lateStarts}; late starts that re-paced their group: ${run.slippedStarts}`);
+    const lag = serverLag(site.requests, run.requestedAt);
+    log(`utilisation: the server saw a request start after it left the worker by ${fmt(lag.p99, 1)} ms (p99), ${fmt(lag.max, 1)} ms (max)`);
     log(`utilisation: Redis round trips per page ${fmt(run.roundTrips / run.pages, 2)}, commands run inside Redis per page ${fmt(run.redisCommands / run.pages, 1)} (the bench's own polling included)`);
   } finally {
     await site.close();

@@ -14,6 +14,12 @@ export interface PageRecord {
   readonly links: readonly string[];
   readonly depth: number;
   readonly group: string;
+  /**
+   * ISO 8601 time the request the group gate admitted went out (the final
+   * attempt's first request, not a redirect hop): the start a server counts
+   * against the politeness limits.
+   */
+  readonly requestedAt: string;
   /** ISO 8601 time the response arrived. */
   readonly fetchedAt: string;
   /** Queue-level attempt that produced this record (1 = first). */

@@ -54,6 +54,7 @@ export async function processCrawlJob(
     lease = admitted.lease;
     // The first request after each admission is the start the gate reserved (redirect hops are not).
     let unsentStartBy: number | undefined = admitted.startBy;
+    let requestedAt = Date.now();
     const waitedMs = performance.now() - startedWaiting;
     let retryWaitMs = 0;
     const response = await context.fetcher.fetch(job.data.url, {
@@ -75,7 +76,9 @@ export async function processCrawlJob(
           retryWaitMs += performance.now() - before;
         },
         onRequestSent: () => {
-          if (unsentStartBy !== undefined) reportSlipIfLate(context.limiter, group, unsentStartBy);
+          if (unsentStartBy === undefined) return;
+          requestedAt = Date.now();
+          reportSlipIfLate(context.limiter, group, unsentStartBy);
           unsentStartBy = undefined;
         },
       },
@@ -83,7 +86,7 @@ export async function processCrawlJob(
     const held = lease;
     lease = undefined;
     if (held) await context.limiter.release(held, { status: response.status });
-    return await recordPage(job, context, { response, waitMs: waitedMs + retryWaitMs });
+    return await recordPage(job, context, { response, waitMs: waitedMs + retryWaitMs, requestedAt });
   } catch (error) {
     const held = lease;
     lease = undefined;
@@ -130,7 +133,7 @@ async function admit(context: CrawlJobContext, group: string): Promise<{ lease: 
 async function recordPage(
   job: Job<CrawlJobData>,
   context: CrawlJobContext,
-  fetched: { response: FetchResult; waitMs: number },
+  fetched: { response: FetchResult; waitMs: number; requestedAt: number },
 ): Promise<CrawlJobResult> {
   const { response } = fetched;
   const parseStarted = performance.now();
@@ -151,6 +154,7 @@ async function recordPage(
     links: page?.links ?? [],
     depth: job.data.depth,
     group: job.data.group,
+    requestedAt: new Date(fetched.requestedAt).toISOString(),
     fetchedAt: new Date().toISOString(),
     attempts: job.attemptsMade + 1,
     retries: response.retries,

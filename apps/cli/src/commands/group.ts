@@ -62,7 +62,8 @@ export function registerGroup(program: Command): void {
 function formatGroups(groups: readonly GroupStatus[]): string {
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
-  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred'];
+  // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
+  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late'];
   const rows = groups.map((status) => [
     status.group,
     formatRate(status.limits.rate),
@@ -72,6 +73,7 @@ function formatGroups(groups: readonly GroupStatus[]): string {
     status.pausedUntil !== null && status.pausedUntil > now ? `${Math.ceil((status.pausedUntil - now) / 1000)}s (${status.pauseReason ?? ''})` : '-',
     String(status.admitted),
     String(status.deferred),
+    String(status.lateStarts + status.slippedStarts),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
