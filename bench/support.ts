@@ -11,14 +11,14 @@ export function startCrawlq(args: readonly string[], env: Record<string, string>
 }
 
 /** Runs a TypeScript entry point of this repository in a child process, with only `env`'s crawlq settings. */
-export function startScript(entry: string, args: readonly string[], env: Record<string, string>): ChildProcess {
+export function startScript(entry: string, args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) childEnv[name] = value;
   const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
   return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', ...profile, entry, ...args], {
     cwd: REPO_ROOT,
     env: { ...childEnv, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import got, { RequestError } from 'got';
 import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
@@ -250,7 +251,9 @@ class GotFetcher implements Fetcher {
     // compressed one got drops it, and the count of transferred bytes decides).
     // on() returns the same promise, awaited below.
     const hooks = request.attemptHooks;
-    if (hooks?.onRequestSent) void promise.on('request', () => hooks.onRequestSent?.());
+    // 'finish': the request has been handed to the OS socket, the closest a
+    // process gets to the moment the server sees it start.
+    if (hooks?.onRequestSent) void promise.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
     void promise.on('downloadProgress', (progress: Progress) => {
       if (progress.transferred > maxBodyBytes || (progress.total !== undefined && progress.total > maxBodyBytes)) {
         state.tooLarge = true;

@@ -39,8 +39,9 @@ export interface AttemptHooks {
    */
   beforeRedirect?(info: RedirectInfo): Promise<void>;
   /**
-   * Called as each attempt's request is handed to the socket (first request,
-   * retries and redirect hops alike): the moment the server will see it start.
+   * Called as each attempt's request has been handed to the OS socket (first
+   * request, retries and redirect hops alike): the closest a process gets to
+   * the moment the server sees it start.
    * Synchronous and must not throw; the crawler checks there whether the start
    * kept to its reserved slot.
    */
