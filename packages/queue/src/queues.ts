@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type JobsOptions, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
 import type { CRAWL_JOB_NAME} from './names.js';
 import { QUEUE_NAMES, queuePrefix } from './names.js';
@@ -22,12 +22,17 @@ export interface CrawlJobPolicy {
  */
 export const KEEP_COMPLETED_JOBS = 10_000;
 
+/**
+ * Retention for the crawl Worker (failed jobs are kept: BullMQ's default). Set
+ * on the Worker, not on each job: job options are stored in every job's hash,
+ * and a million queued URLs would carry the same bytes a million times.
+ */
+export const CRAWL_JOB_RETENTION: Pick<WorkerOptions, 'removeOnComplete'> = { removeOnComplete: { count: KEEP_COMPLETED_JOBS } };
+
 export function crawlJobOptions(policy: CrawlJobPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
     backoff: { type: 'exponential', delay: policy.backoffMs, jitter: 0.5 },
-    removeOnComplete: { count: KEEP_COMPLETED_JOBS },
-    removeOnFail: false,
   };
 }
 

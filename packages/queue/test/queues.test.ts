@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, crawlCounts, crawlJobOptions, openCrawlQueue, queuePrefix, stateKeyPrefix } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, crawlCounts, crawlJobOptions, openCrawlQueue, queuePrefix, stateKeyPrefix } from '../src/index.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -16,13 +16,9 @@ describe('crawl queue wiring', () => {
     expect(stateKeyPrefix('c1').startsWith('{c1}:')).toBe(true);
   });
 
-  it('trims completed jobs to the newest 10,000 and keeps failed ones, with exponential backoff', () => {
-    expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toMatchObject({
-      attempts: 4,
-      backoff: { type: 'exponential', delay: 250 },
-      removeOnComplete: { count: 10_000 },
-      removeOnFail: false,
-    });
+  it('gives jobs attempts and exponential backoff; the worker keeps the newest 10,000 completed jobs and every failed one', () => {
+    expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toEqual({ attempts: 4, backoff: { type: 'exponential', delay: 250, jitter: 0.5 } });
+    expect(CRAWL_JOB_RETENTION).toEqual({ removeOnComplete: { count: 10_000 } });
   });
 
   it('counts waiting (plain and prioritized) and delayed jobs', async () => {
@@ -42,7 +38,7 @@ describe('crawl queue wiring', () => {
   it('does not re-create a job that already ran when the same id is added again', async () => {
     const namespace = `test-${randomUUID()}`;
     const queue = openCrawlQueue({ url: redis.url }, namespace);
-    const worker = new Worker(queue.name, () => Promise.resolve('ok'), { connection: { url: redis.url }, prefix: queuePrefix(namespace) });
+    const worker = new Worker(queue.name, () => Promise.resolve('ok'), { connection: { url: redis.url }, prefix: queuePrefix(namespace), ...CRAWL_JOB_RETENTION });
     try {
       const options = { ...crawlJobOptions({ attempts: 1, backoffMs: 1 }), jobId: 'same-url-fingerprint' };
       const data = { url: 'http://a.test/race', depth: 1, group: 'a.test' };
