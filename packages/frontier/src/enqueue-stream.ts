@@ -19,8 +19,17 @@ export interface EnqueueStreamOptions {
 }
 
 /**
+ * Batches in flight at once: while Redis runs one batch's scripts, this
+ * process reads and normalises the next, so the two CPUs' work overlaps
+ * instead of taking turns (the frontier keeps concurrent batches from
+ * admitting one URL twice). `pnpm bench enqueue` (1M URLs) measured 15.0k
+ * URLs/s with 1 batch in flight, 18.1k with 2, 19.1k with 3, 22.1k with 4.
+ */
+const BATCHES_IN_FLIGHT = 4;
+
+/**
  * Enqueues seed URLs from a line source (a file or stdin) in batches, so a
- * file of millions of lines is never held in memory: at most one batch is.
+ * file of millions of lines is never held in memory: at most four batches are.
  */
 export async function enqueueLines(
   frontier: Frontier,
@@ -31,17 +40,34 @@ export async function enqueueLines(
   const totals: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };
   let batch: string[] = [];
   let firstLine = 1;
+  const inFlight = new Set<Promise<void>>();
+  let failure: { readonly error: unknown } | undefined;
+  // Batches may finish out of order; their results are reported in line order.
+  let reported: Promise<void> = Promise.resolve();
   const flush = async () => {
     if (batch.length === 0) return;
-    const result: AddResult = await frontier.addSeeds(batch);
-    totals.accepted += result.accepted;
-    totals.duplicate += result.duplicate;
-    totals.overLimit += result.overLimit;
-    totals.rejected += result.rejected.length;
-    for (const rejected of result.rejected) options.onRejected?.(firstLine + rejected.index, rejected);
-    firstLine += batch.length;
+    const lines = batch;
+    const first = firstLine;
+    firstLine += lines.length;
     batch = [];
-    options.onBatch?.(totals);
+    const added = frontier.addSeeds(lines);
+    const task: Promise<void> = Promise.all([added, reported])
+      .then(([result]: [AddResult, void]) => {
+        totals.accepted += result.accepted;
+        totals.duplicate += result.duplicate;
+        totals.overLimit += result.overLimit;
+        totals.rejected += result.rejected.length;
+        for (const rejected of result.rejected) options.onRejected?.(first + rejected.index, rejected);
+        options.onBatch?.(totals);
+      })
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => inFlight.delete(task));
+    reported = task;
+    inFlight.add(task);
+    if (inFlight.size >= BATCHES_IN_FLIGHT) await Promise.race(inFlight);
+    if (failure) throw failure.error;
   };
   for await (const line of lines) {
     totals.lines += 1;
@@ -49,5 +75,7 @@ export async function enqueueLines(
     if (batch.length >= batchSize) await flush();
   }
   await flush();
+  await Promise.all(inFlight);
+  if (failure) throw failure.error;
   return totals;
 }

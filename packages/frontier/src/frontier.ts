@@ -83,6 +83,13 @@ export class Frontier {
   readonly #settings: FrontierSettings;
   readonly #seen: SeenSet;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
+  /**
+   * Fingerprints this process is admitting right now: between reserve and
+   * mark, the seen-set does not know them yet, so a second batch of this
+   * process holding the same URL is answered here (a duplicate) instead of
+   * enqueueing it twice.
+   */
+  readonly #admitting = new Set<string>();
 
   constructor(options: FrontierOptions) {
     this.#redis = options.redis;
@@ -159,10 +166,24 @@ export class Frontier {
     let duplicate = 0;
     for (const { url } of candidates) {
       const fingerprint = urlFingerprint(url);
-      if (unique.has(fingerprint)) duplicate += 1;
+      if (unique.has(fingerprint) || this.#admitting.has(fingerprint)) duplicate += 1;
       else unique.set(fingerprint, { url, group: this.groupOf(url) });
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
+    for (const fingerprint of unique.keys()) this.#admitting.add(fingerprint);
+    try {
+      return await this.#reserveAndEnqueue(unique, counts, duplicate);
+    } finally {
+      for (const fingerprint of unique.keys()) this.#admitting.delete(fingerprint);
+    }
+  }
+
+  async #reserveAndEnqueue(
+    unique: ReadonlyMap<string, { url: string; group: string }>,
+    counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
+    duplicatesSoFar: number,
+  ): Promise<AddResult> {
+    let duplicate = duplicatesSoFar;
 
     const entries = [...unique.entries()];
     const codes = await this.#seen.reserve(

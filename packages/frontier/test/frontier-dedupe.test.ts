@@ -51,6 +51,17 @@ const modes: [string, SeenSetMode][] = [
 ];
 
 describe.each(modes)('Frontier dedupe across instances (%s)', (_name, mode) => {
+  it('two batches of one process admitting the same links at once accept each link once', async () => {
+    const namespace = `t-${randomUUID()}`;
+    const { frontier, queue } = worker(namespace, mode);
+    const links = Array.from({ length: 50 }, (_, i) => `http://same.test/page/${i}`);
+    // Both calls pass the seen-set check before either marks its links.
+    const [first, second] = await Promise.all([frontier.addDiscovered(links, 0), frontier.addDiscovered([...links].reverse(), 0)]);
+    expect(first.accepted + second.accepted).toBe(50);
+    expect(first.duplicate + second.duplicate).toBe(50);
+    expect(await queuedUrls(queue)).toHaveLength(50);
+  });
+
   it('a URL admitted by one worker is a duplicate for another, in any spelling', async () => {
     const namespace = `t-${randomUUID()}`;
     const a = worker(namespace, mode);
