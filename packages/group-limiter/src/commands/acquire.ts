@@ -39,12 +39,8 @@ local step = interval
 if conc > 0 and hold_ms > 0 then step = math.max(step, hold_ms / conc) end
 if step <= 0 then step = min_step end
 
--- Denied jobs get distinct wake times on the group's horizon, spaced by step,
--- so a backlog does not wake all at once and spin.
 local function deny(code, earliest)
-  local wake = math.max(wake_at, earliest, now)
-  redis.call('HSET', KEYS[2], 'wakeAt', fmt(wake + step))
-  redis.call('HINCRBY', KEYS[2], 'deferred', 1)
+  local wake = take_wake_slot(KEYS[2], wake_at, math.max(earliest, now), step)
   return {code, math.ceil(wake - now), math.max(0, math.ceil(paused_until - now)), fmt(step)}
 end
 

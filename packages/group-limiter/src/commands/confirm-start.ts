@@ -33,9 +33,7 @@ if conc > 0 then
   if started > conc then
     redis.call('ZREM', KEYS[2], ARGV[1])
     local step = math.max(tonumber(ARGV[4]), num(h[3], 0) / conc)
-    local wake = math.max(num(h[2], 0), now + step)
-    redis.call('HSET', KEYS[1], 'wakeAt', fmt(wake + step))
-    redis.call('HINCRBY', KEYS[1], 'deferred', 1)
+    local wake = take_wake_slot(KEYS[1], num(h[2], 0), now + step, step)
     return {${ScriptCode.DeniedConcurrency}, math.ceil(wake - now)}
   end
 end

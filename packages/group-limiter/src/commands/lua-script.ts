@@ -35,6 +35,14 @@ end
 -- A group's own minimum interval (robots.txt Crawl-delay), capped, only ever
 -- slows it down: when it is the longer one it replaces the policy's interval,
 -- without burst (starts at least that far apart, as Crawl-delay asks).
+-- Denied jobs take distinct wake slots on the group's horizon (wakeAt), spaced by
+-- step, so a backlog does not wake all at once and spin. Returns the slot.
+local function take_wake_slot(group_key, wake_at, earliest, step)
+  local wake = math.max(wake_at, earliest)
+  redis.call('HSET', group_key, 'wakeAt', fmt(wake + step))
+  redis.call('HINCRBY', group_key, 'deferred', 1)
+  return wake
+end
 local function effective_pacing(interval, tau, min_interval, cap)
   local own = math.min(min_interval, cap)
   if own > interval then return own, 0 end
