@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDeadLetters } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, mailHeader, mimePart, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
@@ -64,35 +64,6 @@ async function startSmtp(port = 0): Promise<{ port: number; messages: Received[]
   return { port: typeof address === 'object' && address ? address.port : 0, messages, close };
 }
 
-/** A header of a raw message (unfolded, first occurrence). */
-function header(raw: string, name: string): string | undefined {
-  const head = raw.split(/\r?\n\r?\n/)[0] ?? '';
-  const line = head
-    .replace(/\r?\n[ \t]+/g, ' ')
-    .split(/\r?\n/)
-    .find((candidate) => candidate.toLowerCase().startsWith(`${name.toLowerCase()}:`));
-  return line?.slice(name.length + 1).trim();
-}
-
-/** The decoded text/plain part (a minimal MIME reader: multipart, base64, quoted-printable). */
-function plainText(raw: string): string {
-  const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw)?.[1];
-  const parts = boundary === undefined ? [raw] : raw.split(`--${boundary}`);
-  for (const part of parts) {
-    const [head = '', ...rest] = part.replace(/^\r?\n/, '').split(/\r?\n\r?\n/);
-    if (!/content-type:\s*text\/plain/i.test(head)) continue;
-    const body = rest.join('\n\n').replace(/\r\n/g, '\n').replace(/\n$/, '');
-    const encoding = /content-transfer-encoding:\s*([\w-]+)/i.exec(head)?.[1]?.toLowerCase();
-    if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-    if (encoding === 'quoted-printable') {
-      const bytes = body.replace(/=\n/g, '').replace(/=([0-9A-F]{2})/gi, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-      return Buffer.from(bytes, 'latin1').toString('utf8');
-    }
-    return body;
-  }
-  throw new Error(`no text/plain part in:\n${raw}`);
-}
-
 /** The rows of one table ("By group", "By reason") of a digest's text part. */
 function table(text: string, title: string): Record<string, number> {
   const section = new RegExp(`${title} \\(\\d+\\):\\n((?: {2}.*\\n)+)`).exec(text)?.[1] ?? '';
@@ -106,16 +77,17 @@ function table(text: string, title: string): Record<string, number> {
 
 /** What a digest e-mail says, read from its headers and text part. */
 function digestOf(message: Received) {
-  const text = plainText(message.raw);
+  const text = mimePart(message.raw, 'text/plain');
+  if (text === undefined) throw new Error(`no text/plain part in:\n${message.raw}`);
   return {
     text,
-    subject: header(message.raw, 'subject') ?? '',
-    to: header(message.raw, 'to') ?? '',
+    subject: mailHeader(message.raw, 'subject') ?? '',
+    to: mailHeader(message.raw, 'to') ?? '',
     total: Number(/^(\d+) pages? dead-lettered/.exec(text)?.[1] ?? Number.NaN),
     byGroup: table(text, 'By group'),
     byReason: table(text, 'By reason'),
     cutAt: Date.parse(/cut at (\S+)\./.exec(text)?.[1] ?? ''),
-    digestId: header(message.raw, 'x-crawlq-digest'),
+    digestId: mailHeader(message.raw, 'x-crawlq-digest'),
   };
 }
 
@@ -180,7 +152,7 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     expect(second!.cutAt - first!.cutAt).toBeGreaterThanOrEqual(20_000);
     for (const message of smtp.messages) {
       expect(message.rcptTo).toEqual([ALERT_TO]);
-      expect(header(message.raw, 'to')).toBe(ALERT_TO);
+      expect(mailHeader(message.raw, 'to')).toBe(ALERT_TO);
     }
   });
 

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, freePort, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, freePort, mailHeader, mimePart, type TestRedis } from '@crawlq/testing';
 import { CRAWL_JOB_NAME, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { takeDigest } from '../src/commands/take-digest.js';
 import { alertKeys } from '../src/keys.js';
 import { createAlerts, createDeadLetters, type AlertMailConfig, type Alerts, type CreateAlertsOptions, type DeadLetters } from '../src/index.js';
-import { groupCounts, header, mimePart, startSmtp, waitFor, type TestSmtp } from './helpers.js';
+import { groupCounts, startSmtp, waitFor, type TestSmtp } from './helpers.js';
 
 let redis: TestRedis;
 let connection: { host: string; port: number; maxRetriesPerRequest: null };
@@ -65,7 +65,7 @@ function smtpServer(server: TestSmtp): TestSmtp {
 }
 
 function totalOf(raw: string): number {
-  return Number(/\[crawlq\] (\d+) pages? dead-lettered/.exec(header(raw, 'subject') ?? '')?.[1] ?? NaN);
+  return Number(/\[crawlq\] (\d+) pages? dead-lettered/.exec(mailHeader(raw, 'subject') ?? '')?.[1] ?? NaN);
 }
 
 describe('digests', () => {
@@ -157,8 +157,8 @@ describe('digests', () => {
     await deadLetter(one, 'x<b>.test', 'https://bob:hunter2@x.test/a?session=abc');
     const file = await waitFor('the .eml file', () => (existsSync(config.outboxDir) ? readdirSync(config.outboxDir).find((name) => name.endsWith('.eml')) : undefined));
     const raw = readFileSync(join(config.outboxDir, file), 'utf8');
-    expect(header(raw, 'subject')).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
-    expect(header(raw, 'to')).toBe('ops@example.test');
+    expect(mailHeader(raw, 'subject')).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
+    expect(mailHeader(raw, 'to')).toBe('ops@example.test');
     const text = mimePart(raw, 'text/plain');
     const html = mimePart(raw, 'text/html');
     expect(text).toContain('https://x.test/a?session=***');
@@ -186,7 +186,7 @@ describe('digest jobs', () => {
     const result = await one.alerts.flush();
     expect(result).toMatchObject({ sent: true, pendingInRedis: false });
     expect(smtp.messages.map(totalOf).sort()).toEqual([2, 3]);
-    const byDigest = Object.fromEntries(smtp.messages.map((raw) => [header(raw, 'x-crawlq-digest'), groupCounts(mimePart(raw, 'text/plain') ?? '')]));
+    const byDigest = Object.fromEntries(smtp.messages.map((raw) => [mailHeader(raw, 'x-crawlq-digest'), groupCounts(mimePart(raw, 'text/plain') ?? '')]));
     expect(byDigest).toEqual({ 'digest-1': { 'a.test': 2, 'b.test': 1 }, 'digest-2': { 'c.test': 2 } });
     expect(await client.exists(keys.pending, keys.taken('digest-1'), keys.taken('digest-2'))).toBe(0);
   });
