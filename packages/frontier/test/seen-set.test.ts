@@ -99,11 +99,7 @@ describe('SeenSet, exact mode', () => {
   it('claim is atomic and remembers its owner', async () => {
     const seen = new SeenSet({ redis: client, namespace: `t-${randomUUID()}` });
     const [a, b] = fingerprints('claim', 2) as [string, string];
-    const results = await Promise.all(Array.from({ length: 10 }, () => seen.claim(a)));
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await seen.claim(b, 'job-1')).toBe(true);
-    expect(await seen.claim(b, 'job-1')).toBe(true);
-    expect(await seen.claim(b, 'job-2')).toBe(false);
+    await expectClaimsAtomicPerOwner(seen, a, b);
     expect(await seen.claim(b)).toBe(false);
     // A plain mark keeps the claim's owner.
     await seen.mark([b]);
@@ -115,6 +111,15 @@ describe('SeenSet, exact mode', () => {
     await expect(seen.mark(['http://a.test/'])).rejects.toThrow(FrontierArgumentError);
   });
 });
+
+/** Both modes: one winner among concurrent claims of `a`; `b` claimed again by its owner wins, by another loses. */
+async function expectClaimsAtomicPerOwner(seen: SeenSet, a: string, b: string): Promise<void> {
+  const results = await Promise.all(Array.from({ length: 10 }, () => seen.claim(a)));
+  expect(results.filter(Boolean)).toHaveLength(1);
+  expect(await seen.claim(b, 'job-1')).toBe(true);
+  expect(await seen.claim(b, 'job-1')).toBe(true);
+  expect(await seen.claim(b, 'job-2')).toBe(false);
+}
 
 describe('SeenSet, bloom mode', () => {
   it('keeps the measured false-positive rate near the configured one (200,000 in, 200,000 fresh)', async () => {
@@ -155,11 +160,7 @@ describe('SeenSet, bloom mode', () => {
   it('claim: first caller wins, the same owner again too, a false positive errs towards fetching', async () => {
     const seen = new SeenSet({ redis: client, namespace: `t-${randomUUID()}`, mode: { mode: 'bloom', expectedUrls: 10_000, falsePositiveRate: 0.001 } });
     const [a, b] = fingerprints('claim', 2) as [string, string];
-    const results = await Promise.all(Array.from({ length: 10 }, () => seen.claim(a)));
-    expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await seen.claim(b, 'job-1')).toBe(true);
-    expect(await seen.claim(b, 'job-1')).toBe(true);
-    expect(await seen.claim(b, 'job-2')).toBe(false);
+    await expectClaimsAtomicPerOwner(seen, a, b);
     expect(await seen.has([a, b])).toEqual([true, true]);
   });
 });
