@@ -45,13 +45,29 @@ export class PermanentJobError extends UnrecoverableError {
   }
 }
 
-/** The fetch was redirected to a page already seen: it is not fetched again. */
-export class RedirectToSeenError extends Error {
-  override readonly name = 'RedirectToSeenError';
+/**
+ * Why a job stopped at a redirect instead of following it: the target is
+ * already seen, out of scope, disallowed by its robots.txt, or handed to the
+ * frontier as a job of its own (another group, or the gate held it back).
+ * Not a failure: the job ends with a record.
+ */
+export type RedirectStopReason = 'redirect-to-seen' | 'redirect-queued' | 'scope' | 'robots';
+
+export class RedirectStopError extends Error {
+  override readonly name = 'RedirectStopError';
   readonly retryable = false;
+  readonly reason: RedirectStopReason;
+  /** The hop's URL (without user:password). */
   readonly target: string;
-  constructor(target: string) {
-    super(`redirects to ${target}, already seen`);
+  /** The redirect's status, when known. */
+  readonly status: number | undefined;
+  /** The robots.txt that disallows the target (reason `robots`). */
+  readonly robotsUrl: string | undefined;
+  constructor(reason: RedirectStopReason, target: string, status?: number, robotsUrl?: string) {
+    super(`redirect to ${target} not followed (${reason})`);
+    this.reason = reason;
     this.target = target;
+    this.status = status;
+    this.robotsUrl = robotsUrl;
   }
 }

@@ -9,7 +9,7 @@ import { openJsonlSink } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
-import { MAX_INLINE_WAIT_MS } from './group-gate.js';
+import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
@@ -47,6 +47,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
+  const gate = new GroupGate(services.limiter);
   const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher);
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
@@ -61,12 +62,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     QUEUE_NAMES.crawl,
     (job, token) =>
       processCrawlJob(job, token, {
-        limiter: services.limiter,
+        gate,
         fetcher,
         frontier: services.frontier,
         sink,
         maxInlineWaitMs: MAX_INLINE_WAIT_MS,
         maxBlockedMs: config.maxBlocked,
+        maxRedirects: config.maxRedirects,
         fields: config.fields,
         ...(robots ? { robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),

@@ -1,40 +1,141 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fetcher, FetchResult } from '@crawlq/fetcher';
-import type { GroupLimiter } from '@crawlq/group-limiter';
-import { passGroupGate } from './group-gate.js';
+import type { Fetcher, FetchResult, RedirectInfo } from '@crawlq/fetcher';
+import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
 
 /** Longest single sleep while the group gate holds a one-off fetch back. */
 const MAX_GATE_SLEEP_MS = 5_000;
 
+/** One request a gated fetch is about to make. */
+export interface GatedRequest {
+  readonly url: string;
+  readonly group: string;
+  readonly kind: 'first' | 'retry' | 'redirect';
+}
+
+/** A redirect hop about to be requested, with the group it goes to. */
+export interface RedirectHop extends RedirectInfo {
+  readonly group: string;
+}
+
+/** How one fetch meets the group gate. */
+export interface GatedFetchOptions {
+  readonly gate: GroupGate;
+  readonly fetcher: Fetcher;
+  readonly groupOf: (url: string) => string;
+  /** Longest in-process wait for a reserved start. */
+  readonly maxInlineWaitMs: number;
+  /**
+   * The gate did not admit `request` within the inline wait. Throw to stop
+   * (the fetch rejects with that error); resolve to ask the gate again.
+   */
+  readonly onDenied: (denial: GateDenial, request: GatedRequest) => Promise<void>;
+  /** Before a hop asks the gate, with no slot held (it may fetch robots.txt): throw to stop. */
+  readonly checkRedirect?: (hop: RedirectHop) => Promise<void>;
+  /** After a hop was admitted, just before it is sent: throw to stop (its slot goes back unused). */
+  readonly beforeRedirectSent?: (hop: RedirectHop) => Promise<void>;
+  readonly signal?: AbortSignal | undefined;
+  /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
+  readonly maxRedirects?: number | undefined;
+}
+
+/** A gated fetch's response, with the time spent waiting for the gate. */
+export interface GatedFetchResult {
+  readonly response: FetchResult;
+  /** Waiting for group slots, over every request of the fetch. */
+  readonly waitMs: number;
+  /** Epoch ms at which the request that got the response went out. */
+  readonly requestedAt: number;
+}
+
+/**
+ * Fetches `url` with every request it makes passing the gate of the group it
+ * goes to: the first request, each of got's retries and each redirect hop
+ * takes a lease of its own, and the previous one is released (with its
+ * response's outcome) before the next is asked for. Whatever happens, the
+ * last lease is released exactly once before this returns or throws.
+ */
+export async function fetchThroughGate(url: string, options: GatedFetchOptions): Promise<GatedFetchResult> {
+  const { gate, fetcher, groupOf, signal } = options;
+  let lease: GateLease | undefined;
+  let waitMs = 0;
+  let requestedAt: number | undefined;
+  const end = async (outcome: RequestOutcome): Promise<void> => {
+    const held = lease;
+    lease = undefined;
+    if (held?.sentAt !== undefined) requestedAt = held.sentAt;
+    await held?.release(outcome);
+  };
+  const start = async (request: GatedRequest): Promise<void> => {
+    const before = performance.now();
+    try {
+      for (;;) {
+        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal });
+        if (answer.admitted) {
+          lease = answer.lease;
+          return;
+        }
+        await options.onDenied(answer, request);
+      }
+    } finally {
+      waitMs += performance.now() - before;
+    }
+  };
+
+  try {
+    await start({ url, group: groupOf(url), kind: 'first' });
+    const response = await fetcher.fetch(url, {
+      ...(signal ? { signal } : {}),
+      ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
+      attemptHooks: {
+        beforeRetry: async (info) => {
+          await end({ status: info.status, retryAfterMs: info.retryAfterMs });
+          await start({ url: info.url, group: groupOf(info.url), kind: 'retry' });
+        },
+        beforeRedirect: async (info) => {
+          await end({ status: info.status });
+          const hop: RedirectHop = { ...info, group: groupOf(info.to) };
+          await options.checkRedirect?.(hop);
+          await start({ url: hop.to, group: hop.group, kind: 'redirect' });
+          await options.beforeRedirectSent?.(hop);
+        },
+        onRequestSent: () => lease?.markSent(),
+      },
+    });
+    await end({ status: response.status });
+    return { response, waitMs, requestedAt: requestedAt ?? Date.now() };
+  } catch (error) {
+    await end(outcomeOfError(error));
+    throw error;
+  }
+}
+
+/** The outcome a failed fetch reports: its last status and Retry-After, when it had a response. */
+function outcomeOfError(error: unknown): RequestOutcome {
+  const { status, retryAfterMs } = (error ?? {}) as { status?: unknown; retryAfterMs?: unknown };
+  return {
+    ...(typeof status === 'number' ? { status } : {}),
+    ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}),
+  };
+}
+
 /**
  * A one-off fetch outside the job flow (robots.txt, a sitemap) that still is
- * a request to the host like any other: it waits for the group gate (rate,
- * concurrency, pause) in-process and counts toward the group's rate.
+ * a request to the host like any other: it and each of its retries and
+ * redirect hops wait for their group's gate in-process and count toward the
+ * group's rate.
  */
 export type GatedFetch = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
 
-export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
-  const { limiter, fetcher, groupOf } = options;
+export function createGatedFetch(options: { gate: GroupGate; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
   return async (url, signal) => {
-    const group = groupOf(url);
-    for (;;) {
-      const answer = await passGroupGate(limiter, group, { maxInlineWaitMs: MAX_GATE_SLEEP_MS, ...(signal ? { signal } : {}) });
-      if (!answer.admitted) {
-        await sleep(Math.min(answer.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
-        continue;
-      }
-      let status: number | undefined;
-      try {
-        const response = await fetcher.fetch(url, signal ? { signal } : {});
-        status = response.status;
-        return response;
-      } catch (error) {
-        const failed = (error as { status?: unknown }).status;
-        status = typeof failed === 'number' ? failed : undefined;
-        throw error;
-      } finally {
-        await limiter.release(answer.lease, status === undefined ? {} : { status }).catch(() => undefined);
-      }
-    }
+    const { response } = await fetchThroughGate(url, {
+      ...options,
+      maxInlineWaitMs: MAX_GATE_SLEEP_MS,
+      signal,
+      onDenied: async (denial) => {
+        await sleep(Math.min(denial.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
+      },
+    });
+    return response;
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DenialReason, GroupLimiter, Lease } from '@crawlq/group-limiter';
+import type { DenialReason, GroupLimiter, Lease, Outcome } from '@crawlq/group-limiter';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -14,58 +14,129 @@ export const PLAN_BATCH_WINDOW_MS = 400;
 const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;
 
-/** The gate let the request start (it holds `lease`), or says when to ask again. */
-export type GateAnswer =
-  | {
-      readonly admitted: true;
-      readonly lease: Lease;
-      /** `performance.now()` past which the request counts as started late (see `reportSlipIfLate`). */
-      readonly startBy: number;
-    }
-  | { readonly admitted: false; readonly retryInMs: number; readonly reason: DenialReason };
+/** The limiter calls a gate makes. */
+export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip'>;
 
-/**
- * Asks the group gate for one request start and waits out a short reserved
- * delay. Returns the lease only when the request may start at once: not
- * paused meanwhile, and not so late for its slot (a busy event loop) that it
- * could crowd the next window as the server counts it; a late slot is given
- * back unused and asked for again. Never leaks a lease: an abort or error
- * while waiting gives it back.
- */
-export async function passGroupGate(
-  limiter: Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release'>,
-  group: string,
-  options: { readonly maxInlineWaitMs: number; readonly signal?: AbortSignal },
-): Promise<GateAnswer> {
-  for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
-    const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs });
-    if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
-    try {
-      const waitMs = admission.localStartAt - performance.now();
-      if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
-      // A 429 seen by any worker while this start waited, or the concurrency
-      // cap filled by earlier reservations, must stop it too.
-      if (admission.confirmBeforeStart) {
-        const check = await limiter.confirmStart(admission.lease);
-        if (!check.go) return { admitted: false, retryInMs: check.retryInMs + Math.round(Math.random() * 100), reason: check.reason };
-      }
-    } catch (error) {
-      await limiter.release(admission.lease).catch(() => undefined);
-      throw error;
-    }
-    if (performance.now() <= admission.startBy) return { admitted: true, lease: admission.lease, startBy: admission.startBy };
-    await limiter.abandon(admission.lease);
-  }
-  return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
+/** The gate would not let a request start within the inline wait: ask again after `retryInMs`. */
+export interface GateDenial {
+  readonly admitted: false;
+  readonly retryInMs: number;
+  readonly reason: DenialReason;
+}
+
+/** What a request's answer was, as far as the gate cares. */
+export interface RequestOutcome {
+  /** HTTP status; omit when no response arrived. A value that is no HTTP status (`000`) is dropped. */
+  readonly status?: number | undefined;
+  readonly retryAfterMs?: number | undefined;
 }
 
 /**
- * Call as the request goes out: if the process stalled between the gate's
- * check and the socket, the group's pacing moves back by the excess, so the
- * next starts are spaced from when this one really began. Fire and forget:
- * a failed report only loses that correction.
+ * One admitted request start: holds its group's concurrency slot from the
+ * gate's admission to `release`. One lease admits one request (a retry or a
+ * redirect hop takes a lease of its own). `release` runs once, whatever calls
+ * it how often, and never throws: a release Redis did not take costs the slot
+ * only until its lease time runs out.
  */
-export function reportSlipIfLate(limiter: Pick<GroupLimiter, 'reportSlip'>, group: string, startBy: number): void {
-  const lateMs = performance.now() - startBy;
-  if (lateMs > 0) limiter.reportSlip(group, lateMs).catch(() => undefined);
+export class GateLease {
+  readonly group: string;
+  readonly #limiter: GateLimiter;
+  readonly #lease: Lease;
+  readonly #startBy: number;
+  #sentAt: number | undefined;
+  #released = false;
+
+  constructor(limiter: GateLimiter, lease: Lease, startBy: number) {
+    this.#limiter = limiter;
+    this.#lease = lease;
+    this.group = lease.group;
+    this.#startBy = startBy;
+  }
+
+  /** Epoch ms at which the admitted request reached the socket; undefined until it did. */
+  get sentAt(): number | undefined {
+    return this.#sentAt;
+  }
+
+  get released(): boolean {
+    return this.#released;
+  }
+
+  /**
+   * The admitted request reached the socket. If the process stalled between
+   * the gate's check and the socket, the group's pacing moves back by the
+   * excess (fire and forget: a failed report only loses that correction).
+   * A second call is ignored: a second request is not admitted by this lease.
+   */
+  markSent(): void {
+    if (this.#sentAt !== undefined || this.#released) return;
+    this.#sentAt = Date.now();
+    const lateMs = performance.now() - this.#startBy;
+    if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs).catch(() => undefined);
+  }
+
+  /** Gives the slot back and reports the outcome (a 429 pauses the group). Idempotent. */
+  async release(outcome: RequestOutcome = {}): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await this.#limiter.release(this.#lease, limiterOutcome(outcome, this.#sentAt !== undefined)).catch(() => undefined);
+  }
+}
+
+/**
+ * The politeness gate of a worker process: every request that leaves it
+ * (a job's first request, got's retries, each redirect hop, robots.txt and
+ * sitemap fetches) asks here for a {@link GateLease} of the group it goes to.
+ */
+export class GroupGate {
+  readonly #limiter: GateLimiter;
+
+  constructor(limiter: GateLimiter) {
+    this.#limiter = limiter;
+  }
+
+  /**
+   * Asks for one request start and waits out a short reserved delay. Admits
+   * only when the request may start at once: not paused meanwhile, and not so
+   * late for its slot (a busy event loop) that it could crowd the next window
+   * as the server counts it; a late slot is given back unused and asked for
+   * again. An abort or error while waiting gives the slot back.
+   */
+  async pass(
+    group: string,
+    options: { readonly maxInlineWaitMs: number; readonly signal?: AbortSignal | undefined },
+  ): Promise<{ readonly admitted: true; readonly lease: GateLease } | GateDenial> {
+    const limiter = this.#limiter;
+    for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs });
+      if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
+      try {
+        const waitMs = admission.localStartAt - performance.now();
+        if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+        // A 429 seen by any worker while this start waited, or the concurrency
+        // cap filled by earlier reservations, must stop it too (confirmStart
+        // gives the lease back itself when it says no).
+        if (admission.confirmBeforeStart) {
+          const check = await limiter.confirmStart(admission.lease);
+          if (!check.go) return { admitted: false, retryInMs: check.retryInMs + Math.round(Math.random() * 100), reason: check.reason };
+        }
+      } catch (error) {
+        await limiter.release(admission.lease).catch(() => undefined);
+        throw error;
+      }
+      if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission.lease, admission.startBy) };
+      await limiter.abandon(admission.lease).catch(() => undefined);
+    }
+    return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
+  }
+}
+
+/** The limiter's outcome: only real HTTP statuses (a `000` status line would be an argument error and leak the slot). */
+function limiterOutcome(outcome: RequestOutcome, sent: boolean): Outcome {
+  const { status, retryAfterMs } = outcome;
+  return {
+    ...(status !== undefined && Number.isInteger(status) && status >= 100 && status <= 999 ? { status } : {}),
+    ...(retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? { retryAfterMs } : {}),
+    sent,
+  };
 }

@@ -15,9 +15,8 @@ export interface PageRecord {
   readonly depth: number;
   readonly group: string;
   /**
-   * ISO 8601 time the request the group gate admitted went out (the final
-   * attempt's first request, not a redirect hop): the start a server counts
-   * against the politeness limits.
+   * ISO 8601 time the request that got this response went out (after got's
+   * retries and redirect hops, each of which the group gate admitted).
    */
   readonly requestedAt: string;
   /** ISO 8601 time the response arrived. */
@@ -40,12 +39,19 @@ export interface PageRecord {
 }
 
 /**
- * A URL crawlq chose not to fetch: robots.txt disallows it, or it redirects
- * to a page already seen. Recorded, never fetched, never dead-lettered.
+ * A URL crawlq chose not to fetch, or a job that stopped at a redirect:
+ * robots.txt disallows the URL (or its redirect's target, then with
+ * `redirectTo`), the redirect leaves the crawl's scope or leads to a page
+ * already seen, or the redirect's target was handed to the frontier as a job
+ * of its own (`redirect-queued`: another group, or its group's gate held it
+ * back). Recorded, never dead-lettered.
  */
 export type SkippedRecord = {
   readonly url: string;
   readonly depth: number;
   readonly group: string;
   readonly decidedAt: string;
-} & ({ readonly skipped: 'robots'; readonly robotsUrl: string } | { readonly skipped: 'redirect-to-seen'; readonly redirectTo: string; readonly status: number });
+} & (
+  | { readonly skipped: 'robots'; readonly robotsUrl: string; readonly redirectTo?: string; readonly status?: number }
+  | { readonly skipped: 'redirect-to-seen' | 'redirect-queued' | 'scope'; readonly redirectTo: string; readonly status?: number }
+);

@@ -1,18 +1,18 @@
 import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
-import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
+import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
-import type { GroupLimiter, Lease } from '@crawlq/group-limiter';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError } from './crawl-errors.js';
-import { passGroupGate, reportSlipIfLate } from './group-gate.js';
+import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError } from './crawl-errors.js';
+import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
+import type { GroupGate } from './group-gate.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
-  readonly limiter: GroupLimiter;
+  readonly gate: GroupGate;
   readonly fetcher: Fetcher;
   readonly frontier: Frontier;
   readonly sink: ResultSink;
@@ -20,6 +20,8 @@ export interface CrawlJobContext {
   readonly maxInlineWaitMs: number;
   /** A job whose group stays paused longer than this is dead-lettered. */
   readonly maxBlockedMs: number;
+  /** Redirect hops per chain, across the jobs a chain is handed over to (--max-redirects). */
+  readonly maxRedirects: number;
   readonly fields: readonly FieldRule[];
   /** Called once per written record (progress counters). */
   readonly onPage?: (record: PageRecord) => void;
@@ -36,6 +38,11 @@ export interface CrawlJobContext {
  * send new links to the frontier. Throws DelayedError when the gate defers
  * the job (no attempt used), UnrecoverableError for permanent failures, and
  * the fetch error itself for retryable ones (BullMQ retries with backoff).
+ *
+ * Redirects: a hop within the job's group is checked (scope, robots.txt,
+ * seen-set) and followed inline when the gate admits it within the inline
+ * wait; a hop to another group, or one the gate holds back, is handed to the
+ * frontier as a job of its own, so a job never waits on a second group's gate.
  */
 export async function processCrawlJob(
   job: Job<CrawlJobData>,
@@ -43,62 +50,44 @@ export async function processCrawlJob(
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
   const { group } = job.data;
-  const startedWaiting = performance.now();
-  let lease: Lease | undefined;
+  const hopsBefore = job.data.redirects ?? 0;
+  let hops = 0;
   try {
     if (context.robots) {
       const skipped = await checkRobots(job, context.robots, context);
       if (skipped) return skipped;
     }
-    let admitted = await admit(context, group);
-    lease = admitted.lease;
-    // The first request after each admission is the start the gate reserved (redirect hops are not).
-    let unsentStartBy: number | undefined = admitted.startBy;
-    let requestedAt = Date.now();
-    const waitedMs = performance.now() - startedWaiting;
-    let retryWaitMs = 0;
-    const response = await context.fetcher.fetch(job.data.url, {
-      attemptHooks: {
-        // A redirect to a page already seen (or queued) is not fetched again;
-        // a page first reached by redirect is marked so it is not fetched later.
-        beforeRedirect: async ({ to }) => {
-          if (!(await context.frontier.claim(to, job.id))) throw new RedirectToSeenError(to);
-        },
-        // got's own retries are requests to the same group: they pass the gate too.
-        beforeRetry: async (info) => {
-          const before = performance.now();
-          const held = lease;
-          lease = undefined;
-          if (held) await context.limiter.release(held, outcomeOf(info.status, info.retryAfterMs));
-          admitted = await admit(context, group);
-          lease = admitted.lease;
-          unsentStartBy = admitted.startBy;
-          retryWaitMs += performance.now() - before;
-        },
-        onRequestSent: () => {
-          if (unsentStartBy === undefined) return;
-          requestedAt = Date.now();
-          reportSlipIfLate(context.limiter, group, unsentStartBy);
-          unsentStartBy = undefined;
-        },
+    const fetched = await fetchThroughGate(job.data.url, {
+      gate: context.gate,
+      fetcher: context.fetcher,
+      groupOf: (url) => context.frontier.groupOf(url),
+      maxInlineWaitMs: context.maxInlineWaitMs,
+      maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
+      onDenied: async (denial, request) => {
+        // A hop the gate holds back becomes its own job rather than
+        // restarting this one (which would request the first URL again).
+        if (request.kind === 'redirect') throw new RedirectStopError('redirect-queued', request.url);
+        throw new DeferJobError(denial.retryInMs, denial.reason);
+      },
+      checkRedirect: async (hop) => {
+        hops += 1;
+        if (!(await context.frontier.inScope(hop.to))) throw new RedirectStopError('scope', hop.to, hop.status);
+        if (hop.group !== group) throw new RedirectStopError('redirect-queued', hop.to, hop.status);
+        if (context.robots) await checkRedirectRobots(hop, context.robots, context);
+      },
+      // Claimed only once admitted: a hop handed over instead is claimed by the frontier.
+      beforeRedirectSent: async (hop) => {
+        if (!(await context.frontier.claim(hop.to, job.id))) throw new RedirectStopError('redirect-to-seen', hop.to, hop.status);
       },
     });
-    const held = lease;
-    lease = undefined;
-    if (held) await context.limiter.release(held, { status: response.status });
-    return await recordPage(job, context, { response, waitMs: waitedMs + retryWaitMs, requestedAt });
+    return await recordPage(job, context, fetched);
   } catch (error) {
-    const held = lease;
-    lease = undefined;
-    if (error instanceof RedirectToSeenError) {
-      if (held) await context.limiter.release(held, { status: 301 }).catch(() => undefined);
-      return await recordSkipped(job, context, { skipped: 'redirect-to-seen', redirectTo: error.target, status: 301 });
+    try {
+      if (error instanceof RedirectStopError) return await recordRedirectStop(job, context, error, hopsBefore + hops);
+      throw error;
+    } catch (final) {
+      throw await translateError(final, { job, token, context });
     }
-    if (held) {
-      const status = error instanceof FetchError ? statusOf(error) : undefined;
-      await context.limiter.release(held, outcomeOf(status, retryAfterOf(error))).catch(() => undefined);
-    }
-    throw await translateError(error, { job, token, context });
   }
 }
 
@@ -115,7 +104,39 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
   return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
 }
 
-type SkipReason = { skipped: 'robots'; robotsUrl: string } | { skipped: 'redirect-to-seen'; redirectTo: string; status: number };
+/**
+ * A hop's target is checked against its host's robots.txt before it is
+ * requested. Disallowed: the job ends as a skipped record. Unreachable: the
+ * hop is handed over, and its own job waits for the robots.txt.
+ */
+async function checkRedirectRobots(hop: RedirectHop, robots: RobotsPolicy, context: CrawlJobContext): Promise<void> {
+  const verdict = await robots.check(hop.to);
+  if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(hop.group, verdict.crawlDelayMs);
+  if (verdict.reason === 'unreachable') throw new RedirectStopError('redirect-queued', hop.to, hop.status);
+  if (!verdict.allowed) throw new RedirectStopError('robots', hop.to, hop.status, verdict.robotsUrl);
+}
+
+/** Ends a job at a redirect it did not follow: hand the target over, or record why not. */
+async function recordRedirectStop(job: Job<CrawlJobData>, context: CrawlJobContext, stop: RedirectStopError, redirects: number): Promise<CrawlJobResult> {
+  const redirect = { redirectTo: stop.target, ...(stop.status === undefined ? {} : { status: stop.status }) };
+  switch (stop.reason) {
+    case 'redirect-queued': {
+      const handed = await context.frontier.enqueueRedirect(stop.target, { owner: String(job.id), depth: job.data.depth, redirects });
+      // Its own URL again (a loop through the gate's denial): try the whole job later.
+      if (handed === 'self') throw new DeferJobError(1_000, 'rate');
+      return recordSkipped(job, context, { skipped: handed === 'queued' ? 'redirect-queued' : 'redirect-to-seen', ...redirect });
+    }
+    case 'robots':
+      return recordSkipped(job, context, { skipped: 'robots', robotsUrl: stop.robotsUrl ?? '', ...redirect });
+    case 'scope':
+    case 'redirect-to-seen':
+      return recordSkipped(job, context, { skipped: stop.reason, ...redirect });
+  }
+}
+
+type SkipReason =
+  | { skipped: 'robots'; robotsUrl: string; redirectTo?: string; status?: number }
+  | { skipped: 'redirect-to-seen' | 'redirect-queued' | 'scope'; redirectTo: string; status?: number };
 
 async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
   const record: SkippedRecord = { url: job.data.url, depth: job.data.depth, group: job.data.group, decidedAt: new Date().toISOString(), ...reason };
@@ -124,16 +145,10 @@ async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, r
   return { status: 0, links: 0, enqueued: 0 };
 }
 
-async function admit(context: CrawlJobContext, group: string): Promise<{ lease: Lease; startBy: number }> {
-  const answer = await passGroupGate(context.limiter, group, { maxInlineWaitMs: context.maxInlineWaitMs });
-  if (!answer.admitted) throw new DeferJobError(answer.retryInMs, answer.reason);
-  return answer;
-}
-
 async function recordPage(
   job: Job<CrawlJobData>,
   context: CrawlJobContext,
-  fetched: { response: FetchResult; waitMs: number; requestedAt: number },
+  fetched: GatedFetchResult,
 ): Promise<CrawlJobResult> {
   const { response } = fetched;
   const parseStarted = performance.now();
@@ -207,10 +222,6 @@ function deferralOf(error: unknown): { retryInMs: number; reason: 'rate' | 'conc
     if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused' };
   }
   return undefined;
-}
-
-function outcomeOf(status: number | undefined, retryAfterMs: number | undefined): { status?: number; retryAfterMs?: number } {
-  return { ...(status === undefined ? {} : { status }), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }
 
 function statusOf(error: unknown): number | undefined {

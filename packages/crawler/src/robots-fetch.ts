@@ -2,6 +2,7 @@ import { PermanentFetchError, type Fetcher } from '@crawlq/fetcher';
 import { stateKeyPrefix } from '@crawlq/queue';
 import { createRobotsPolicy, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
 import type { CrawlServices } from './crawl-services.js';
+import { GroupGate } from './group-gate.js';
 import { createGatedFetch, type GatedFetch } from './gated-fetch.js';
 
 /** robots.txt fetches pass the group gate and count toward the group's rate. */
@@ -29,6 +30,6 @@ export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher): Rob
     userAgent: config.userAgent,
     ttlMs: config.robotsTtl,
     maxCrawlDelayMs: config.maxCrawlDelay,
-    fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
+    fetchRobots: robotsFetchThrough(createGatedFetch({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
   });
 }

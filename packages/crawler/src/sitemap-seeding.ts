@@ -4,6 +4,7 @@ import { readSitemap } from '@crawlq/sitemaps';
 import { createScopeFilter } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
+import { GroupGate } from './group-gate.js';
 import { createGatedFetch } from './gated-fetch.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 
@@ -33,7 +34,7 @@ export async function seedFromSitemaps(
 ): Promise<SitemapSeedingResult> {
   const { config } = services;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
-  const fetch = createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) });
+  const fetch = createGatedFetch({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
   const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0 };
   try {
     for (const sitemapUrl of sitemapUrls) {

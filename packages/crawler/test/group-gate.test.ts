@@ -1,13 +1,15 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { passGroupGate } from '../src/group-gate.js';
+import { GroupGate, type GateLimiter } from '../src/group-gate.js';
 
 let redis: TestRedis;
 let limiter: GroupLimiter;
+let gate: GroupGate;
 beforeAll(async () => {
   redis = await startTestRedis();
   limiter = createGroupLimiter({ redis: redis.client(), prefix: 'gate-test-{g}' });
+  gate = new GroupGate(limiter);
   await limiter.setPolicy({ defaults: { rate: { max: 5, durationMs: 1000 }, concurrency: null }, safetyMarginMs: 50 });
 });
 afterAll(async () => redis.stop());
@@ -20,12 +22,12 @@ function busy(ms: number): void {
   }
 }
 
-describe('passGroupGate', () => {
+describe('GroupGate', () => {
   it('waits for a reserved start and lets it go on time', async () => {
     const group = 'on-time.test';
-    const first = await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    const first = await gate.pass(group, { maxInlineWaitMs: 500 });
     const before = performance.now();
-    const second = await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    const second = await gate.pass(group, { maxInlineWaitMs: 500 });
     expect(first.admitted && second.admitted).toBe(true);
     // (1000 + 50) / 5 = 210 ms apart.
     expect(performance.now() - before).toBeGreaterThan(150);
@@ -36,7 +38,7 @@ describe('passGroupGate', () => {
     const group = 'late.test';
     let calls = 0;
     // The reply to the first acquire sits in a busy loop for 300 ms, far past its slot.
-    const slowLoop: Parameters<typeof passGroupGate>[0] = {
+    const slowLoop: GateLimiter = {
       acquire: async (request) => {
         const admission = await limiter.acquire(request);
         calls += 1;
@@ -46,9 +48,10 @@ describe('passGroupGate', () => {
       abandon: (lease) => limiter.abandon(lease),
       confirmStart: (lease) => limiter.confirmStart(lease),
       release: (lease, outcome) => limiter.release(lease, outcome),
+      reportSlip: (group, lateMs) => limiter.reportSlip(group, lateMs),
     };
-    await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
-    const answer = await passGroupGate(slowLoop, group, { maxInlineWaitMs: 500 });
+    await gate.pass(group, { maxInlineWaitMs: 500 });
+    const answer = await new GroupGate(slowLoop).pass(group, { maxInlineWaitMs: 500 });
     expect(answer.admitted).toBe(true);
     expect(calls).toBe(2);
     const status = await limiter.status(group);
@@ -58,10 +61,30 @@ describe('passGroupGate', () => {
 
   it('gives the lease back when the wait is aborted', async () => {
     const group = 'aborted.test';
-    await passGroupGate(limiter, group, { maxInlineWaitMs: 500 });
+    await gate.pass(group, { maxInlineWaitMs: 500 });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    await expect(passGroupGate(limiter, group, { maxInlineWaitMs: 500, signal: controller.signal })).rejects.toThrow();
+    await expect(gate.pass(group, { maxInlineWaitMs: 500, signal: controller.signal })).rejects.toThrow();
     expect((await limiter.status(group)).inFlight).toBe(1);
+  });
+
+  it('a lease is released once, counts as started only when sent, and drops a status that is no HTTP status', async () => {
+    const group = 'lease.test';
+    const unsent = await gate.pass(group, { maxInlineWaitMs: 500 });
+    const sent = await gate.pass(group, { maxInlineWaitMs: 500 });
+    if (!unsent.admitted || !sent.admitted) throw new Error('not admitted');
+    expect((await limiter.status(group)).inFlight).toBe(2);
+    await unsent.lease.release({ status: 200 });
+    sent.lease.markSent();
+    sent.lease.markSent();
+    // A `000` status line: the limiter would refuse it as an argument and the
+    // slot would stay held until its lease expires.
+    await sent.lease.release({ status: 0 });
+    await sent.lease.release({ status: 200 });
+    const status = await limiter.status(group);
+    expect(status.inFlight).toBe(0);
+    expect(status.started).toBe(1);
+    expect(sent.lease.sentAt).toBeTypeOf('number');
+    expect(unsent.lease.sentAt).toBeUndefined();
   });
 });

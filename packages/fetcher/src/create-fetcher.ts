@@ -36,6 +36,7 @@ class FetchState {
   constructor(
     readonly url: string,
     readonly hooks: AttemptHooks | undefined,
+    readonly maxRedirects: number,
   ) {}
 }
 
@@ -175,6 +176,10 @@ class GotFetcher implements Fetcher {
           async (updatedOptions, response) => {
             const state = stateOf(updatedOptions);
             if (state === undefined) return;
+            // user:password in a Location would be sent as Basic auth to the
+            // hop's host and end up in records: the hop goes out without it.
+            updatedOptions.username = '';
+            updatedOptions.password = '';
             const to = String(updatedOptions.url);
             state.redirects.push(to);
             // Drained first: the socket goes back to the pool even if the hook stops here.
@@ -188,7 +193,7 @@ class GotFetcher implements Fetcher {
             const hooks = state.hooks;
             if (hooks?.beforeRedirect === undefined) return;
             try {
-              await hooks.beforeRedirect({ from: response.url, to });
+              await hooks.beforeRedirect({ from: response.url, to, status: response.statusCode });
             } catch (hookError) {
               // got wraps this in a RequestError; remember the original for fetch().
               state.hookFailure = { error: hookError };
@@ -237,9 +242,11 @@ class GotFetcher implements Fetcher {
     const { signal } = request;
     signal?.throwIfAborted();
 
-    const state = new FetchState(url, request.attemptHooks);
+    const maxRedirects = Math.max(0, Math.min(request.maxRedirects ?? Number.POSITIVE_INFINITY, this.#config.maxRedirects));
+    const state = new FetchState(url, request.attemptHooks, maxRedirects);
     const promise = this.#got(target, {
       context: { [STATE_KEY]: state },
+      maxRedirects,
       // Already the instance default; repeated so the result is typed as Buffer.
       responseType: 'buffer',
       ...(signal === undefined ? {} : { signal }),
@@ -271,6 +278,10 @@ class GotFetcher implements Fetcher {
     }
 
     const status = response.statusCode;
+    // A status line such as `000` parses as 0: no HTTP status, no result to record.
+    if (!(status >= 100 && status <= 999)) {
+      throw new PermanentFetchError({ url, reason: 'invalid-status', detail: `status line ${String(status).padStart(3, '0')} is not an HTTP status` });
+    }
     const { 'set-cookie': _setCookie, ...headers } = response.headers;
     if (isRetryableStatus(status)) {
       throw new RetryableFetchError({
@@ -317,7 +328,7 @@ class GotFetcher implements Fetcher {
         return new PermanentFetchError({
           url,
           reason: 'too-many-redirects',
-          detail: `more than ${this.#config.maxRedirects} redirects`,
+          detail: `more than ${state.maxRedirects} redirects`,
           cause: error,
         });
       case 'ERR_UNSUPPORTED_PROTOCOL':

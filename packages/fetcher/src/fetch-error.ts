@@ -58,7 +58,7 @@ export class RetryableFetchError extends FetchError {
 }
 
 /** Why a {@link PermanentFetchError} was raised. */
-export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url';
+export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url' | 'invalid-status';
 
 /** Fields of a {@link PermanentFetchError}. */
 export interface PermanentFetchErrorInit {
@@ -72,7 +72,8 @@ export interface PermanentFetchErrorInit {
 /**
  * The fetch can never succeed as asked: the URL is invalid or not http(s), the
  * target (or a redirect hop) is blocked by the SSRF policy, the body is over the
- * size cap, or redirects exceed the limit. Do not retry.
+ * size cap, redirects exceed the limit, or the status line holds no HTTP status
+ * (`000`). Do not retry.
  */
 export class PermanentFetchError extends FetchError {
   override readonly name = 'PermanentFetchError';

@@ -16,8 +16,10 @@ export interface RetryInfo {
 export interface RedirectInfo {
   /** The URL that answered with the redirect. */
   readonly from: string;
-  /** The absolute URL the redirect leads to (the next request's URL). */
+  /** The absolute URL the redirect leads to (the next request's URL), without user:password. */
   readonly to: string;
+  /** The redirect's status (301, 302, 303, 307, 308). */
+  readonly status: number;
 }
 
 /** Per-fetch hooks into got's attempts; the crawler's per-domain gate plugs in here. */
@@ -53,6 +55,11 @@ export interface FetchRequest {
   /** Aborts the fetch; `fetch()` then rejects with `signal.reason`. */
   readonly signal?: AbortSignal;
   readonly attemptHooks?: AttemptHooks;
+  /**
+   * Redirects this fetch may follow, at most the fetcher's `maxRedirects`
+   * (a job that continues a chain another job began has fewer left).
+   */
+  readonly maxRedirects?: number;
 }
 
 /** A response, whatever its status (a 404 is a result, not an error). */

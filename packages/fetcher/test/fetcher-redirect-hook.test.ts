@@ -19,6 +19,10 @@ beforeAll(async () => {
         res.end('moved');
         return;
       }
+      case '/with-credentials':
+        res.writeHead(301, { location: `http://user:s3cret@127.0.0.1:${url.searchParams.get('port')}/page?t=${tag}` });
+        res.end();
+        return;
       case '/always-500-redirect':
         res.writeHead(301, { location: `/down?t=${tag}` });
         res.end();
@@ -62,9 +66,9 @@ describe('attemptHooks.beforeRedirect', () => {
     });
     expect(result.status).toBe(200);
     expect(calls).toEqual([
-      { from: `${server.origin}/hop?n=3&t=${t}`, to: `${server.origin}/hop?n=2&t=${t}` },
-      { from: `${server.origin}/hop?n=2&t=${t}`, to: `${server.origin}/hop?n=1&t=${t}` },
-      { from: `${server.origin}/hop?n=1&t=${t}`, to: `${server.origin}/page?t=${t}` },
+      { from: `${server.origin}/hop?n=3&t=${t}`, to: `${server.origin}/hop?n=2&t=${t}`, status: 302 },
+      { from: `${server.origin}/hop?n=2&t=${t}`, to: `${server.origin}/hop?n=1&t=${t}`, status: 302 },
+      { from: `${server.origin}/hop?n=1&t=${t}`, to: `${server.origin}/page?t=${t}`, status: 302 },
     ]);
     // Each call came before its target was requested.
     expect(requestsAtCall).toEqual([1, 2, 3]);
@@ -127,5 +131,27 @@ describe('attemptHooks.beforeRedirect', () => {
     });
     expect(result.status).toBe(200);
     expect(calls).toBe(0);
+  });
+
+  it('drops user:password of a Location: not sent as credentials, not in the hop, redirects or final URL', async () => {
+    fetcher = createFetcher({ allowPrivateNetwork: true });
+    const t = 'creds';
+    const hops: RedirectInfo[] = [];
+    const result = await fetcher.fetch(`${server.origin}/with-credentials?t=${t}&port=${server.port}`, {
+      attemptHooks: { beforeRedirect: async (info) => void hops.push(info) },
+    });
+    expect(result.status).toBe(200);
+    expect(result.finalUrl).toBe(`${server.origin}/page?t=${t}`);
+    expect(result.redirects).toEqual([`${server.origin}/page?t=${t}`]);
+    expect(hops.map((hop) => hop.to)).toEqual([`${server.origin}/page?t=${t}`]);
+    const target = server.requests.find((request) => request.path === `/page?t=${t}`);
+    expect(target?.headers.authorization).toBeUndefined();
+  });
+
+  it('a redirect budget per fetch: maxRedirects below the fetcher\'s stops the chain early', async () => {
+    fetcher = createFetcher({ allowPrivateNetwork: true, maxRedirects: 10 });
+    const error = await fetcher.fetch(`${server.origin}/hop?n=3&t=budget`, { maxRedirects: 2 }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ reason: 'too-many-redirects', retryable: false });
+    expect(server.count('/page?t=budget')).toBe(0);
   });
 });

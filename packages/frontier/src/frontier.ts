@@ -125,6 +125,42 @@ export class Frontier {
     return this.#seen.claim(fingerprint, owner);
   }
 
+  /**
+   * Whether a URL (e.g. a redirect's target) is inside the crawl's scope and
+   * include/exclude rules; a URL that cannot be crawled at all is not.
+   */
+  async inScope(url: string): Promise<boolean> {
+    const normalised = tryNormalizeUrl(url, { sortQuery: this.#settings.sortQuery });
+    if (!normalised.ok) return false;
+    return (await this.#scopeFilter())(normalised.url);
+  }
+
+  /**
+   * Hands a redirect's target over as a job of its own (at the redirected
+   * job's depth, carrying the hops so far so the chain stays bounded), after
+   * claiming it for `owner` like {@link claim}: `'seen'` when another job has
+   * it already, `'self'` when it is `owner`'s own URL (nothing to hand over).
+   * Budgets are not charged (the redirected job was). Scope is the caller's
+   * check ({@link inScope}).
+   */
+  async enqueueRedirect(url: string, options: { readonly owner: string; readonly depth: number; readonly redirects: number }): Promise<'queued' | 'seen' | 'self'> {
+    const normalised = normalizeUrl(url, { sortQuery: this.#settings.sortQuery });
+    const fingerprint = urlFingerprint(normalised);
+    if (fingerprint === options.owner) return 'self';
+    // Claimed before the job exists: if this process dies in between, the
+    // redirected job is retried and claims again as the same owner.
+    if (!(await this.#seen.claim(fingerprint, options.owner))) return 'seen';
+    const group = this.groupOf(normalised);
+    const [delay] = await this.#planner.plan([group]);
+    await this.#queue.add(CRAWL_JOB_NAME, { url: normalised, depth: options.depth, group, redirects: options.redirects } satisfies CrawlJobData, {
+      ...crawlJobOptions(this.#settings.jobPolicy),
+      jobId: fingerprint,
+      delay: delay ?? 0,
+      priority: Math.min(options.depth + 1, MAX_PRIORITY),
+    });
+    return 'queued';
+  }
+
   /** Seeds: depth 0, always in scope; their origins anchor `host`/`domain` scope. */
   async addSeeds(inputs: readonly string[]): Promise<AddResult> {
     const { urls, rejected } = this.#normalise(inputs);

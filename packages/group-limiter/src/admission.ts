@@ -61,4 +61,6 @@ export interface Outcome {
   readonly status?: number;
   /** Parsed `Retry-After`, in ms. */
   readonly retryAfterMs?: number;
+  /** The request reached the socket (a server may have seen it): counted in the group's `started`. */
+  readonly sent?: boolean;
 }

@@ -250,7 +250,7 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(lease.leaseId, 'leaseId', 'abandon');
     await this.#call('abandon', releaseScript, () => ({
       keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-      args: [this.#version, lease.leaseId, '', '', this.#policy.leaseMs, 0, 0, 0, '1'],
+      args: [this.#version, lease.leaseId, '', '', this.#policy.leaseMs, 0, 0, 0, '1', '0'],
     }));
   }
 
@@ -283,6 +283,7 @@ class RedisGroupLimiter implements GroupLimiter {
         this.#policy.backoff429.maxMs,
         this.#policy.maxPauseMs,
         '0',
+        outcome.sent === true ? '1' : '0',
       ],
     }));
   }
@@ -410,7 +411,7 @@ class RedisGroupLimiter implements GroupLimiter {
         group,
         limits: this.limitsFor(group),
         minIntervalMs: Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs),
-        inFlight: optionalNumber(field(9)) ?? 0,
+        inFlight: optionalNumber(field(10)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
         strikes: optionalNumber(field(2)) ?? 0,
@@ -418,6 +419,7 @@ class RedisGroupLimiter implements GroupLimiter {
         deferred: optionalNumber(field(4)) ?? 0,
         lateStarts: optionalNumber(field(7)) ?? 0,
         slippedStarts: optionalNumber(field(8)) ?? 0,
+        started: optionalNumber(field(9)) ?? 0,
         lastAdmitAt: lastAdmitAt === null ? null : Math.round(lastAdmitAt),
       };
     });

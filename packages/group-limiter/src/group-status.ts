@@ -31,6 +31,12 @@ export interface GroupStatus {
   readonly lateStarts: number;
   /** Starts that went out late anyway (the process stalled after the check); each pushed the group's pacing back. */
   readonly slippedStarts: number;
+  /**
+   * Admitted requests that reached the socket (released with `sent`): with
+   * every request of a crawl passing the gate, this equals what the group's
+   * server was sent.
+   */
+  readonly started: number;
   /** Planned start of the latest admission, or `null` if none yet. */
   readonly lastAdmitAt: number | null;
 }

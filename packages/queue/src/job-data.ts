@@ -14,6 +14,11 @@ export interface CrawlJobData {
    * Lets a worker dead-letter a job whose group stays blocked too long.
    */
   readonly blockedSince?: number;
+  /**
+   * Redirect hops that led here, when another job's redirect was handed over
+   * as this job: the chain as a whole stays within --max-redirects.
+   */
+  readonly redirects?: number;
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

@@ -9,8 +9,12 @@ import { ScriptCode } from './script-code.js';
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset
  * A lease given back unused because its start came too late (ARGV 9 = '1') is
  * counted as a late start and leaves the hold-time average alone.
+ * A lease whose request reached the socket (ARGV 10 = '1') is counted in `started`:
+ * one admitted start per request a server saw, whatever the path (first request,
+ * retry, redirect hop, robots.txt).
  * ARGV: 1 policy version, 2 lease id, 3 status ('' = none), 4 retryAfterMs ('' = none),
- *       5 leaseMs, 6 backoff base ms, 7 backoff max ms, 8 maxPauseMs, 9 '1' = abandoned
+ *       5 leaseMs, 6 backoff base ms, 7 backoff max ms, 8 maxPauseMs, 9 '1' = abandoned,
+ *       10 '1' = the request went out
  * Reply: {Ok} | {StalePolicy, version}
  */
 export const releaseScript = luaScript(
@@ -26,6 +30,7 @@ if abandoned then
   redis.call('ZREM', KEYS[3], ARGV[2])
   return {${ScriptCode.Ok}}
 end
+if ARGV[10] == '1' then redis.call('HINCRBY', KEYS[2], 'started', 1) end
 if score then
   redis.call('ZREM', KEYS[3], ARGV[2])
   started = tonumber(score) - lease_ms
