@@ -141,3 +141,49 @@ describe('redirect dedupe', () => {
     }
   });
 });
+
+describe('a status line that holds no HTTP status', () => {
+  it('`HTTP/1.1 000 Weird` fails the job clearly and gives the slot back at once: the next request to the host is not held for the lease time', async () => {
+    const { createServer } = await import('node:net');
+    const starts: { path: string; at: number }[] = [];
+    // Raw TCP: node:http cannot write a `000` status line.
+    const server = createServer((socket) => {
+      socket.once('data', (chunk: Buffer) => {
+        const path = chunk.toString('latin1').split(' ')[1] ?? '';
+        starts.push({ path, at: Date.now() });
+        const head = path === '/weird' ? 'HTTP/1.1 000 Weird' : 'HTTP/1.1 200 OK\r\nContent-Type: text/html';
+        socket.end(`${head}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.92', resolve));
+    const origin = `http://127.0.0.92:${(server.address() as { port: number }).port}`;
+    const leaseMs = 60_000;
+    try {
+      const { config: cfg } = await run(
+        { allowPrivateNetwork: true, rate: 'none', domainConcurrency: 1, leaseTime: `${leaseMs}ms`, attempts: 1, ignoreRobots: true },
+        [`${origin}/weird`],
+      );
+      const group = `127.0.0.92:${origin.split(':')[2]}`;
+      // The job is over and its one slot is free again, long before the lease would have expired.
+      expect((await services!.limiter.status(group)).inFlight).toBe(0);
+      const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+      try {
+        for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        const [entry] = await deadLetters.list();
+        expect(entry).toMatchObject({ url: `${origin}/weird`, reason: 'invalid-status', attempts: 1 });
+        expect(entry?.errorClass).not.toBe('GroupLimiterArgumentError');
+        expect(entry?.message).toContain('000');
+      } finally {
+        await deadLetters.close();
+      }
+      const weirdAt = starts.find((start) => start.path === '/weird')!.at;
+      await services!.frontier.addSeeds([`${origin}/ok`]);
+      for (let i = 0; i < 400 && !starts.some((start) => start.path === '/ok'); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      const okAt = starts.find((start) => start.path === '/ok')?.at;
+      expect(okAt).toBeDefined();
+      expect(okAt! - weirdAt).toBeLessThan(leaseMs / 2);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
