@@ -118,10 +118,9 @@ describe('redirect hops pass the gate of the group they go to', () => {
     // 8 redirects + 8 targets + robots.txt: every hop was a request of its own...
     expect(seen.filter((request) => request.path.startsWith('/new/'))).toHaveLength(8);
     expect(duplicates(seen.map((request) => request.path))).toEqual([]);
-    // ...and took its own start: (1000 + 50 ms margin) / 4 apart, less arrival jitter.
+    // ...and took its own start: a hop sent at once after its redirect
+    // would put about two starts in every 262 ms ((1000 + 50) / 4), eight in a second.
     expect(maxStartsInWindow(starts, 1000)).toBeLessThanOrEqual(4);
-    const gaps = starts.slice(1).map((start, i) => start - starts[i]!);
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(200);
     for (let i = 0; i < 8; i += 1) {
       const old = seen.find((request) => request.path === `/old/${i}`)!;
       const target = seen.find((request) => request.path === `/new/${i}`)!;
