@@ -138,7 +138,7 @@ describe('attemptHooks.beforeRedirect', () => {
     const t = 'creds';
     const hops: RedirectInfo[] = [];
     const result = await fetcher.fetch(`${server.origin}/with-credentials?t=${t}&port=${server.port}`, {
-      attemptHooks: { beforeRedirect: async (info) => void hops.push(info) },
+      attemptHooks: { beforeRedirect: (info) => Promise.resolve(void hops.push(info)) },
     });
     expect(result.status).toBe(200);
     expect(result.finalUrl).toBe(`${server.origin}/page?t=${t}`);
