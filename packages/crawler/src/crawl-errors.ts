@@ -63,11 +63,11 @@ export class RedirectStopError extends Error {
   readonly status: number | undefined;
   /** The robots.txt that disallows the target (reason `robots`). */
   readonly robotsUrl: string | undefined;
-  constructor(reason: RedirectStopReason, target: string, status?: number, robotsUrl?: string) {
-    super(`redirect to ${target} not followed (${reason})`);
+  constructor(reason: RedirectStopReason, hop: { readonly target: string; readonly status?: number | undefined; readonly robotsUrl?: string }) {
+    super(`redirect to ${hop.target} not followed (${reason})`);
     this.reason = reason;
-    this.target = target;
-    this.status = status;
-    this.robotsUrl = robotsUrl;
+    this.target = hop.target;
+    this.status = hop.status;
+    this.robotsUrl = hop.robotsUrl;
   }
 }

@@ -63,27 +63,27 @@ export async function processCrawlJob(
       groupOf: (url) => context.frontier.groupOf(url),
       maxInlineWaitMs: context.maxInlineWaitMs,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
-      onDenied: async (denial, request) => {
+      onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
         // restarting this one (which would request the first URL again).
-        if (request.kind === 'redirect') throw new RedirectStopError('redirect-queued', request.url);
-        throw new DeferJobError(denial.retryInMs, denial.reason);
+        if (request.kind === 'redirect') return Promise.reject(new RedirectStopError('redirect-queued', { target: request.url }));
+        return Promise.reject(new DeferJobError(denial.retryInMs, denial.reason));
       },
       checkRedirect: async (hop) => {
         hops += 1;
-        if (!(await context.frontier.inScope(hop.to))) throw new RedirectStopError('scope', hop.to, hop.status);
-        if (hop.group !== group) throw new RedirectStopError('redirect-queued', hop.to, hop.status);
+        if (!(await context.frontier.inScope(hop.to))) throw new RedirectStopError('scope', { target: hop.to, status: hop.status });
+        if (hop.group !== group) throw new RedirectStopError('redirect-queued', { target: hop.to, status: hop.status });
         if (context.robots) await checkRedirectRobots(hop, context.robots, context);
       },
       // Claimed only once admitted: a hop handed over instead is claimed by the frontier.
       beforeRedirectSent: async (hop) => {
-        if (!(await context.frontier.claim(hop.to, job.id))) throw new RedirectStopError('redirect-to-seen', hop.to, hop.status);
+        if (!(await context.frontier.claim(hop.to, job.id))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
     return await recordPage(job, context, fetched);
   } catch (error) {
     try {
-      if (error instanceof RedirectStopError) return await recordRedirectStop(job, context, error, hopsBefore + hops);
+      if (error instanceof RedirectStopError) return await recordRedirectStop(job, context, { stop: error, redirects: hopsBefore + hops });
       throw error;
     } catch (final) {
       throw await translateError(final, { job, token, context });
@@ -112,12 +112,16 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
 async function checkRedirectRobots(hop: RedirectHop, robots: RobotsPolicy, context: CrawlJobContext): Promise<void> {
   const verdict = await robots.check(hop.to);
   if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(hop.group, verdict.crawlDelayMs);
-  if (verdict.reason === 'unreachable') throw new RedirectStopError('redirect-queued', hop.to, hop.status);
-  if (!verdict.allowed) throw new RedirectStopError('robots', hop.to, hop.status, verdict.robotsUrl);
+  if (verdict.reason === 'unreachable') throw new RedirectStopError('redirect-queued', { target: hop.to, status: hop.status });
+  if (!verdict.allowed) throw new RedirectStopError('robots', { target: hop.to, status: hop.status, robotsUrl: verdict.robotsUrl });
 }
 
 /** Ends a job at a redirect it did not follow: hand the target over, or record why not. */
-async function recordRedirectStop(job: Job<CrawlJobData>, context: CrawlJobContext, stop: RedirectStopError, redirects: number): Promise<CrawlJobResult> {
+async function recordRedirectStop(
+  job: Job<CrawlJobData>,
+  context: CrawlJobContext,
+  { stop, redirects }: { stop: RedirectStopError; redirects: number },
+): Promise<CrawlJobResult> {
   const redirect = { redirectTo: stop.target, ...(stop.status === undefined ? {} : { status: stop.status }) };
   switch (stop.reason) {
     case 'redirect-queued': {
