@@ -36,6 +36,7 @@ class FetchState {
   constructor(
     readonly url: string,
     readonly hooks: AttemptHooks | undefined,
+    readonly maxRedirects: number,
   ) {}
 }
 
@@ -237,11 +238,13 @@ class GotFetcher implements Fetcher {
     const { signal } = request;
     signal?.throwIfAborted();
 
-    const state = new FetchState(url, request.attemptHooks);
+    const state = new FetchState(url, request.attemptHooks, request.maxRedirects ?? this.#config.maxRedirects);
+    if (request.bodyPrefixBytes !== undefined) return this.#fetchPrefix(target, { state, request, started });
     const promise = this.#got(target, {
       context: { [STATE_KEY]: state },
       // Already the instance default; repeated so the result is typed as Buffer.
       responseType: 'buffer',
+      maxRedirects: state.maxRedirects,
       ...(signal === undefined ? {} : { signal }),
     });
     const maxBodyBytes = this.#config.maxBodyBytes;
@@ -296,6 +299,73 @@ class GotFetcher implements Fetcher {
     };
   }
 
+  /**
+   * A fetch that keeps only the first `bodyPrefixBytes` of the body: got's
+   * stream API, so the bytes read so far survive stopping (the promise API
+   * discards them on cancel). Reading stops at the limit, whatever the declared
+   * length or the compression ratio, and the socket is destroyed.
+   */
+  async #fetchPrefix(target: string, fetch: { state: FetchState; request: FetchRequest; started: number }): Promise<FetchResult> {
+    const { state, request, started } = fetch;
+    const limit = Math.max(0, Math.floor(request.bodyPrefixBytes ?? 0));
+    const { signal } = request;
+    const stream = this.#got.stream(target, {
+      context: { [STATE_KEY]: state },
+      maxRedirects: state.maxRedirects,
+      // got's stream API leaves retries to the caller.
+      retry: { limit: 0 },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const hooks = request.attemptHooks;
+    if (hooks?.onRequestSent) stream.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+    let response: PlainResponse | undefined;
+    stream.once('response', (answer: PlainResponse) => {
+      response = answer;
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        const room = limit - size;
+        if (chunk.length >= room) {
+          // Reaching the limit exactly counts as cut: whether more would follow is unknown.
+          chunks.push(chunk.subarray(0, room));
+          size = limit;
+          truncated = true;
+          break;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+    } catch (error) {
+      throw this.#translate(error, state, signal);
+    } finally {
+      state.settled = true;
+      stream.destroy();
+    }
+    if (response === undefined) throw new RetryableFetchError({ url: state.url, code: 'ERR_NO_RESPONSE', retries: 0 });
+    const status = response.statusCode;
+    const { 'set-cookie': _setCookie, ...headers } = response.headers;
+    if (isRetryableStatus(status)) {
+      throw new RetryableFetchError({ url: state.url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: 0 });
+    }
+    const body = Buffer.concat(chunks, size);
+    return {
+      url: state.url,
+      finalUrl: response.url,
+      status,
+      contentType: headers['content-type'],
+      headers,
+      body,
+      bodyBytes: body.length,
+      truncated,
+      redirects: state.redirects,
+      retries: 0,
+      fetchMs: performance.now() - started,
+    };
+  }
+
   /** Maps whatever got rejected with to the error `fetch()` promises. */
   #translate(error: unknown, state: FetchState, signal: AbortSignal | undefined): unknown {
     if (state.hookFailure !== undefined) return state.hookFailure.error;
@@ -317,7 +387,7 @@ class GotFetcher implements Fetcher {
         return new PermanentFetchError({
           url,
           reason: 'too-many-redirects',
-          detail: `more than ${this.#config.maxRedirects} redirects`,
+          detail: `more than ${state.maxRedirects} redirects`,
           cause: error,
         });
       case 'ERR_UNSUPPORTED_PROTOCOL':
