@@ -4,6 +4,7 @@ export type {
   RobotsFetchResponse,
   RobotsPolicy,
   RobotsPolicyOptions,
+  RobotsFailure,
   RobotsReason,
   RobotsVerdict,
 } from './robots-policy.js';
