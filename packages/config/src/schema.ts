@@ -122,6 +122,7 @@ export const OPTION_TABLE = {
   maxFreeSockets: { flag: '--max-free-sockets', env: 'CRAWLQ_MAX_FREE_SOCKETS', schema: integer(0, 100_000), default: 32, doc: 'Keep-alive agent: idle sockets kept per origin' },
   freeSocketTimeout: { flag: '--free-socket-timeout', env: 'CRAWLQ_FREE_SOCKET_TIMEOUT', schema: duration, default: 15_000, doc: 'Keep-alive agent: idle socket lifetime' },
   robotsTtl: { flag: '--robots-ttl', env: 'CRAWLQ_ROBOTS_TTL', schema: duration, default: 86_400_000, doc: 'How long a fetched robots.txt is trusted, fleet-wide' },
+  robotsRetryBudget: { flag: '--robots-retry-budget', env: 'CRAWLQ_ROBOTS_RETRY_BUDGET', schema: duration.refine((ms) => ms >= 1_000, 'expected at least 1s'), default: 120_000, doc: "How long an unreachable robots.txt (5xx, timeout, refused) is retried before its host's waiting URLs are dead-lettered" },
   maxCrawlDelay: { flag: '--max-crawl-delay', env: 'CRAWLQ_MAX_CRAWL_DELAY', schema: duration, default: 30_000, doc: 'Cap on a robots.txt Crawl-delay (it only ever slows a group down)' },
   sitemaps: { flag: '--sitemaps', env: 'CRAWLQ_SITEMAPS', schema: boolean, default: false, doc: "Also enqueue the pages listed in the seeds' robots.txt Sitemap: lines" },
   seenSet: { flag: '--seen-set', env: 'CRAWLQ_SEEN_SET', schema: z.enum(['exact', 'bloom']), default: 'exact', doc: 'Dedupe with an exact set, or a Bloom filter of bounded memory (a false positive skips a URL)' },

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fetcher, FetchResult } from '@crawlq/fetcher';
+import type { Fetcher, FetchRequest, FetchResult } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { passGroupGate } from './group-gate.js';
 
@@ -11,11 +11,15 @@ const MAX_GATE_SLEEP_MS = 5_000;
  * a request to the host like any other: it waits for the group gate (rate,
  * concurrency, pause) in-process and counts toward the group's rate.
  */
-export type GatedFetch = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
+export type GatedFetch = (url: string, request?: GatedFetchRequest) => Promise<FetchResult>;
+
+/** Per-fetch options a one-off fetch may pass on (robots.txt: 5 redirects, a body prefix). */
+export type GatedFetchRequest = Pick<FetchRequest, 'signal' | 'maxRedirects' | 'bodyPrefixBytes'>;
 
 export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
   const { limiter, fetcher, groupOf } = options;
-  return async (url, signal) => {
+  return async (url, request = {}) => {
+    const { signal } = request;
     const group = groupOf(url);
     for (;;) {
       const answer = await passGroupGate(limiter, group, { maxInlineWaitMs: MAX_GATE_SLEEP_MS, ...(signal ? { signal } : {}) });
@@ -23,17 +27,21 @@ export function createGatedFetch(options: { limiter: GroupLimiter; fetcher: Fetc
         await sleep(Math.min(answer.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
         continue;
       }
-      let status: number | undefined;
+      let outcome: { status?: number; retryAfterMs?: number } = {};
       try {
-        const response = await fetcher.fetch(url, signal ? { signal } : {});
-        status = response.status;
+        const response = await fetcher.fetch(url, request);
+        outcome = { status: response.status };
         return response;
       } catch (error) {
-        const failed = (error as { status?: unknown }).status;
-        status = typeof failed === 'number' ? failed : undefined;
+        // A 429/503 with Retry-After pauses the group as a page's would.
+        const { status, retryAfterMs } = error as { status?: unknown; retryAfterMs?: unknown };
+        outcome = {
+          ...(typeof status === 'number' ? { status } : {}),
+          ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}),
+        };
         throw error;
       } finally {
-        await limiter.release(answer.lease, status === undefined ? {} : { status }).catch(() => undefined);
+        await limiter.release(answer.lease, outcome).catch(() => undefined);
       }
     }
   };

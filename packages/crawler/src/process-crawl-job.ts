@@ -6,7 +6,8 @@ import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
+import type { GroupWaits } from './group-waits.js';
 import { passGroupGate, reportSlipIfLate } from './group-gate.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
@@ -18,8 +19,10 @@ export interface CrawlJobContext {
   readonly sink: ResultSink;
   /** Longest wait for a group slot spent sleeping in-process instead of a BullMQ deferral. */
   readonly maxInlineWaitMs: number;
-  /** A job whose group stays paused longer than this is dead-lettered. */
+  /** A job whose group stays blocked (paused, robots.txt unreachable) longer than this is dead-lettered. */
   readonly maxBlockedMs: number;
+  /** The fleet's record of waiting groups (progress line, `group list`); absent: not recorded. */
+  readonly waits?: Pick<GroupWaits, 'note' | 'clear'>;
   readonly fields: readonly FieldRule[];
   /** Called once per written record (progress counters). */
   readonly onPage?: (record: PageRecord) => void;
@@ -52,6 +55,8 @@ export async function processCrawlJob(
     }
     let admitted = await admit(context, group);
     lease = admitted.lease;
+    // The group goes again: whatever this process said it waited for is over.
+    await context.waits?.clear(group);
     // The first request after each admission is the start the gate reserved (redirect hops are not).
     let unsentStartBy: number | undefined = admitted.startBy;
     let requestedAt = Date.now();
@@ -104,13 +109,32 @@ export async function processCrawlJob(
 
 /**
  * Disallowed: a skipped record, no fetch, no dead letter. Unreachable
- * robots.txt (5xx, network): treated as disallow-all for a while, so the job
- * is deferred, not failed (RFC 9309 2.3.1.4).
+ * robots.txt (5xx, 429, network): treated as disallow-all while it is retried,
+ * so the job is deferred, not failed (RFC 9309 2.3.1.4); once the retry budget
+ * is spent, the job is dead-lettered as `robots-unreachable`.
  */
 async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
   const verdict = await robots.check(job.data.url);
   if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
-  if (verdict.reason === 'unreachable') throw new DeferJobError(Math.max(1_000, verdict.retryAfterMs ?? 60_000), 'paused');
+  const failure = verdict.failure;
+  if (verdict.reason === 'gave-up') {
+    await context.waits?.clear(job.data.group);
+    const forMs = failure?.since === null || failure?.since === undefined ? null : Date.now() - failure.since;
+    const gaveUp = new RobotsUnreachableError({
+      robotsUrl: verdict.robotsUrl,
+      status: failure?.status ?? null,
+      error: failure?.error ?? 'unknown error',
+      failures: failure?.failures ?? 0,
+      forMs,
+    });
+    throw new PermanentJobError(gaveUp.reason, gaveUp.message, { cause: gaveUp, status: gaveUp.status });
+  }
+  if (verdict.reason === 'unreachable') {
+    const retryInMs = Math.max(1_000, verdict.retryAfterMs ?? 60_000);
+    const why = `robots.txt unreachable (${failure?.error ?? 'no answer'})`;
+    await context.waits?.note(job.data.group, { cause: 'robots', until: Date.now() + retryInMs, label: why });
+    throw new DeferJobError(retryInMs, 'robots', why);
+  }
   if (verdict.allowed) return undefined;
   return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
 }
@@ -175,17 +199,31 @@ async function translateError(
 ): Promise<Error> {
   const deferral = deferralOf(error);
   if (deferral) {
-    if (deferral.reason === 'paused') {
-      const blockedSince = job.data.blockedSince ?? Date.now();
-      const blockedForMs = Date.now() - blockedSince;
-      if (blockedForMs > context.maxBlockedMs) {
-        const blocked = new BlockedGroupError(job.data.group, blockedForMs);
+    let retryInMs = deferral.retryInMs;
+    if (deferral.reason === 'paused' || deferral.reason === 'robots') {
+      const now = Date.now();
+      const blockedSince = job.data.blockedSince ?? now;
+      const blockedForMs = now - blockedSince;
+      if (blockedForMs >= context.maxBlockedMs) {
+        const why = deferral.why ?? (await pauseLabel(context, job.data.group, deferral));
+        await context.waits?.clear(job.data.group);
+        const blocked = new BlockedGroupError(job.data.group, blockedForMs, why);
         return new PermanentJobError(blocked.reason, blocked.message, { cause: blocked });
+      }
+      // Wake at the --max-blocked deadline at the latest, so the bound holds
+      // however long the pause or the robots.txt retry would have been.
+      retryInMs = Math.max(0, Math.min(retryInMs, blockedSince + context.maxBlockedMs - now));
+      if (deferral.reason === 'paused') {
+        await context.waits?.note(job.data.group, { cause: 'pause', until: now + deferral.retryInMs, label: () => pauseLabel(context, job.data.group, deferral) });
       }
       // updateData before moving, as BullMQ requires.
       if (job.data.blockedSince === undefined) await job.updateData({ ...job.data, blockedSince });
+    } else if (job.data.blockedSince !== undefined) {
+      // Ordinary pacing again: a later block is timed from its own start.
+      const { blockedSince: _ended, ...data } = job.data;
+      await job.updateData(data);
     }
-    await job.moveToDelayed(Date.now() + deferral.retryInMs, token);
+    await job.moveToDelayed(Date.now() + retryInMs, token);
     return new DelayedError();
   }
   if (error instanceof FetchError && !error.retryable) {
@@ -195,18 +233,38 @@ async function translateError(
   return error instanceof Error ? error : new Error(String(error));
 }
 
+interface Deferral {
+  readonly retryInMs: number;
+  readonly reason: DeferReason;
+  readonly why?: string | undefined;
+  /** The status that paused the group, when this job's own fetch saw it. */
+  readonly status?: number;
+}
+
 /**
  * A deferral from the gate, or a 429/503 whose Retry-After paused the group:
  * waiting out a server's "come back later" is not a failed attempt.
  */
-function deferralOf(error: unknown): { retryInMs: number; reason: 'rate' | 'concurrency' | 'paused' } | undefined {
+function deferralOf(error: unknown): Deferral | undefined {
   if (error instanceof DeferJobError) return error;
   if (error instanceof FetchError && error.retryable) {
     const status = statusOf(error);
     const retryAfterMs = retryAfterOf(error);
-    if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused' };
+    if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused', why: `${status} pause`, status };
   }
   return undefined;
+}
+
+/** `429 pause`, `503 pause`, `admin pause`: the pause's cause, from the group's state when the job did not see it. */
+async function pauseLabel(context: CrawlJobContext, group: string, deferral: Deferral): Promise<string> {
+  if (deferral.status !== undefined) return `${deferral.status} pause`;
+  const reason = await context.limiter.status(group).then(
+    (status) => status.pauseReason ?? '',
+    () => '',
+  );
+  const status = /\b(429|503)\b/.exec(reason)?.[1];
+  if (status !== undefined) return `${status} pause`;
+  return /admin/i.test(reason) ? 'admin pause' : 'pause';
 }
 
 function outcomeOf(status: number | undefined, retryAfterMs: number | undefined): { status?: number; retryAfterMs?: number } {

@@ -1,20 +1,38 @@
-import { PermanentFetchError, type Fetcher } from '@crawlq/fetcher';
+import { PermanentFetchError, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import { stateKeyPrefix } from '@crawlq/queue';
 import { createRobotsPolicy, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
 import type { CrawlServices } from './crawl-services.js';
 import { createGatedFetch, type GatedFetch } from './gated-fetch.js';
 
-/** robots.txt fetches pass the group gate and count toward the group's rate. */
+/** RFC 9309 2.3.1.2: follow at least five consecutive redirects for robots.txt (and no more here). */
+export const ROBOTS_MAX_REDIRECTS = 5;
+
+/**
+ * robots.txt fetches pass the group gate and count toward the group's rate.
+ * They read at most `maxBytes + 1` bytes (a longer file is cut, and its first
+ * `maxBytes` still apply: RFC 9309 2.5), follow at most 5 redirects, and
+ * answer 429/5xx as statuses, with their Retry-After, for the policy to
+ * schedule the next try.
+ */
 export function robotsFetchThrough(fetch: GatedFetch): FetchRobots {
-  return async (robotsUrl, { signal }) => {
+  return async (robotsUrl, { signal, maxBytes }) => {
     try {
-      const response = await fetch(robotsUrl, signal);
-      return { status: response.status, body: response.body, finalUrl: response.finalUrl };
+      const response = await fetch(robotsUrl, { signal, maxRedirects: ROBOTS_MAX_REDIRECTS, bodyPrefixBytes: maxBytes + 1 });
+      return { status: response.status, body: response.body, finalUrl: response.finalUrl, truncated: response.truncated === true };
     } catch (error) {
       // The host itself is refused (SSRF policy): its pages will be refused
       // too, permanently and visibly; answer "no robots.txt" so they get
-      // that verdict instead of waiting on an unreachable robots.txt.
+      // that verdict instead of waiting on an unreachable robots.txt. More
+      // than 5 redirects: the RFC lets us take the file as unavailable.
       if (error instanceof PermanentFetchError) return { status: 404, body: new Uint8Array(), finalUrl: robotsUrl };
+      if (error instanceof RetryableFetchError && error.status !== undefined) {
+        return {
+          status: error.status,
+          body: new Uint8Array(),
+          finalUrl: robotsUrl,
+          ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+        };
+      }
       throw error;
     }
   };
@@ -29,6 +47,8 @@ export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher): Rob
     userAgent: config.userAgent,
     ttlMs: config.robotsTtl,
     maxCrawlDelayMs: config.maxCrawlDelay,
+    retryBudgetMs: config.robotsRetryBudget,
+    maxRetryAfterMs: config.maxPause,
     fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
   });
 }
