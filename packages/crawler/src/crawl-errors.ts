@@ -21,6 +21,18 @@ export class DeferJobError extends Error {
   }
 }
 
+/** A one-off fetch asked not to wait out its group's pause: the group is paused for `retryInMs`. */
+export class GroupPausedError extends Error {
+  override readonly name = 'GroupPausedError';
+  readonly group: string;
+  readonly retryInMs: number;
+  constructor(group: string, retryInMs: number) {
+    super(`group ${group} is paused for ${retryInMs} ms`);
+    this.group = group;
+    this.retryInMs = retryInMs;
+  }
+}
+
 /** The job's group stayed blocked (paused, robots.txt unreachable) past --max-blocked: dead-letter it instead of looping. */
 export class BlockedGroupError extends Error {
   override readonly name = 'BlockedGroupError';

@@ -48,7 +48,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
-  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher);
+  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher, { postponeWhenPaused: true });
   const waits = new GroupWaits(services.redis, config.namespace);
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.

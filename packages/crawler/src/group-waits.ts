@@ -12,6 +12,8 @@ export interface GroupWait {
   readonly label: string;
   /** When the wait is expected to end (robots.txt fetched again, pause over), ms since the epoch. */
   readonly until: number;
+  /** When the group began waiting, without a break since (ms since the epoch). */
+  readonly since: number;
 }
 
 /**
@@ -45,17 +47,29 @@ export class GroupWaits {
   }
 
   /**
-   * Records that `group` waits; `label` is asked for only when the record
-   * changes (it may cost a Redis read). A failed write only loses the display.
+   * Records that `group` waits and returns since when it has been waiting
+   * without a break (the fleet's record keeps the start, so a job that comes
+   * late to a long pause is judged by the group's wait, not its own). `label`
+   * is asked for only when the record changes (it may cost a Redis read). A
+   * failed Redis call only loses the display; the local start is used then.
    */
-  async note(group: string, wait: { cause: WaitCause; until: number; label: string | (() => Promise<string>) }): Promise<void> {
+  async note(group: string, wait: { cause: WaitCause; until: number; label: string | (() => Promise<string>) }): Promise<number> {
+    const now = Date.now();
     const previous = this.#noted.get(group);
-    if (previous?.cause === wait.cause && Math.abs(previous.until - wait.until) < REWRITE_AFTER_MS) {
-      if (typeof wait.label !== 'string' || wait.label === previous.label) return;
+    const ongoing = previous !== undefined && previous.until + SHOW_PAST_UNTIL_MS >= now ? previous : undefined;
+    if (ongoing?.cause === wait.cause && Math.abs(ongoing.until - wait.until) < REWRITE_AFTER_MS) {
+      if (typeof wait.label !== 'string' || wait.label === ongoing.label) return ongoing.since;
     }
     const label = typeof wait.label === 'string' ? wait.label : await wait.label();
-    this.#noted.set(group, { group, cause: wait.cause, until: wait.until, label });
-    await this.#redis.hset(this.#key, group, JSON.stringify({ cause: wait.cause, label, until: wait.until })).catch(() => undefined);
+    const stored = await this.#redis.hget(this.#key, group).then(
+      (value) => (value === null ? undefined : decode(group, value)),
+      () => undefined,
+    );
+    const fleet = stored !== undefined && stored.until + SHOW_PAST_UNTIL_MS >= now ? stored : undefined;
+    const since = Math.min(fleet?.since ?? now, ongoing?.since ?? now);
+    this.#noted.set(group, { group, cause: wait.cause, until: wait.until, label, since });
+    await this.#redis.hset(this.#key, group, JSON.stringify({ cause: wait.cause, label, until: wait.until, since })).catch(() => undefined);
+    return since;
   }
 
   /** The group goes again (or its jobs were dead-lettered): drop the record this process wrote. */
@@ -114,9 +128,10 @@ function untilText(until: number, now: number): string {
 
 function decode(group: string, value: string): GroupWait | undefined {
   try {
-    const parsed = JSON.parse(value) as { cause?: unknown; label?: unknown; until?: unknown };
+    const parsed = JSON.parse(value) as { cause?: unknown; label?: unknown; until?: unknown; since?: unknown };
     if ((parsed.cause !== 'robots' && parsed.cause !== 'pause') || typeof parsed.label !== 'string' || typeof parsed.until !== 'number') return undefined;
-    return { group, cause: parsed.cause, label: parsed.label, until: parsed.until };
+    const since = typeof parsed.since === 'number' ? parsed.since : parsed.until;
+    return { group, cause: parsed.cause, label: parsed.label, until: parsed.until, since };
   } catch {
     return undefined;
   }

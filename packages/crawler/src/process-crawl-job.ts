@@ -3,7 +3,7 @@ import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { GroupLimiter, Lease } from '@crawlq/group-limiter';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
-import type { RobotsPolicy } from '@crawlq/robots';
+import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectToSeenError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
@@ -114,7 +114,14 @@ export async function processCrawlJob(
  * is spent, the job is dead-lettered as `robots-unreachable`.
  */
 async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
-  const verdict = await robots.check(job.data.url);
+  let verdict: RobotsVerdict;
+  try {
+    verdict = await robots.check(job.data.url);
+  } catch (error) {
+    // The group is paused: robots.txt waits with the pages, as a deferral.
+    if (error instanceof RobotsFetchPostponedError) throw new DeferJobError(error.retryInMs, 'paused');
+    throw error;
+  }
   if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
   const failure = verdict.failure;
   if (verdict.reason === 'gave-up') {
@@ -131,9 +138,7 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
   }
   if (verdict.reason === 'unreachable') {
     const retryInMs = Math.max(1_000, verdict.retryAfterMs ?? 60_000);
-    const why = `robots.txt unreachable (${failure?.error ?? 'no answer'})`;
-    await context.waits?.note(job.data.group, { cause: 'robots', until: Date.now() + retryInMs, label: why });
-    throw new DeferJobError(retryInMs, 'robots', why);
+    throw new DeferJobError(retryInMs, 'robots', `robots.txt unreachable (${failure?.error ?? 'no answer'})`);
   }
   if (verdict.allowed) return undefined;
   return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
@@ -202,22 +207,24 @@ async function translateError(
     let retryInMs = deferral.retryInMs;
     if (deferral.reason === 'paused' || deferral.reason === 'robots') {
       const now = Date.now();
-      const blockedSince = job.data.blockedSince ?? now;
+      const { group } = job.data;
+      const label = deferral.why ?? (() => pauseLabel(context, group, deferral));
+      // The group's wait counts, not only this job's: a job enqueued late into
+      // a long pause is held no longer than the group's bound.
+      const groupSince = (await context.waits?.note(group, { cause: deferral.reason === 'robots' ? 'robots' : 'pause', until: now + retryInMs, label })) ?? now;
+      const blockedSince = Math.min(job.data.blockedSince ?? now, groupSince);
       const blockedForMs = now - blockedSince;
       if (blockedForMs >= context.maxBlockedMs) {
-        const why = deferral.why ?? (await pauseLabel(context, job.data.group, deferral));
-        await context.waits?.clear(job.data.group);
-        const blocked = new BlockedGroupError(job.data.group, blockedForMs, why);
+        const why = deferral.why ?? (await pauseLabel(context, group, deferral));
+        await context.waits?.clear(group);
+        const blocked = new BlockedGroupError(group, blockedForMs, why);
         return new PermanentJobError(blocked.reason, blocked.message, { cause: blocked });
       }
       // Wake at the --max-blocked deadline at the latest, so the bound holds
       // however long the pause or the robots.txt retry would have been.
       retryInMs = Math.max(0, Math.min(retryInMs, blockedSince + context.maxBlockedMs - now));
-      if (deferral.reason === 'paused') {
-        await context.waits?.note(job.data.group, { cause: 'pause', until: now + deferral.retryInMs, label: () => pauseLabel(context, job.data.group, deferral) });
-      }
       // updateData before moving, as BullMQ requires.
-      if (job.data.blockedSince === undefined) await job.updateData({ ...job.data, blockedSince });
+      if (job.data.blockedSince !== blockedSince) await job.updateData({ ...job.data, blockedSince });
     } else if (job.data.blockedSince !== undefined) {
       // Ordinary pacing again: a later block is timed from its own start.
       const { blockedSince: _ended, ...data } = job.data;

@@ -1,6 +1,7 @@
 import { PermanentFetchError, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import { stateKeyPrefix } from '@crawlq/queue';
-import { createRobotsPolicy, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
+import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
+import { GroupPausedError } from './crawl-errors.js';
 import type { CrawlServices } from './crawl-services.js';
 import { createGatedFetch, type GatedFetch } from './gated-fetch.js';
 
@@ -14,12 +15,18 @@ export const ROBOTS_MAX_REDIRECTS = 5;
  * answer 429/5xx as statuses, with their Retry-After, for the policy to
  * schedule the next try.
  */
-export function robotsFetchThrough(fetch: GatedFetch): FetchRobots {
+export function robotsFetchThrough(fetch: GatedFetch, options: { postponeWhenPaused: boolean }): FetchRobots {
   return async (robotsUrl, { signal, maxBytes }) => {
     try {
-      const response = await fetch(robotsUrl, { signal, maxRedirects: ROBOTS_MAX_REDIRECTS, bodyPrefixBytes: maxBytes + 1 });
+      const response = await fetch(robotsUrl, {
+        signal,
+        maxRedirects: ROBOTS_MAX_REDIRECTS,
+        bodyPrefixBytes: maxBytes + 1,
+        postponeWhenPaused: options.postponeWhenPaused,
+      });
       return { status: response.status, body: response.body, finalUrl: response.finalUrl, truncated: response.truncated === true };
     } catch (error) {
+      if (error instanceof GroupPausedError) throw new RobotsFetchPostponedError(error.retryInMs, error.message);
       // The host itself is refused (SSRF policy): its pages will be refused
       // too, permanently and visibly; answer "no robots.txt" so they get
       // that verdict instead of waiting on an unreachable robots.txt. More
@@ -38,8 +45,13 @@ export function robotsFetchThrough(fetch: GatedFetch): FetchRobots {
   };
 }
 
-/** The crawl's robots.txt policy, shared by the fleet through Redis, fetching through the group gate. */
-export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher): RobotsPolicy {
+/**
+ * The crawl's robots.txt policy, shared by the fleet through Redis, fetching
+ * through the group gate. `postponeWhenPaused`: a paused group's robots.txt
+ * is not waited for in-process; `check` rejects with `RobotsFetchPostponedError`
+ * (the worker defers the job instead of holding it through the pause).
+ */
+export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, options: { postponeWhenPaused?: boolean } = {}): RobotsPolicy {
   const { config } = services;
   return createRobotsPolicy({
     redis: services.redis,
@@ -49,6 +61,8 @@ export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher): Rob
     maxCrawlDelayMs: config.maxCrawlDelay,
     retryBudgetMs: config.robotsRetryBudget,
     maxRetryAfterMs: config.maxPause,
-    fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) })),
+    fetchRobots: robotsFetchThrough(createGatedFetch({ limiter: services.limiter, fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
+      postponeWhenPaused: options.postponeWhenPaused === true,
+    }),
   });
 }

@@ -5,7 +5,7 @@ import { LruCache } from './lru-cache.js';
 import { canonicalPath } from './match-path.js';
 import { isPathAllowed, parseRobotsTxt, type RobotsRules } from './parse-robots-txt.js';
 import { productTokenOf } from './product-token.js';
-import { RobotsOptionsError } from './robots-error.js';
+import { RobotsFetchPostponedError, RobotsOptionsError } from './robots-error.js';
 import { planRetry, type FailureStreak } from './retry-schedule.js';
 import { RobotsStore, type RobotsOutcome, type StoredRobots, type StoredRobotsRead } from './robots-store.js';
 
@@ -29,7 +29,9 @@ export interface RobotsFetchResponse {
  * with their `Retry-After`), and throws on network errors and timeouts. It
  * should read no more of the body than `maxBytes + 1` bytes (a longer body is
  * cut there, `truncated`), never fail on size: an over-size robots.txt still
- * has rules in its first `maxBytes` (RFC 9309 2.5). `signal` aborts when
+ * has rules in its first `maxBytes` (RFC 9309 2.5). It throws
+ * `RobotsFetchPostponedError` when it may not send the request now; `check`
+ * then rejects with that error, nothing stored. `signal` aborts when
  * `fetchTimeoutMs` has passed (the policy stops waiting either way).
  */
 export type FetchRobots = (
@@ -149,6 +151,7 @@ export interface RobotsPolicy {
    *
    * @throws {InvalidUrlError} when `url` is not an absolute http(s) URL.
    * @throws {RobotsStoreError} when Redis fails (retryable).
+   * @throws {RobotsFetchPostponedError} when the fetch was postponed (the host's group is paused).
    */
   check(url: string): Promise<RobotsVerdict>;
   /** Drops this process's parsed copies (tests); the shared Redis cache stays. */
@@ -264,6 +267,7 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
         retryAfterMs: response.status === 429 || response.status === 503 ? response.retryAfterMs : undefined,
       };
     } catch (error) {
+      if (error instanceof RobotsFetchPostponedError) throw error;
       return { robots: { ...NO_FAILURE, outcome: 'unreachable', status: null, fetchedAt, finalUrl: target.robotsUrl, body: '', truncated: false, error: describe(error) } };
     } finally {
       clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { describeGroupWait, openCrawlServices, readGroupWaits, resumeGroup, type CrawlServices, type GroupWait } from '@crawlq/crawler';
+import { describeGroupWait, GroupWaits, openCrawlServices, readGroupWaits, resumeGroup, type CrawlServices, type GroupWait } from '@crawlq/crawler';
 import type { GroupStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -49,7 +49,11 @@ export function registerGroup(program: Command): void {
       process.exitCode = 2;
       return;
     }
-    await withServices(config, (services) => services.limiter.pause(name, forMs, 'admin'));
+    await withServices(config, async (services) => {
+      await services.limiter.pause(name, forMs, 'admin');
+      // Shown as the group's reason to wait from now on, and its wait counts toward --max-blocked from now.
+      await new GroupWaits(services.redis, config.namespace).note(name, { cause: 'pause', until: Date.now() + forMs, label: 'admin pause' });
+    });
     process.stdout.write(`paused ${name} for ${forMs / 1000} s\n`);
   });
 
