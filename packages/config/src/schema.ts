@@ -108,7 +108,7 @@ export const OPTION_TABLE = {
   safetyMargin: { flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
   leaseTime: { flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: duration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
   stallTimeout: { flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: duration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
-  maxBlocked: { flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays paused longer is dead-lettered' },
+  maxBlocked: { flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays blocked (paused, robots.txt unreachable) longer is dead-lettered' },
   maxPause: { flag: '--max-pause', env: 'CRAWLQ_MAX_PAUSE', schema: duration, default: 3_600_000, doc: 'Cap on a Retry-After or admin pause of a group' },
   requestTimeout: { flag: '--request-timeout', env: 'CRAWLQ_REQUEST_TIMEOUT', schema: duration, default: 30_000, doc: 'Whole-request timeout' },
   connectTimeout: { flag: '--connect-timeout', env: 'CRAWLQ_CONNECT_TIMEOUT', schema: duration, default: 10_000, doc: 'TCP/TLS connect timeout' },

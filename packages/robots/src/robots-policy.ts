@@ -310,11 +310,11 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
           if (raced !== null) return remember(target, raced, previous);
           const fetched = await fetchOnce(target);
           if (fetched.robots.outcome !== 'unreachable') {
-            await store.write(target.origin, fetched.robots, settings.ttlMs);
+            await store.write(target.origin, fetched.robots, { ttlMs: settings.ttlMs });
             return remember(target, { robots: fetched.robots, ttlMs: settings.ttlMs }, previous);
           }
           const { robots, ttlMs, streak } = await failed(target, fetched);
-          await store.write(target.origin, robots, ttlMs, streak);
+          await store.write(target.origin, robots, { ttlMs, streak });
           return remember(target, { robots, ttlMs }, previous);
         } finally {
           // A failed unlock must not fail the check: the lock expires by itself.

@@ -105,9 +105,11 @@ export class RobotsStore {
   /**
    * Stores an entry that expires after `ttlMs`, and in the same transaction
    * the origin's failure run: kept for `streak.ttlMs` when given, deleted when
-   * `null` (a fetch that did not fail, or a run that gave up, ends it).
+   * absent (a fetch that did not fail, or a run that gave up, ends it).
    */
-  async write(origin: string, robots: StoredRobots, ttlMs: number, streak: (FailureStreak & { ttlMs: number }) | null = null): Promise<void> {
+  async write(origin: string, robots: StoredRobots, expiry: { ttlMs: number; streak?: (FailureStreak & { ttlMs: number }) | null }): Promise<void> {
+    const { ttlMs } = expiry;
+    const streak = expiry.streak ?? null;
     const key = this.entryKey(origin);
     const fields = {
       outcome: robots.outcome,

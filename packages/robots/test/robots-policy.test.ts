@@ -172,12 +172,13 @@ describe('unavailable and unreachable robots.txt', () => {
   it('parses the first maxBytes of a body the fetch cut short, dropping the incomplete last line', async () => {
     const robots = policy({
       maxBytes: 40,
-      fetchRobots: async (robotsUrl) => ({
-        status: 200,
-        body: Buffer.from('User-agent: *\nDisallow: /p/\nAllow: /p/ok'),
-        finalUrl: robotsUrl,
-        truncated: true,
-      }),
+      fetchRobots: (robotsUrl) =>
+        Promise.resolve({
+          status: 200,
+          body: Buffer.from('User-agent: *\nDisallow: /p/\nAllow: /p/ok'),
+          finalUrl: robotsUrl,
+          truncated: true,
+        }),
     });
     expect((await robots.check('http://127.0.0.1:9/p/1')).reason).toBe('disallowed');
     // "Allow: /p/ok" may have gone on ("/p/okay-only"): not trusted.
