@@ -14,7 +14,7 @@ export const CRAWL_OPTIONS: readonly OptionName[] = [
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
-  'robotsTtl', 'maxCrawlDelay',
+  'robotsTtl', 'robotsRetryBudget', 'maxCrawlDelay',
   'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
   'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',

@@ -1,4 +1,4 @@
-import type { CrawlStatus } from '@crawlq/crawler';
+import { describeGroupWaits, type CrawlStatus } from '@crawlq/crawler';
 
 /** Writes a progress line in place on a terminal, as plain lines elsewhere (CI logs). */
 export function progressWriter(stream: NodeJS.WriteStream = process.stderr): { update(line: string): void; done(): void } {
@@ -23,7 +23,10 @@ export function progressWriter(stream: NodeJS.WriteStream = process.stderr): { u
 export function formatProgress(status: CrawlStatus, elapsedMs: number): string {
   const seconds = elapsedMs / 1000;
   const rate = seconds > 0 ? status.pages / seconds : 0;
-  return `[${seconds.toFixed(1)}s] pages ${status.pages} (${rate.toFixed(1)}/s) | waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | dead-lettered ${status.deadLettered}`;
+  const line = `[${seconds.toFixed(1)}s] pages ${status.pages} (${rate.toFixed(1)}/s) | waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | dead-lettered ${status.deadLettered}`;
+  // Say why jobs sit delayed: a crawl that seems stuck is usually waiting for a host.
+  const waits = describeGroupWaits(status.groupWaits);
+  return waits === undefined ? line : `${line} | ${waits}`;
 }
 
 export function formatStatusTable(status: CrawlStatus): string {
@@ -36,5 +39,7 @@ export function formatStatusTable(status: CrawlStatus): string {
     ['dead-lettered', status.deadLettered],
     ['done', status.done ? 'yes' : 'no'],
   ];
+  const waits = describeGroupWaits(status.groupWaits);
+  if (waits !== undefined) rows.push(['groups waiting', waits.replace(/^\d+ groups? waiting: /, `${status.groupWaits.length}: `)]);
   return rows.map(([name, value]) => `${name.padEnd(14)} ${value}`).join('\n');
 }

@@ -1,31 +1,69 @@
 import { UnrecoverableError } from 'bullmq';
 
+/** Why a job is deferred: ordinary pacing (`rate`, `concurrency`) or a wait that counts toward --max-blocked. */
+export type DeferReason = 'rate' | 'concurrency' | 'paused' | 'robots';
+
 /**
  * The job may not start now (its group is rate-limited, at its concurrency
- * cap, or paused): it goes back to the delayed set without using an attempt.
+ * cap, paused, or its robots.txt is unreachable): it goes back to the delayed
+ * set without using an attempt. `why` says it in words for blocked waits.
  */
 export class DeferJobError extends Error {
   override readonly name = 'DeferJobError';
   readonly retryInMs: number;
-  readonly reason: 'rate' | 'concurrency' | 'paused';
-  constructor(retryInMs: number, reason: 'rate' | 'concurrency' | 'paused') {
-    super(`deferred ${retryInMs} ms (${reason})`);
+  readonly reason: DeferReason;
+  readonly why: string | undefined;
+  constructor(retryInMs: number, reason: DeferReason, why?: string) {
+    super(`deferred ${retryInMs} ms (${why ?? reason})`);
     this.retryInMs = retryInMs;
     this.reason = reason;
+    this.why = why;
   }
 }
 
-/** The job's group stayed paused past --max-blocked: dead-letter it instead of looping. */
+/** A one-off fetch asked not to wait out its group's pause: the group is paused for `retryInMs`. */
+export class GroupPausedError extends Error {
+  override readonly name = 'GroupPausedError';
+  readonly group: string;
+  readonly retryInMs: number;
+  constructor(group: string, retryInMs: number) {
+    super(`group ${group} is paused for ${retryInMs} ms`);
+    this.group = group;
+    this.retryInMs = retryInMs;
+  }
+}
+
+/** The job's group stayed blocked (paused, robots.txt unreachable) past --max-blocked: dead-letter it instead of looping. */
 export class BlockedGroupError extends Error {
   override readonly name = 'BlockedGroupError';
   readonly retryable = false;
   readonly reason = 'blocked-group';
   readonly group: string;
   readonly blockedForMs: number;
-  constructor(group: string, blockedForMs: number) {
-    super(`group ${group} has been paused for ${Math.round(blockedForMs / 1000)} s, past --max-blocked`);
+  constructor(group: string, blockedForMs: number, why: string) {
+    super(`group ${group} has been waiting ${Math.round(blockedForMs / 1000)} s (${why}), past --max-blocked`);
     this.group = group;
     this.blockedForMs = blockedForMs;
+  }
+}
+
+/**
+ * The host's robots.txt kept failing (5xx, 429, timeout, refused connection)
+ * for the whole --robots-retry-budget: its URLs are dead-lettered, with the
+ * last status and error, so `dlq retry` can bring them back later.
+ */
+export class RobotsUnreachableError extends Error {
+  override readonly name = 'RobotsUnreachableError';
+  readonly retryable = false;
+  readonly reason = 'robots-unreachable';
+  readonly robotsUrl: string;
+  /** Last HTTP status of robots.txt, `null` for a network error or timeout. */
+  readonly status: number | null;
+  constructor(options: { robotsUrl: string; status: number | null; error: string; failures: number; forMs: number | null }) {
+    const lasted = options.forMs === null ? '' : ` for ${Math.round(options.forMs / 1000)} s`;
+    super(`robots.txt ${options.robotsUrl} unreachable${lasted} (${options.failures} tries), last: ${options.error}`);
+    this.robotsUrl = options.robotsUrl;
+    this.status = options.status;
   }
 }
 

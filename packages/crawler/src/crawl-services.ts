@@ -54,7 +54,12 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
-  const planner = { plan: (groups: readonly string[]) => limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS }) };
+  // A planned job sleeps no longer than --max-blocked: one planned into a long
+  // pause wakes in time to be dead-lettered at the bound, not when it ends.
+  const planner = {
+    plan: async (groups: readonly string[]) =>
+      (await limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS })).map((delayMs) => Math.min(delayMs, config.maxBlocked)),
+  };
   const frontier = new Frontier({ redis, queue, planner, namespace: config.namespace, settings: frontierSettingsFrom(config) });
   return {
     config,

@@ -1,6 +1,7 @@
 import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
 import type { CrawlServices } from './crawl-services.js';
 import { readCrawlStats, type CrawlStats } from './crawl-stats.js';
+import { readGroupWaits, type GroupWait } from './group-waits.js';
 
 /** What `crawlq status` reports. */
 export interface CrawlStatus extends CrawlCounts {
@@ -8,15 +9,18 @@ export interface CrawlStatus extends CrawlCounts {
   readonly pages: number;
   readonly byStatus: CrawlStats['byStatus'];
   readonly skipped: CrawlStats['skipped'];
+  /** Groups held back by a pause or an unreachable robots.txt, and why. */
+  readonly groupWaits: readonly GroupWait[];
   /** Nothing left to crawl: no job waiting, delayed or running. */
   readonly done: boolean;
 }
 
 export async function readCrawlStatus(services: CrawlServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
-  const [counts, stats, dead] = await Promise.all([
+  const [counts, stats, dead, groupWaits] = await Promise.all([
     crawlCounts(services.queue),
     readCrawlStats(services.redis, services.config.namespace),
     deadLettered(),
+    readGroupWaits(services.redis, services.config.namespace),
   ]);
   return {
     ...counts,
@@ -24,6 +28,8 @@ export async function readCrawlStatus(services: CrawlServices, deadLettered: () 
     pages: stats.pages,
     byStatus: stats.byStatus,
     skipped: stats.skipped,
+    // Once nothing is left, nothing waits: a record lingering past its end says nothing.
+    groupWaits: counts.waiting + counts.delayed + counts.active === 0 ? [] : groupWaits,
     done: counts.waiting + counts.delayed + counts.active === 0,
   };
 }

@@ -10,6 +10,7 @@ import { Worker, type Job } from 'bullmq';
 import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
+import { GroupWaits } from './group-waits.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
@@ -48,7 +49,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const sink = openJsonlSink(config.out);
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
   const gate = new GroupGate(services.limiter);
-  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher);
+  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher, { postponeWhenPaused: true });
+  const waits = new GroupWaits(services.redis, config.namespace);
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
   const crawlDelays = new Map<string, number>();
@@ -69,6 +71,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxInlineWaitMs: MAX_INLINE_WAIT_MS,
         maxBlockedMs: config.maxBlocked,
         maxRedirects: config.maxRedirects,
+        waits,
         fields: config.fields,
         ...(robots ? { robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fetcher, FetchResult, RedirectInfo } from '@crawlq/fetcher';
+import type { Fetcher, FetchRequest, FetchResult, RedirectInfo } from '@crawlq/fetcher';
+import { GroupPausedError } from './crawl-errors.js';
 import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
 
 /** Longest single sleep while the group gate holds a one-off fetch back. */
@@ -33,9 +34,13 @@ export interface GatedFetchOptions {
   readonly checkRedirect?: (hop: RedirectHop) => Promise<void>;
   /** After a hop was admitted, just before it is sent: throw to stop (its slot goes back unused). */
   readonly beforeRedirectSent?: (hop: RedirectHop) => Promise<void>;
+  /** Once, when the fetch's first request was admitted. */
+  readonly onFirstAdmitted?: () => Promise<void>;
   readonly signal?: AbortSignal | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
+  /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */
+  readonly bodyPrefixBytes?: number | undefined;
 }
 
 /** A gated fetch's response, with the time spent waiting for the gate. */
@@ -72,6 +77,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
         const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal });
         if (answer.admitted) {
           lease = answer.lease;
+          if (request.kind === 'first') await options.onFirstAdmitted?.();
           return;
         }
         await options.onDenied(answer, request);
@@ -86,6 +92,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
     const response = await fetcher.fetch(url, {
       ...(signal ? { signal } : {}),
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
+      ...(options.bodyPrefixBytes === undefined ? {} : { bodyPrefixBytes: options.bodyPrefixBytes }),
       attemptHooks: {
         beforeRetry: async (info) => {
           await end({ status: info.status, retryAfterMs: info.retryAfterMs });
@@ -124,15 +131,25 @@ function outcomeOfError(error: unknown): RequestOutcome {
  * redirect hops wait for their group's gate in-process and count toward the
  * group's rate.
  */
-export type GatedFetch = (url: string, signal?: AbortSignal) => Promise<FetchResult>;
+export type GatedFetch = (url: string, request?: GatedFetchRequest) => Promise<FetchResult>;
+
+/** Per-fetch options a one-off fetch may pass on (robots.txt: 5 redirects, a body prefix). */
+export type GatedFetchRequest = Pick<FetchRequest, 'signal' | 'maxRedirects' | 'bodyPrefixBytes'> & {
+  /** Throw `GroupPausedError` instead of sleeping through a pause (a job can be deferred instead). */
+  readonly postponeWhenPaused?: boolean;
+};
 
 export function createGatedFetch(options: { gate: GroupGate; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
-  return async (url, signal) => {
+  return async (url, request = {}) => {
+    const { postponeWhenPaused, signal, maxRedirects, bodyPrefixBytes } = request;
     const { response } = await fetchThroughGate(url, {
       ...options,
       maxInlineWaitMs: MAX_GATE_SLEEP_MS,
       signal,
-      onDenied: async (denial) => {
+      maxRedirects,
+      bodyPrefixBytes,
+      onDenied: async (denial, gated) => {
+        if (denial.reason === 'paused' && postponeWhenPaused === true) throw new GroupPausedError(gated.group, denial.retryInMs);
         await sleep(Math.min(denial.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
       },
     });

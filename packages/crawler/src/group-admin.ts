@@ -1,4 +1,5 @@
 import type { CrawlServices } from './crawl-services.js';
+import { groupWaitsKey } from './group-waits.js';
 
 const PAGE = 1_000;
 
@@ -9,6 +10,8 @@ const PAGE = 1_000;
  */
 export async function resumeGroup(services: CrawlServices, group: string): Promise<number> {
   await services.limiter.resume(group);
+  // Its "waiting for" record ends with the pause (a robots.txt wait comes back with the next deferral).
+  await services.redis.hdel(groupWaitsKey(services.config.namespace), group);
   let woken = 0;
   for (let start = 0; ; start += PAGE) {
     const jobs = await services.queue.getDelayed(start, start + PAGE - 1);

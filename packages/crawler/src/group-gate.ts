@@ -15,7 +15,7 @@ const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;
 
 /** The limiter calls a gate makes. */
-export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip'>;
+export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'>;
 
 /** The gate would not let a request start within the inline wait: ask again after `retryInMs`. */
 export interface GateDenial {
@@ -93,6 +93,14 @@ export class GroupGate {
 
   constructor(limiter: GateLimiter) {
     this.#limiter = limiter;
+  }
+
+  /** Why the group is paused, as the limiter recorded it (undefined: not paused, or unreadable). */
+  async pauseReason(group: string): Promise<string | undefined> {
+    return this.#limiter.status(group).then(
+      (status) => status.pauseReason ?? undefined,
+      () => undefined,
+    );
   }
 
   /**

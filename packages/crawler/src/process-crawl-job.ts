@@ -2,12 +2,13 @@ import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
-import type { RobotsPolicy } from '@crawlq/robots';
+import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
 import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
+import type { GroupWaits } from './group-waits.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 /** What a crawl job needs; one set per worker process. */
@@ -18,10 +19,12 @@ export interface CrawlJobContext {
   readonly sink: ResultSink;
   /** Longest wait for a group slot spent sleeping in-process instead of a BullMQ deferral. */
   readonly maxInlineWaitMs: number;
-  /** A job whose group stays paused longer than this is dead-lettered. */
+  /** A job whose group stays blocked (paused, robots.txt unreachable) longer than this is dead-lettered. */
   readonly maxBlockedMs: number;
   /** Redirect hops per chain, across the jobs a chain is handed over to (--max-redirects). */
   readonly maxRedirects: number;
+  /** The fleet's record of waiting groups (progress line, `group list`); absent: not recorded. */
+  readonly waits?: Pick<GroupWaits, 'note' | 'clear'>;
   readonly fields: readonly FieldRule[];
   /** Called once per written record (progress counters). */
   readonly onPage?: (record: PageRecord) => void;
@@ -75,6 +78,10 @@ export async function processCrawlJob(
         if (hop.group !== group) throw new RedirectStopError('redirect-queued', { target: hop.to, status: hop.status });
         if (context.robots) await checkRedirectRobots(hop, context.robots, context);
       },
+      // The group goes again: whatever this process said it waited for is over.
+      onFirstAdmitted: async () => {
+        await context.waits?.clear(group);
+      },
       // Claimed only once admitted: a hop handed over instead is claimed by the frontier.
       beforeRedirectSent: async (hop) => {
         if (!(await context.frontier.claim(hop.to, job.id))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
@@ -93,13 +100,37 @@ export async function processCrawlJob(
 
 /**
  * Disallowed: a skipped record, no fetch, no dead letter. Unreachable
- * robots.txt (5xx, network): treated as disallow-all for a while, so the job
- * is deferred, not failed (RFC 9309 2.3.1.4).
+ * robots.txt (5xx, 429, network): treated as disallow-all while it is retried,
+ * so the job is deferred, not failed (RFC 9309 2.3.1.4); once the retry budget
+ * is spent, the job is dead-lettered as `robots-unreachable`.
  */
 async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
-  const verdict = await robots.check(job.data.url);
+  let verdict: RobotsVerdict;
+  try {
+    verdict = await robots.check(job.data.url);
+  } catch (error) {
+    // The group is paused: robots.txt waits with the pages, as a deferral.
+    if (error instanceof RobotsFetchPostponedError) throw new DeferJobError(error.retryInMs, 'paused');
+    throw error;
+  }
   if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
-  if (verdict.reason === 'unreachable') throw new DeferJobError(Math.max(1_000, verdict.retryAfterMs ?? 60_000), 'paused');
+  const failure = verdict.failure;
+  if (verdict.reason === 'gave-up') {
+    await context.waits?.clear(job.data.group);
+    const forMs = failure?.since === null || failure?.since === undefined ? null : Date.now() - failure.since;
+    const gaveUp = new RobotsUnreachableError({
+      robotsUrl: verdict.robotsUrl,
+      status: failure?.status ?? null,
+      error: failure?.error ?? 'unknown error',
+      failures: failure?.failures ?? 0,
+      forMs,
+    });
+    throw new PermanentJobError(gaveUp.reason, gaveUp.message, { cause: gaveUp, status: gaveUp.status });
+  }
+  if (verdict.reason === 'unreachable') {
+    const retryInMs = Math.max(1_000, verdict.retryAfterMs ?? 60_000);
+    throw new DeferJobError(retryInMs, 'robots', `robots.txt unreachable (${failure?.error ?? 'no answer'})`);
+  }
   if (verdict.allowed) return undefined;
   return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
 }
@@ -194,17 +225,33 @@ async function translateError(
 ): Promise<Error> {
   const deferral = deferralOf(error);
   if (deferral) {
-    if (deferral.reason === 'paused') {
-      const blockedSince = job.data.blockedSince ?? Date.now();
-      const blockedForMs = Date.now() - blockedSince;
-      if (blockedForMs > context.maxBlockedMs) {
-        const blocked = new BlockedGroupError(job.data.group, blockedForMs);
+    let retryInMs = deferral.retryInMs;
+    if (deferral.reason === 'paused' || deferral.reason === 'robots') {
+      const now = Date.now();
+      const { group } = job.data;
+      const label = deferral.why ?? (() => pauseLabel(context, group, deferral));
+      // The group's wait counts, not only this job's: a job enqueued late into
+      // a long pause is held no longer than the group's bound.
+      const groupSince = (await context.waits?.note(group, { cause: deferral.reason === 'robots' ? 'robots' : 'pause', until: now + retryInMs, label })) ?? now;
+      const blockedSince = Math.min(job.data.blockedSince ?? now, groupSince);
+      const blockedForMs = now - blockedSince;
+      if (blockedForMs >= context.maxBlockedMs) {
+        const why = deferral.why ?? (await pauseLabel(context, group, deferral));
+        await context.waits?.clear(group);
+        const blocked = new BlockedGroupError(group, blockedForMs, why);
         return new PermanentJobError(blocked.reason, blocked.message, { cause: blocked });
       }
+      // Wake at the --max-blocked deadline at the latest, so the bound holds
+      // however long the pause or the robots.txt retry would have been.
+      retryInMs = Math.max(0, Math.min(retryInMs, blockedSince + context.maxBlockedMs - now));
       // updateData before moving, as BullMQ requires.
-      if (job.data.blockedSince === undefined) await job.updateData({ ...job.data, blockedSince });
+      if (job.data.blockedSince !== blockedSince) await job.updateData({ ...job.data, blockedSince });
+    } else if (job.data.blockedSince !== undefined) {
+      // Ordinary pacing again: a later block is timed from its own start.
+      const { blockedSince: _ended, ...data } = job.data;
+      await job.updateData(data);
     }
-    await job.moveToDelayed(Date.now() + deferral.retryInMs, token);
+    await job.moveToDelayed(Date.now() + retryInMs, token);
     return new DelayedError();
   }
   if (error instanceof FetchError && !error.retryable) {
@@ -214,18 +261,35 @@ async function translateError(
   return error instanceof Error ? error : new Error(String(error));
 }
 
+interface Deferral {
+  readonly retryInMs: number;
+  readonly reason: DeferReason;
+  readonly why?: string | undefined;
+  /** The status that paused the group, when this job's own fetch saw it. */
+  readonly status?: number;
+}
+
 /**
  * A deferral from the gate, or a 429/503 whose Retry-After paused the group:
  * waiting out a server's "come back later" is not a failed attempt.
  */
-function deferralOf(error: unknown): { retryInMs: number; reason: 'rate' | 'concurrency' | 'paused' } | undefined {
+function deferralOf(error: unknown): Deferral | undefined {
   if (error instanceof DeferJobError) return error;
   if (error instanceof FetchError && error.retryable) {
     const status = statusOf(error);
     const retryAfterMs = retryAfterOf(error);
-    if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused' };
+    if ((status === 429 || status === 503) && retryAfterMs !== undefined) return { retryInMs: retryAfterMs, reason: 'paused', why: `${status} pause`, status };
   }
   return undefined;
+}
+
+/** `429 pause`, `503 pause`, `admin pause`: the pause's cause, from the group's state when the job did not see it. */
+async function pauseLabel(context: CrawlJobContext, group: string, deferral: Deferral): Promise<string> {
+  if (deferral.status !== undefined) return `${deferral.status} pause`;
+  const reason = (await context.gate.pauseReason(group)) ?? '';
+  const status = /\b(429|503)\b/.exec(reason)?.[1];
+  if (status !== undefined) return `${status} pause`;
+  return /admin/i.test(reason) ? 'admin pause' : 'pause';
 }
 
 function statusOf(error: unknown): number | undefined {

@@ -46,6 +46,7 @@ describe('GroupGate', () => {
         return admission;
       },
       abandon: (lease) => limiter.abandon(lease),
+      status: (group) => limiter.status(group),
       confirmStart: (lease) => limiter.confirmStart(lease),
       release: (lease, outcome) => limiter.release(lease, outcome),
       reportSlip: (group, lateMs) => limiter.reportSlip(group, lateMs),

@@ -7,7 +7,7 @@ import { createDeadLetters } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, readCrawlStats, startCrawlWorker, publishLimitPolicy, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+import { openCrawlServices, readCrawlStats, readGroupWaits, startCrawlWorker, publishLimitPolicy, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;
@@ -88,6 +88,40 @@ describe('crawl worker', () => {
     await worker.close(1_000); // flushes the page counters
     worker = undefined;
     expect((await readCrawlStats(services.redis, cfg.namespace)).pages).toBe(1);
+  });
+
+  it('--max-blocked holds even when the pause is far longer: the job is dead-lettered near the bound, saying why', async () => {
+    site.resetRecords();
+    site.setFaults([]);
+    const url = site.urlOf(HOST, 4);
+    const group = `${HOST}:${site.port}`;
+    const cfg = config({ allowPrivateNetwork: true, rate: 'none', maxBlocked: '2s' });
+    services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
+    await publishLimitPolicy(services);
+    await services.limiter.pause(group, 60_000, 'paused by admin');
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined });
+    const started = Date.now();
+    await services.frontier.addSeeds([url]);
+    // While it waits, the fleet's record says why.
+    let waits = await readGroupWaits(services.redis, cfg.namespace);
+    for (let i = 0; i < 100 && waits.length === 0; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      waits = await readGroupWaits(services.redis, cfg.namespace);
+    }
+    expect(waits).toMatchObject([{ group, cause: 'pause', label: 'admin pause' }]);
+    const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+    try {
+      for (let i = 0; i < 600 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      const [entry] = await deadLetters.list();
+      expect(entry).toMatchObject({ url, reason: 'blocked-group' });
+      expect(entry?.message).toContain('admin pause');
+      // Not before the bound; and long before the 60 s pause would have ended.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      expect(site.requests.filter((request) => request.url === url)).toHaveLength(0);
+    } finally {
+      await deadLetters.close();
+    }
   });
 
   it('an SSRF refusal fails permanently after one attempt and is dead-lettered with its reason', async () => {

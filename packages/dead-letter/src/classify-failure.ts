@@ -4,7 +4,7 @@ import { redactText } from './redact.js';
 export interface FailureClassification {
   /**
    * Short machine-friendly reason: `http-503`, `timeout`, `network`, `robots`,
-   * `ssrf`, `body-too-large`, `blocked-group`, `invalid-url`, `stalled`, `error`, ...
+   * `ssrf`, `body-too-large`, `blocked-group`, `robots-unreachable`, `invalid-url`, `stalled`, `error`, ...
    */
   readonly reason: string;
   /** HTTP status of the last response, when there was one. */
@@ -96,6 +96,7 @@ function reasonFromText(text: string, status: number | null): string {
   const refused = /refused \(([a-z][a-z-]*)\)/i.exec(text)?.[1];
   if (refused) return refused.toLowerCase();
   if (/past --max-blocked|group \S+ has been paused/i.test(text)) return 'blocked-group';
+  if (/\brobots-unreachable\b|\brobots\.txt \S+ unreachable\b/i.test(text)) return 'robots-unreachable';
   if (/\brobots(?:\.txt)?\b/i.test(text)) return 'robots';
   if (/\bssrf\b/i.test(text)) return 'ssrf';
   if (/body[- ]too[- ]large|body (?:is )?(?:over|exceeds)/i.test(text)) return 'body-too-large';

@@ -34,6 +34,13 @@ describe('classifyFailure', () => {
     expect(classifyFailureMessage('Fetching https://x.test/ failed after 2 retries: ETIMEDOUT')).toMatchObject({ reason: 'timeout' });
     expect(classifyFailureMessage('connect ECONNREFUSED 127.0.0.1:80', 'Error: connect ECONNREFUSED\n    at x')).toMatchObject({ reason: 'network' });
     expect(classifyFailureMessage('disallowed by robots.txt')).toMatchObject({ reason: 'robots' });
+    // What reconcile() has for a robots-unreachable dead letter whose worker died: reason and status from the text.
+    expect(
+      classifyFailureMessage('robots-unreachable: robots.txt http://a.test/robots.txt unreachable for 120 s (7 tries), last: HTTP 503'),
+    ).toMatchObject({ reason: 'robots-unreachable', status: 503 });
+    expect(classifyFailureMessage('blocked-group: group a.test has been waiting 121 s (429 pause), past --max-blocked')).toMatchObject({
+      reason: 'blocked-group',
+    });
     expect(classifyFailureMessage('job stalled more than allowable limit')).toMatchObject({ reason: 'stalled' });
     expect(classifyFailureMessage('Invalid URL', 'TypeError [ERR_INVALID_URL]: Invalid URL\n    at y')).toMatchObject({ reason: 'invalid-url', errorClass: 'TypeError' });
     expect(classifyFailureMessage('something odd')).toMatchObject({ reason: 'error', status: null, errorClass: 'Error' });

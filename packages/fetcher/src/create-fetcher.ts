@@ -244,6 +244,7 @@ class GotFetcher implements Fetcher {
 
     const maxRedirects = Math.max(0, Math.min(request.maxRedirects ?? Number.POSITIVE_INFINITY, this.#config.maxRedirects));
     const state = new FetchState(url, request.attemptHooks, maxRedirects);
+    if (request.bodyPrefixBytes !== undefined) return this.#fetchPrefix(target, { state, request, started });
     const promise = this.#got(target, {
       context: { [STATE_KEY]: state },
       maxRedirects,
@@ -303,6 +304,73 @@ class GotFetcher implements Fetcher {
       bodyBytes: body.length,
       redirects: state.redirects,
       retries: state.retries,
+      fetchMs: performance.now() - started,
+    };
+  }
+
+  /**
+   * A fetch that keeps only the first `bodyPrefixBytes` of the body: got's
+   * stream API, so the bytes read so far survive stopping (the promise API
+   * discards them on cancel). Reading stops at the limit, whatever the declared
+   * length or the compression ratio, and the socket is destroyed.
+   */
+  async #fetchPrefix(target: string, fetch: { state: FetchState; request: FetchRequest; started: number }): Promise<FetchResult> {
+    const { state, request, started } = fetch;
+    const limit = Math.max(0, Math.floor(request.bodyPrefixBytes ?? 0));
+    const { signal } = request;
+    const stream = this.#got.stream(target, {
+      context: { [STATE_KEY]: state },
+      maxRedirects: state.maxRedirects,
+      // got's stream API leaves retries to the caller.
+      retry: { limit: 0 },
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const hooks = request.attemptHooks;
+    if (hooks?.onRequestSent) stream.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+    let response: PlainResponse | undefined;
+    stream.once('response', (answer: PlainResponse) => {
+      response = answer;
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        const room = limit - size;
+        if (chunk.length >= room) {
+          // Reaching the limit exactly counts as cut: whether more would follow is unknown.
+          chunks.push(chunk.subarray(0, room));
+          size = limit;
+          truncated = true;
+          break;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+    } catch (error) {
+      throw this.#translate(error, state, signal);
+    } finally {
+      state.settled = true;
+      stream.destroy();
+    }
+    if (response === undefined) throw new RetryableFetchError({ url: state.url, code: 'ERR_NO_RESPONSE', retries: 0 });
+    const status = response.statusCode;
+    const { 'set-cookie': _setCookie, ...headers } = response.headers;
+    if (isRetryableStatus(status)) {
+      throw new RetryableFetchError({ url: state.url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: 0 });
+    }
+    const body = Buffer.concat(chunks, size);
+    return {
+      url: state.url,
+      finalUrl: response.url,
+      status,
+      contentType: headers['content-type'],
+      headers,
+      body,
+      bodyBytes: body.length,
+      truncated,
+      redirects: state.redirects,
+      retries: 0,
       fetchMs: performance.now() - started,
     };
   }

@@ -57,9 +57,17 @@ export interface FetchRequest {
   readonly attemptHooks?: AttemptHooks;
   /**
    * Redirects this fetch may follow, at most the fetcher's `maxRedirects`
-   * (a job that continues a chain another job began has fewer left).
+   * (a job that continues a chain another job began has fewer left;
+   * robots.txt: 5 hops, RFC 9309 2.3.1.2). Over it: `'too-many-redirects'`.
    */
   readonly maxRedirects?: number;
+  /**
+   * Read at most this many bytes of the (decompressed) body, then stop reading
+   * and return them with `truncated: true`, instead of failing over the body
+   * cap: for files whose first part is useful on its own (robots.txt, RFC 9309
+   * 2.5). Such a fetch makes no got retries; the caller decides when to ask again.
+   */
+  readonly bodyPrefixBytes?: number;
 }
 
 /** A response, whatever its status (a 404 is a result, not an error). */
@@ -79,6 +87,8 @@ export interface FetchResult {
   /** Decompressed body, at most `maxBodyBytes`. */
   readonly body: Buffer;
   readonly bodyBytes: number;
+  /** The body was cut at `bodyPrefixBytes` (never set otherwise: over the cap a fetch fails). */
+  readonly truncated?: boolean;
   /** Each redirect hop's URL, in order (the final URL is the last one). */
   readonly redirects: readonly string[];
   /** Retries got performed. */

@@ -233,3 +233,16 @@ describe('abort', () => {
     await expect(open().fetch(`${server.origin}/page`, { signal: controller.signal })).rejects.toBe(reason);
   });
 });
+
+describe('per-fetch maxRedirects', () => {
+  it('overrides the fetcher default for one fetch', async () => {
+    const fetcher = createFetcher({ allowPrivateNetwork: true, maxRedirects: 10 });
+    try {
+      expect((await fetcher.fetch(`${server.origin}/hop?n=3`, { maxRedirects: 3 })).status).toBe(200);
+      await expect(fetcher.fetch(`${server.origin}/hop?n=3`, { maxRedirects: 2 })).rejects.toMatchObject({ reason: 'too-many-redirects' });
+      await expect(fetcher.fetch(`${server.origin}/hop?n=3`, { maxRedirects: 2, bodyPrefixBytes: 100 })).rejects.toMatchObject({ reason: 'too-many-redirects' });
+    } finally {
+      fetcher.close();
+    }
+  });
+});

@@ -194,3 +194,36 @@ describe('body size cap', () => {
     expect(server.connections() - before).toBe(1);
   });
 });
+
+describe('bodyPrefixBytes: keep the first bytes instead of failing', () => {
+  it('returns the first bytes of a body over the cap, marked truncated', async () => {
+    const result = await open().fetch(`${server.origin}/one-over`, { bodyPrefixBytes: 1000 });
+    expect(result.status).toBe(200);
+    expect(result.truncated).toBe(true);
+    expect(result.body).toEqual(Buffer.alloc(1000, 'b'));
+  });
+
+  it('returns a shorter body whole, not truncated', async () => {
+    const result = await open().fetch(`${server.origin}/small`, { bodyPrefixBytes: 1000 });
+    expect(result).toMatchObject({ status: 200, truncated: false, bodyBytes: 5 });
+    expect(result.body.toString()).toBe('small');
+  });
+
+  it('stops reading an endless body and an endless gzip stream at the limit', async () => {
+    for (const path of ['/endless', '/endless-bomb']) {
+      const result = await open().fetch(`${server.origin}${path}`, { bodyPrefixBytes: 100_000 });
+      expect(result.truncated, path).toBe(true);
+      expect(result.bodyBytes, path).toBe(100_000);
+      const drain = drains.get(path);
+      await drain?.closed;
+      // The server was cut off long before it could send the whole cap.
+      expect(drain?.bytes ?? Infinity, path).toBeLessThan(CAP * 16);
+      fetcher?.close();
+    }
+  });
+
+  it('cuts a gzip bomb at the limit after decompression', async () => {
+    const result = await open().fetch(`${server.origin}/bomb`, { bodyPrefixBytes: 512_000 });
+    expect(result).toMatchObject({ status: 200, truncated: true, bodyBytes: 512_000 });
+  });
+});

@@ -13,8 +13,9 @@ export interface DecodedRobotsBody {
  * body is cut, the last, incomplete line is dropped too: `Allow: /shop/cart`
  * cut to `Allow: /s` would allow far more than the author wrote.
  */
-export function decodeRobotsBody(body: Uint8Array, maxBytes: number): DecodedRobotsBody {
-  const truncated = body.byteLength > maxBytes;
+export function decodeRobotsBody(body: Uint8Array, maxBytes: number, options: { readonly cut?: boolean } = {}): DecodedRobotsBody {
+  // `cut`: the fetch itself stopped reading, so even a body within maxBytes is incomplete.
+  const truncated = body.byteLength > maxBytes || options.cut === true;
   // TextDecoder drops a leading BOM by default (ignoreBOM: false).
   let text = new TextDecoder('utf-8').decode(truncated ? body.subarray(0, maxBytes) : body);
   if (truncated) {

@@ -4,6 +4,7 @@ export type {
   RobotsFetchResponse,
   RobotsPolicy,
   RobotsPolicyOptions,
+  RobotsFailure,
   RobotsReason,
   RobotsVerdict,
 } from './robots-policy.js';
@@ -12,4 +13,4 @@ export type { RobotsRules } from './parse-robots-txt.js';
 export type { RobotsRule } from './robots-rule.js';
 export { canonicalPath } from './match-path.js';
 export { productTokenOf } from './product-token.js';
-export { RobotsError, RobotsOptionsError, RobotsStoreError } from './robots-error.js';
+export { RobotsError, RobotsFetchPostponedError, RobotsOptionsError, RobotsStoreError } from './robots-error.js';

@@ -36,3 +36,19 @@ export class RobotsStoreError extends RobotsError {
     this.operation = options.operation;
   }
 }
+
+/**
+ * Thrown by a `FetchRobots` that may not send the request now (the host's
+ * politeness group is paused): not a failure of robots.txt, so nothing is
+ * stored or counted; `check` rejects with this error and the caller retries
+ * after `retryInMs`.
+ */
+export class RobotsFetchPostponedError extends RobotsError {
+  override readonly name = 'RobotsFetchPostponedError';
+  readonly retryInMs: number;
+
+  constructor(retryInMs: number, why: string) {
+    super(`robots.txt fetch postponed ${retryInMs} ms: ${why}`, { retryable: true });
+    this.retryInMs = retryInMs;
+  }
+}

@@ -5,7 +5,8 @@ import { LruCache } from './lru-cache.js';
 import { canonicalPath } from './match-path.js';
 import { isPathAllowed, parseRobotsTxt, type RobotsRules } from './parse-robots-txt.js';
 import { productTokenOf } from './product-token.js';
-import { RobotsOptionsError } from './robots-error.js';
+import { RobotsFetchPostponedError, RobotsOptionsError } from './robots-error.js';
+import { planRetry, type FailureStreak } from './retry-schedule.js';
 import { RobotsStore, type RobotsOutcome, type StoredRobots, type StoredRobotsRead } from './robots-store.js';
 
 /** What the caller's fetch returns for a robots.txt URL. */
@@ -16,14 +17,27 @@ export interface RobotsFetchResponse {
   readonly body: Uint8Array;
   /** The URL the redirects ended at. */
   readonly finalUrl: string;
+  /** The body was cut before its end (the fetch read only a prefix). */
+  readonly truncated?: boolean;
+  /** A 429 or 503's `Retry-After`, in ms. */
+  readonly retryAfterMs?: number;
 }
 
 /**
  * The caller's fetch for robots.txt: it passes the per-domain rate gate, follows
- * up to 5 redirects, and throws on network errors and timeouts. `signal` aborts
- * when `fetchTimeoutMs` has passed (the policy stops waiting either way).
+ * up to 5 redirects (RFC 9309 2.3.1.2), returns any HTTP status (429 and 5xx
+ * with their `Retry-After`), and throws on network errors and timeouts. It
+ * should read no more of the body than `maxBytes + 1` bytes (a longer body is
+ * cut there, `truncated`), never fail on size: an over-size robots.txt still
+ * has rules in its first `maxBytes` (RFC 9309 2.5). It throws
+ * `RobotsFetchPostponedError` when it may not send the request now; `check`
+ * then rejects with that error, nothing stored. `signal` aborts when
+ * `fetchTimeoutMs` has passed (the policy stops waiting either way).
  */
-export type FetchRobots = (robotsUrl: string, context: { readonly signal: AbortSignal }) => Promise<RobotsFetchResponse>;
+export type FetchRobots = (
+  robotsUrl: string,
+  context: { readonly signal: AbortSignal; readonly maxBytes: number },
+) => Promise<RobotsFetchResponse>;
 
 /** Options for {@link createRobotsPolicy}. */
 export interface RobotsPolicyOptions {
@@ -43,10 +57,23 @@ export interface RobotsPolicyOptions {
   readonly ttlMs?: number;
   /**
    * After a 5xx, 429, network error or timeout, everything on the origin is
-   * disallowed for this long, then robots.txt is fetched again.
-   * @default 600_000 (10 min)
+   * disallowed and robots.txt is fetched again with backoff; a failure once the
+   * failures have lasted this long gives up (verdict `gave-up`), so the
+   * origin's URLs can be dead-lettered instead of waiting for ever. A given-up
+   * origin is fetched again after the same time.
+   * @default 120_000 (2 min)
    */
-  readonly unreachableRetryMs?: number;
+  readonly retryBudgetMs?: number;
+  /**
+   * First backoff after a failed fetch without `Retry-After`; it doubles each time.
+   * @default 1_000
+   */
+  readonly firstRetryMs?: number;
+  /**
+   * Cap on a 429 or 503's `Retry-After` (the crawl's `--max-pause`).
+   * @default 3_600_000 (1 h)
+   */
+  readonly maxRetryAfterMs?: number;
   /**
    * Only the first `maxBytes` of a body are parsed (RFC 9309 2.5: at least 500 KiB).
    * @default 512_000 (500 KiB)
@@ -77,7 +104,19 @@ export interface RobotsPolicyOptions {
 }
 
 /** Why a URL may or may not be fetched. */
-export type RobotsReason = 'allowed' | 'disallowed' | 'unreachable';
+export type RobotsReason = 'allowed' | 'disallowed' | 'unreachable' | 'gave-up';
+
+/** Why robots.txt could not be had, for `unreachable` and `gave-up` verdicts. */
+export interface RobotsFailure {
+  /** HTTP status of the last fetch (e.g. 503), or `null` for a network error or timeout. */
+  readonly status: number | null;
+  /** Short description of the last failure (`HTTP 503`, `RequestError: connect ECONNREFUSED ...`). */
+  readonly error: string;
+  /** When the run of failed fetches began (ms since the epoch), `null` when unknown. */
+  readonly since: number | null;
+  /** Failed fetches in the run. */
+  readonly failures: number;
+}
 
 /** The answer of {@link RobotsPolicy.check}. */
 export interface RobotsVerdict {
@@ -86,9 +125,12 @@ export interface RobotsVerdict {
   /**
    * `disallowed` is final for this URL (until robots.txt changes); `unreachable`
    * means robots.txt could not be fetched (5xx, 429, network error, timeout, or
-   * another worker's fetch took too long): try again after `retryAfterMs`.
+   * another worker's fetch took too long): try again after `retryAfterMs`;
+   * `gave-up` means it kept failing for `retryBudgetMs`: stop waiting for it.
    */
   readonly reason: RobotsReason;
+  /** For `unreachable` and `gave-up`: the last failure; otherwise `null`. */
+  readonly failure: RobotsFailure | null;
   /** The origin's `Crawl-delay` for our group in ms, capped at `maxCrawlDelayMs`; `null` when none. */
   readonly crawlDelayMs: number | null;
   /** `Sitemap:` URLs of the origin's robots.txt, absolute and normalised. */
@@ -109,6 +151,7 @@ export interface RobotsPolicy {
    *
    * @throws {InvalidUrlError} when `url` is not an absolute http(s) URL.
    * @throws {RobotsStoreError} when Redis fails (retryable).
+   * @throws {RobotsFetchPostponedError} when the fetch was postponed (the host's group is paused).
    */
   check(url: string): Promise<RobotsVerdict>;
   /** Drops this process's parsed copies (tests); the shared Redis cache stays. */
@@ -117,7 +160,9 @@ export interface RobotsPolicy {
 
 const DEFAULTS = {
   ttlMs: 24 * 60 * 60 * 1000,
-  unreachableRetryMs: 10 * 60 * 1000,
+  retryBudgetMs: 2 * 60 * 1000,
+  firstRetryMs: 1_000,
+  maxRetryAfterMs: 60 * 60 * 1000,
   maxBytes: 500 * 1024,
   maxCrawlDelayMs: 30_000,
   fetchTimeoutMs: 60_000,
@@ -137,6 +182,9 @@ const WAIT_TIMEOUT_RETRY_MS = 1_000;
 /** An origin's robots.txt as this process uses it. */
 interface LocalRobots {
   readonly outcome: RobotsOutcome;
+  /** For `unreachable`: the last failure, and whether the budget is spent. */
+  readonly failure: RobotsFailure | null;
+  readonly gaveUp: boolean;
   readonly fetchedAt: number;
   /** Local clock time after which Redis is asked again. */
   readonly expiresAt: number;
@@ -144,6 +192,15 @@ interface LocalRobots {
   readonly crawlDelayMs: number | null;
   readonly sitemaps: readonly string[];
 }
+
+/** A fetch's outcome, and the server's `Retry-After` when it asked to wait. */
+interface Fetched {
+  readonly robots: StoredRobots;
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** The failure fields of an entry that is not part of a failure run. */
+const NO_FAILURE = { gaveUp: false, failingSince: null, failures: 0 } as const;
 
 interface Target {
   readonly origin: string;
@@ -160,13 +217,15 @@ interface Target {
  * poll the entry meanwhile (bounded). Parsed rules stay in an in-process LRU
  * until the Redis entry they came from expires.
  *
- * Outcomes (RFC 9309 2.3.1): 2xx → the rules; 4xx → allow everything, except
- * 429, treated like 5xx because it asks us to slow down, not that there is no
+ * Outcomes (RFC 9309 2.3.1): 2xx → the rules, from the first `maxBytes` of
+ * the body however long it is (2.5); 4xx → allow everything, except 429,
+ * treated like 5xx because it asks us to slow down, not that there is no
  * file; 3xx (the fetch gave up redirecting) → allow everything (2.3.1.2);
- * 5xx, 429, network error, timeout → disallow everything for
- * `unreachableRetryMs`, then fetch again. The RFC also allows assuming "allow
- * everything" once a robots.txt has been unreachable for 30 days; this policy
- * never does: an origin whose robots.txt keeps failing stays disallowed.
+ * 5xx, 429, network error, timeout → disallow everything and fetch again after
+ * the `Retry-After` (capped) or a backoff, until the failures have lasted
+ * `retryBudgetMs`: then the verdict is `gave-up` for a while. The RFC also
+ * allows assuming "allow everything" once a robots.txt has been unreachable
+ * for 30 days; this policy never does.
  *
  * @throws {RobotsOptionsError} when `userAgent` has no product token or a number option is not positive.
  */
@@ -174,7 +233,9 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
   const token = productTokenOf(options.userAgent);
   const settings = {
     ttlMs: positive(options, 'ttlMs'),
-    unreachableRetryMs: positive(options, 'unreachableRetryMs'),
+    retryBudgetMs: positive(options, 'retryBudgetMs'),
+    firstRetryMs: positive(options, 'firstRetryMs'),
+    maxRetryAfterMs: positive(options, 'maxRetryAfterMs'),
     maxBytes: positive(options, 'maxBytes'),
     maxCrawlDelayMs: positive(options, 'maxCrawlDelayMs'),
     fetchTimeoutMs: positive(options, 'fetchTimeoutMs'),
@@ -187,7 +248,7 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
   const inFlight = new Map<string, Promise<LocalRobots>>();
   const lockTtlMs = settings.fetchTimeoutMs + LOCK_SLACK_MS;
 
-  async function fetchOnce(target: Target): Promise<StoredRobots> {
+  async function fetchOnce(target: Target): Promise<Fetched> {
     const controller = new AbortController();
     const fetchedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
@@ -200,13 +261,29 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
     });
     try {
       // The race makes the timeout hold even for a fetch that ignores the signal.
-      const response = await Promise.race([options.fetchRobots(target.robotsUrl, { signal: controller.signal }), timedOut]);
-      return fromResponse(response, { fetchedAt, robotsUrl: target.robotsUrl, maxBytes: settings.maxBytes });
+      const response = await Promise.race([options.fetchRobots(target.robotsUrl, { signal: controller.signal, maxBytes: settings.maxBytes }), timedOut]);
+      return {
+        robots: fromResponse(response, { fetchedAt, robotsUrl: target.robotsUrl, maxBytes: settings.maxBytes }),
+        retryAfterMs: response.status === 429 || response.status === 503 ? response.retryAfterMs : undefined,
+      };
     } catch (error) {
-      return { outcome: 'unreachable', status: null, fetchedAt, finalUrl: target.robotsUrl, body: '', truncated: false, error: describe(error) };
+      if (error instanceof RobotsFetchPostponedError) throw error;
+      return { robots: { ...NO_FAILURE, outcome: 'unreachable', status: null, fetchedAt, finalUrl: target.robotsUrl, body: '', truncated: false, error: describe(error) } };
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A failed fetch joins the origin's run of failures: when to fetch again, or give up. */
+  async function failed(target: Target, fetched: Fetched): Promise<{ robots: StoredRobots; ttlMs: number; streak: (FailureStreak & { ttlMs: number }) | null }> {
+    const at = fetched.robots.fetchedAt;
+    const before = await store.readStreak(target.origin);
+    const streak: FailureStreak = { since: before?.since ?? at, failures: (before?.failures ?? 0) + 1 };
+    const plan = planRetry(streak, { at, retryAfterMs: fetched.retryAfterMs }, settings);
+    const robots: StoredRobots = { ...fetched.robots, gaveUp: plan.gaveUp, failingSince: streak.since, failures: streak.failures };
+    // A run that gave up ends: after the hold, the origin gets a fresh budget.
+    if (plan.gaveUp) return { robots, ttlMs: settings.retryBudgetMs, streak: null };
+    return { robots, ttlMs: plan.retryInMs, streak: { ...streak, ttlMs: plan.retryInMs + settings.retryBudgetMs } };
   }
 
   function remember(target: Target, read: StoredRobotsRead, previous: LocalRobots | undefined): LocalRobots {
@@ -231,9 +308,13 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
           // Another worker may have stored its fetch between our read and our lock.
           const raced = await store.read(target.origin);
           if (raced !== null) return remember(target, raced, previous);
-          const robots = await fetchOnce(target);
-          const ttlMs = robots.outcome === 'unreachable' ? settings.unreachableRetryMs : settings.ttlMs;
-          await store.write(target.origin, robots, ttlMs);
+          const fetched = await fetchOnce(target);
+          if (fetched.robots.outcome !== 'unreachable') {
+            await store.write(target.origin, fetched.robots, { ttlMs: settings.ttlMs });
+            return remember(target, { robots: fetched.robots, ttlMs: settings.ttlMs }, previous);
+          }
+          const { robots, ttlMs, streak } = await failed(target, fetched);
+          await store.write(target.origin, robots, { ttlMs, streak });
           return remember(target, { robots, ttlMs }, previous);
         } finally {
           // A failed unlock must not fail the check: the lock expires by itself.
@@ -242,7 +323,16 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
       }
       if (Date.now() >= deadline) {
         // The lock holder is slow or gone; do not pile a second fetch onto the origin.
-        return { outcome: 'unreachable', fetchedAt: 0, expiresAt: Date.now() + WAIT_TIMEOUT_RETRY_MS, rules: null, crawlDelayMs: null, sitemaps: [] };
+        return {
+          outcome: 'unreachable',
+          failure: { status: null, error: 'another worker is still fetching robots.txt', since: null, failures: 0 },
+          gaveUp: false,
+          fetchedAt: 0,
+          expiresAt: Date.now() + WAIT_TIMEOUT_RETRY_MS,
+          rules: null,
+          crawlDelayMs: null,
+          sitemaps: [],
+        };
       }
       await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
       pollMs = Math.min(MAX_POLL_MS, Math.round(pollMs * 1.5));
@@ -286,9 +376,10 @@ function targetOf(url: string): Target {
 }
 
 function verdictOf(robots: LocalRobots, target: Target): RobotsVerdict {
-  const base = { crawlDelayMs: robots.crawlDelayMs, sitemaps: robots.sitemaps, robotsUrl: target.robotsUrl };
+  const base = { crawlDelayMs: robots.crawlDelayMs, sitemaps: robots.sitemaps, robotsUrl: target.robotsUrl, failure: robots.failure };
   switch (robots.outcome) {
     case 'unreachable':
+      if (robots.gaveUp) return { ...base, allowed: false, reason: 'gave-up', retryAfterMs: null };
       return { ...base, allowed: false, reason: 'unreachable', retryAfterMs: Math.max(0, robots.expiresAt - Date.now()) };
     case 'allow-all':
       return { ...base, allowed: true, reason: 'allowed', retryAfterMs: null };
@@ -305,9 +396,9 @@ function fromResponse(
 ): StoredRobots {
   const { status } = response;
   const finalUrl = typeof response.finalUrl === 'string' && response.finalUrl !== '' ? response.finalUrl : context.robotsUrl;
-  const base = { status, fetchedAt: context.fetchedAt, finalUrl, body: '', truncated: false, error: '' };
+  const base = { ...NO_FAILURE, status, fetchedAt: context.fetchedAt, finalUrl, body: '', truncated: false, error: '' };
   if (status >= 200 && status < 300) {
-    const { text, truncated } = decodeRobotsBody(response.body, context.maxBytes);
+    const { text, truncated } = decodeRobotsBody(response.body, context.maxBytes, { cut: response.truncated === true });
     return { ...base, outcome: 'rules', body: text, truncated };
   }
   if (status === 429) return { ...base, outcome: 'unreachable', error: 'HTTP 429' };
@@ -316,7 +407,8 @@ function fromResponse(
 }
 
 function toLocal(robots: StoredRobots, context: { expiresAt: number; token: string; maxCrawlDelayMs: number }): LocalRobots {
-  const base = { outcome: robots.outcome, fetchedAt: robots.fetchedAt, expiresAt: context.expiresAt };
+  const failure = robots.outcome === 'unreachable' ? { status: robots.status, error: robots.error, since: robots.failingSince, failures: robots.failures } : null;
+  const base = { outcome: robots.outcome, fetchedAt: robots.fetchedAt, expiresAt: context.expiresAt, failure, gaveUp: robots.gaveUp };
   if (robots.outcome !== 'rules') return { ...base, rules: null, crawlDelayMs: null, sitemaps: [] };
   const rules = parseRobotsTxt(robots.body, context.token);
   const crawlDelayMs =

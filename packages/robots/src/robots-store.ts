@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { RELEASE_LOCK_LUA } from './commands/release-lock.js';
 import { RobotsStoreError } from './robots-error.js';
+import type { FailureStreak } from './retry-schedule.js';
 
 /**
  * How a robots.txt fetch ended, as far as the rules go:
@@ -26,6 +27,12 @@ export interface StoredRobots {
   readonly truncated: boolean;
   /** Why it is unreachable, for logs (short; never the body). */
   readonly error: string;
+  /** For `unreachable`: the retry budget is spent; the origin's URLs stop waiting for it. */
+  readonly gaveUp: boolean;
+  /** For `unreachable`: when the current run of failed fetches began (ms since the epoch), else `null`. */
+  readonly failingSince: number | null;
+  /** For `unreachable`: failed fetches in the current run, else 0. */
+  readonly failures: number;
 }
 
 /** A stored entry and how long Redis keeps it. */
@@ -35,7 +42,7 @@ export interface StoredRobotsRead {
   readonly ttlMs: number;
 }
 
-/** Redis access for the robots cache: one hash per origin plus a fetch lock per origin. */
+/** Redis access for the robots cache: one hash per origin, a fetch lock and a failure run per origin. */
 export class RobotsStore {
   readonly #redis: Redis;
   readonly #prefix: string;
@@ -77,8 +84,32 @@ export class RobotsStore {
     return { robots, ttlMs };
   }
 
-  /** Stores an entry that expires after `ttlMs`. */
-  async write(origin: string, robots: StoredRobots, ttlMs: number): Promise<void> {
+  /** The key of an origin's run of failed fetches; it outlives the entries so the run can be counted. */
+  streakKey(origin: string): string {
+    return `${this.#prefix}:failing:${origin}`;
+  }
+
+  /** The origin's current run of failed fetches, or `null` when the last fetch did not fail. */
+  async readStreak(origin: string): Promise<FailureStreak | null> {
+    let fields: Record<string, string>;
+    try {
+      fields = await this.#redis.hgetall(this.streakKey(origin));
+    } catch (error) {
+      throw new RobotsStoreError({ origin, operation: 'read', cause: error });
+    }
+    const since = Number(fields['since']);
+    const failures = Number(fields['failures']);
+    return Number.isFinite(since) && Number.isInteger(failures) && failures > 0 ? { since, failures } : null;
+  }
+
+  /**
+   * Stores an entry that expires after `ttlMs`, and in the same transaction
+   * the origin's failure run: kept for `streak.ttlMs` when given, deleted when
+   * absent (a fetch that did not fail, or a run that gave up, ends it).
+   */
+  async write(origin: string, robots: StoredRobots, expiry: { ttlMs: number; streak?: (FailureStreak & { ttlMs: number }) | null }): Promise<void> {
+    const { ttlMs } = expiry;
+    const streak = expiry.streak ?? null;
     const key = this.entryKey(origin);
     const fields = {
       outcome: robots.outcome,
@@ -88,9 +119,17 @@ export class RobotsStore {
       body: robots.body,
       truncated: robots.truncated ? '1' : '0',
       error: robots.error,
+      gaveUp: robots.gaveUp ? '1' : '0',
+      failingSince: robots.failingSince === null ? '' : String(robots.failingSince),
+      failures: String(robots.failures),
     };
+    const streakKey = this.streakKey(origin);
     try {
-      const replies = await this.#redis.multi().del(key).hset(key, fields).pexpire(key, Math.max(1, Math.round(ttlMs))).exec();
+      const transaction = this.#redis.multi().del(key).hset(key, fields).pexpire(key, Math.max(1, Math.round(ttlMs))).del(streakKey);
+      if (streak !== null) {
+        transaction.hset(streakKey, { since: String(streak.since), failures: String(streak.failures) }).pexpire(streakKey, Math.max(1, Math.round(streak.ttlMs)));
+      }
+      const replies = await transaction.exec();
       const failure = replies?.find(([error]) => error !== null)?.[0];
       if (failure) throw failure;
     } catch (error) {
@@ -129,6 +168,8 @@ function decodeStored(fields: Record<string, string>): StoredRobots | null {
   const fetchedAt = Number(fields['fetchedAt']);
   if (!Number.isFinite(fetchedAt)) return null;
   const status = fields['status'] === undefined || fields['status'] === '' ? null : Number(fields['status']);
+  const failingSince = fields['failingSince'] === undefined || fields['failingSince'] === '' ? null : Number(fields['failingSince']);
+  const failures = Number(fields['failures'] ?? '0');
   return {
     outcome,
     status: status === null || Number.isFinite(status) ? status : null,
@@ -137,5 +178,8 @@ function decodeStored(fields: Record<string, string>): StoredRobots | null {
     body: fields['body'] ?? '',
     truncated: fields['truncated'] === '1',
     error: fields['error'] ?? '',
+    gaveUp: fields['gaveUp'] === '1',
+    failingSince: failingSince !== null && Number.isFinite(failingSince) ? failingSince : null,
+    failures: Number.isInteger(failures) && failures > 0 ? failures : 0,
   };
 }

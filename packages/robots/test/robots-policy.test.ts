@@ -42,6 +42,7 @@ describe('rules from a served robots.txt', () => {
       sitemaps: [],
       robotsUrl: `${s.origin}/robots.txt`,
       retryAfterMs: null,
+      failure: null,
     });
     expect(await robots.check(`${s.origin}/private/1`)).toMatchObject({ allowed: false, reason: 'disallowed' });
     const other = policy({ userAgent: 'otherbot/1.0' });
@@ -111,21 +112,77 @@ describe('unavailable and unreachable robots.txt', () => {
     expect(await policy().check(`${s.origin}/anything`)).toMatchObject({ allowed: true, reason: 'allowed', crawlDelayMs: null, sitemaps: [] });
   });
 
-  it('disallows everything after a 500 until unreachableRetryMs passes, then fetches again', async () => {
+  it('disallows everything after a 500 until the backoff passes, then fetches again', async () => {
     const s = await site(serve('oops', 500));
-    const robots = policy({ unreachableRetryMs: 400 });
+    const robots = policy({ firstRetryMs: 1_000 });
     const first = await robots.check(`${s.origin}/a`);
-    expect(first).toMatchObject({ allowed: false, reason: 'unreachable' });
+    expect(first).toMatchObject({ allowed: false, reason: 'unreachable', failure: { status: 500, error: 'HTTP 500', failures: 1 } });
     expect(first.retryAfterMs).toBeGreaterThan(0);
-    expect(first.retryAfterMs).toBeLessThanOrEqual(400);
+    expect(first.retryAfterMs).toBeLessThanOrEqual(1_000);
     expect((await robots.check(`${s.origin}/b`)).reason).toBe('unreachable');
     expect(s.hits.get('/robots.txt')).toBe(1);
 
     s.handle = serve('User-agent: *\nDisallow: /b\n');
-    await sleep(500);
-    expect(await robots.check(`${s.origin}/a`)).toMatchObject({ allowed: true, reason: 'allowed' });
+    await sleep(1_100);
+    expect(await robots.check(`${s.origin}/a`)).toMatchObject({ allowed: true, reason: 'allowed', failure: null });
     expect((await robots.check(`${s.origin}/b`)).reason).toBe('disallowed');
     expect(s.hits.get('/robots.txt')).toBe(2);
+  });
+
+  it("fetches again after a 429's Retry-After, capped by maxRetryAfterMs", async () => {
+    const s = await site(serve('slow down', 429, { 'retry-after': '2' }));
+    const verdict = await policy().check(`${s.origin}/`);
+    expect(verdict).toMatchObject({ reason: 'unreachable', failure: { status: 429 } });
+    expect(verdict.retryAfterMs).toBeGreaterThan(1_000);
+    expect(verdict.retryAfterMs).toBeLessThanOrEqual(2_000);
+    const capped = await site(serve('come back tomorrow', 503, { 'retry-after': '86400' }));
+    const long = await policy({ maxRetryAfterMs: 5_000 }).check(`${capped.origin}/`);
+    expect(long.retryAfterMs).toBeGreaterThan(4_000);
+    expect(long.retryAfterMs).toBeLessThanOrEqual(5_000);
+  });
+
+  it('backs off on a 503 that never ends and gives up once the retry budget is spent, with the status', async () => {
+    const s = await site(serve('down', 503));
+    const prefix = testPrefix();
+    const robots = policy({ prefix, firstRetryMs: 1_000, retryBudgetMs: 2_500 });
+    const started = Date.now();
+    let verdict = await robots.check(`${s.origin}/x`);
+    const waits: number[] = [];
+    while (verdict.reason === 'unreachable') {
+      waits.push(verdict.retryAfterMs ?? 0);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      await sleep((verdict.retryAfterMs ?? 0) + 20);
+      verdict = await robots.check(`${s.origin}/x`);
+    }
+    expect(verdict).toMatchObject({ allowed: false, reason: 'gave-up', retryAfterMs: null, failure: { status: 503, error: 'HTTP 503' } });
+    // Given up only by a failure once the budget had passed, every failure counted.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
+    const fetches = s.hits.get('/robots.txt') ?? 0;
+    expect(fetches).toBeGreaterThanOrEqual(2);
+    expect(verdict.failure?.failures).toBe(fetches);
+    // The first wait is the first backoff step; no wait outlasts the budget.
+    expect(waits[0]).toBeLessThanOrEqual(1_000);
+    for (const wait of waits) expect(wait).toBeLessThanOrEqual(2_500);
+    // The given-up verdict is shared and held: no fetch meanwhile, and the run is over.
+    expect((await policy({ prefix }).check(`${s.origin}/y`)).reason).toBe('gave-up');
+    expect(s.hits.get('/robots.txt')).toBe(fetches);
+    expect(await client.exists(`${prefix}:failing:${s.origin}`)).toBe(0);
+  });
+
+  it('parses the first maxBytes of a body the fetch cut short, dropping the incomplete last line', async () => {
+    const robots = policy({
+      maxBytes: 40,
+      fetchRobots: (robotsUrl) =>
+        Promise.resolve({
+          status: 200,
+          body: Buffer.from('User-agent: *\nDisallow: /p/\nAllow: /p/ok'),
+          finalUrl: robotsUrl,
+          truncated: true,
+        }),
+    });
+    expect((await robots.check('http://127.0.0.1:9/p/1')).reason).toBe('disallowed');
+    // "Allow: /p/ok" may have gone on ("/p/okay-only"): not trusted.
+    expect((await robots.check('http://127.0.0.1:9/p/ok')).reason).toBe('disallowed');
   });
 
   it('treats 429 as unreachable, not as a missing file', async () => {

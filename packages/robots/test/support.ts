@@ -45,7 +45,13 @@ export function serve(body: string | Buffer, status = 200, headers: Record<strin
 /** The test's stand-in for the crawler's fetch: node's fetch, following redirects. */
 export const fetchRobots: FetchRobots = async (robotsUrl, { signal }) => {
   const response = await fetch(robotsUrl, { redirect: 'follow', signal });
-  return { status: response.status, body: Buffer.from(await response.arrayBuffer()), finalUrl: response.url };
+  const retryAfter = Number(response.headers.get('retry-after') ?? 'NaN');
+  return {
+    status: response.status,
+    body: Buffer.from(await response.arrayBuffer()),
+    finalUrl: response.url,
+    ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+  };
 };
 
 export function testPrefix(): string {

@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { openCrawlServices, resumeGroup, type CrawlServices } from '@crawlq/crawler';
+import { describeGroupWait, GroupWaits, openCrawlServices, readGroupWaits, resumeGroup, type CrawlServices, type GroupWait } from '@crawlq/crawler';
 import type { GroupStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -27,12 +27,15 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const groups = await withServices(config, (services) => services.limiter.list());
+    const [groups, waits] = await withServices(config, (services) =>
+      Promise.all([services.limiter.list(), readGroupWaits(services.redis, config.namespace)]),
+    );
+    const waitingFor = waitingForOf(groups, waits);
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify(groups)}\n`);
+      process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, waitingFor: waitingFor.get(status.group) ?? null })))}\n`);
       return;
     }
-    process.stdout.write(`${formatGroups(groups)}\n`);
+    process.stdout.write(`${formatGroups(groups, waitingFor)}\n`);
   });
 
   addConfigOptions(
@@ -46,7 +49,11 @@ export function registerGroup(program: Command): void {
       process.exitCode = 2;
       return;
     }
-    await withServices(config, (services) => services.limiter.pause(name, forMs, 'admin'));
+    await withServices(config, async (services) => {
+      await services.limiter.pause(name, forMs, 'admin');
+      // Shown as the group's reason to wait from now on, and its wait counts toward --max-blocked from now.
+      await new GroupWaits(services.redis, config.namespace).note(name, { cause: 'pause', until: Date.now() + forMs, label: 'admin pause' });
+    });
     process.stdout.write(`paused ${name} for ${forMs / 1000} s\n`);
   });
 
@@ -59,11 +66,26 @@ export function registerGroup(program: Command): void {
   );
 }
 
-function formatGroups(groups: readonly GroupStatus[]): string {
+/**
+ * Why each waiting group waits: the workers' record (robots.txt, pause), else
+ * a pause in force that no job has run into yet (an admin's, say).
+ */
+function waitingForOf(groups: readonly GroupStatus[], waits: readonly GroupWait[]): Map<string, string> {
+  const now = Date.now();
+  const waitingFor = new Map<string, string>();
+  for (const wait of waits) waitingFor.set(wait.group, describeGroupWait(wait, now));
+  for (const status of groups) {
+    if (waitingFor.has(status.group) || status.pausedUntil === null || status.pausedUntil <= now) continue;
+    waitingFor.set(status.group, `pause (${status.pauseReason ?? 'no reason given'}), ${Math.ceil((status.pausedUntil - now) / 1000)} s left`);
+  }
+  return waitingFor;
+}
+
+function formatGroups(groups: readonly GroupStatus[], waitingFor: ReadonlyMap<string, string>): string {
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
   // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
-  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late'];
+  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
   const rows = groups.map((status) => [
     status.group,
     formatRate(status.limits.rate),
@@ -74,6 +96,7 @@ function formatGroups(groups: readonly GroupStatus[]): string {
     String(status.admitted),
     String(status.deferred),
     String(status.lateStarts + status.slippedStarts),
+    waitingFor.get(status.group) ?? '-',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
