@@ -57,7 +57,7 @@ const robotsTxt = (body: string): ScriptedAnswer => ({ status: 200, headers: { '
 const redirect = (status: number, location: string): ScriptedAnswer => ({ status, headers: { location } });
 
 describe('redirect hops pass the gate of the group they go to', () => {
-  it('a cross-host redirect chain under a rate limit stays within the limit at the target', { timeout: 240_000 }, async () => {
+  it('a cross-host redirect chain under a rate limit stays within the limit at the target', { timeout: 480_000 }, async () => {
     const [a, b] = ['127.0.0.60', '127.0.0.61'];
     const pages = 20;
     let port = 0;
@@ -75,7 +75,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     const seeds = [a, b].flatMap((host) => Array.from({ length: pages }, (_, i) => hosts!.url(host, `/p/${i}`)));
     const enqueued = await fleet.cli(['enqueue', ...seeds]);
     expect(enqueued.code, enqueued.stderr).toBe(0);
-    await fleet.waitUntilDone(180_000);
+    await fleet.waitUntilDone(360_000);
 
     const atB = hosts.at(b);
     // B's 20 pages, the 20 pages A's redirects lead to, and its robots.txt: each once.
@@ -99,7 +99,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     }
   });
 
-  it('a same-host redirect counts twice: the server sees both requests spaced by the rate', { timeout: 240_000 }, async () => {
+  it('a same-host redirect counts twice: the server sees both requests spaced by the rate', { timeout: 480_000 }, async () => {
     const c = '127.0.0.62';
     const script: Script = (_host, path) => {
       if (path === '/robots.txt') return notFound;
@@ -111,7 +111,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     const seeds = Array.from({ length: 8 }, (_, i) => hosts!.url(c, `/old/${i}`));
     await fleet.cli(['enqueue', ...seeds]);
-    await fleet.waitUntilDone(180_000);
+    await fleet.waitUntilDone(360_000);
 
     const seen = hosts.at(c);
     const starts = seen.map((request) => request.startedAt).sort((x, y) => x - y);
@@ -135,7 +135,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     }
   });
 
-  it('a redirect into a robots.txt-disallowed path or out of scope is not requested and ends as a skipped record; credentials never reach records', { timeout: 240_000 }, async () => {
+  it('a redirect into a robots.txt-disallowed path or out of scope is not requested and ends as a skipped record; credentials never reach records', { timeout: 480_000 }, async () => {
     const [d, e, outside] = ['127.0.0.63', '127.0.0.64', '127.0.0.65'];
     const secret = 'pw-s3cr3t';
     let port = 0;
@@ -153,7 +153,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     const seeds = [...[0, 1, 2].map((i) => hosts!.url(d, `/go/${i}`)), hosts.url(d, '/away'), hosts.url(d, '/out'), hosts.url(d, '/cred'), hosts.url(e, '/')];
     await fleet.cli(['enqueue', ...seeds]);
-    await fleet.waitUntilDone(180_000);
+    await fleet.waitUntilDone(360_000);
 
     // Not one request to a disallowed path, nor to the host out of scope.
     expect(hosts.requests.filter((request) => request.path.startsWith('/private/'))).toEqual([]);
@@ -177,7 +177,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     expect((await fleet.cli(['dlq', 'list', '--json'])).stdout).not.toContain(secret);
   });
 
-  it('every request the servers saw was admitted by the gate: redirects, got retries and robots.txt included', { timeout: 240_000 }, async () => {
+  it('every request the servers saw was admitted by the gate: redirects, got retries and robots.txt included', { timeout: 480_000 }, async () => {
     const [f, g] = ['127.0.0.66', '127.0.0.67'];
     let port = 0;
     const script: Script = (host, path, seen) => {
@@ -195,7 +195,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     const seeds = [f, g].flatMap((host) => [0, 1, 2, 3, 4].flatMap((i) => [`/same/${i}`, `/cross/${i}`, `/flaky/p${i}`].map((path) => hosts!.url(host, path))));
     await fleet.cli(['enqueue', ...seeds]);
-    await fleet.waitUntilDone(180_000);
+    await fleet.waitUntilDone(360_000);
 
     const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
     for (const host of [f, g]) {
