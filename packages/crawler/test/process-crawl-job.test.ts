@@ -7,7 +7,7 @@ import { createDeadLetters } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, readCrawlStats, startCrawlWorker, publishLimitPolicy, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+import { openCrawlServices, readCrawlStats, startCrawlWorker, publishCrawlDefinition, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;
@@ -41,7 +41,7 @@ function config(flags: Record<string, unknown>): CrawlqConfig {
 async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ pages: PageRecord[]; config: CrawlqConfig }> {
   const cfg = config(flags);
   services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
-  await publishLimitPolicy(services);
+  await publishCrawlDefinition(services, 'test');
   const pages: PageRecord[] = [];
   worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
   await services.frontier.addSeeds(seeds);
@@ -76,7 +76,7 @@ describe('crawl worker', () => {
     const url = site.urlOf(HOST, 2);
     const cfg = config({ allowPrivateNetwork: true, rate: 'none', attempts: 1 });
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
-    await publishLimitPolicy(services);
+    await publishCrawlDefinition(services, 'test');
     await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
     const pages: PageRecord[] = [];
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
