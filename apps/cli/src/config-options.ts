@@ -1,22 +1,19 @@
-import { ConfigError, loadConfig, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
+import { ConfigError, FLEET_OPTIONS, loadConfig, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { Option, type Command } from 'commander';
 
 /** Options that repeat (`--include a --include b`) or take comma lists. */
 const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 
-/** Options every crawl-running command accepts. */
-export const CRAWL_OPTIONS: readonly OptionName[] = [
-  'redisUrl', 'namespace', 'stateDir',
-  'scope', 'include', 'exclude', 'maxDepth', 'maxPages', 'maxPagesPerGroup', 'attempts', 'backoff', 'userAgent', 'allowPrivateNetwork', 'sortQuery',
-  'seenSet', 'expectedUrls', 'falsePositiveRate', 'sitemaps',
-  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
-];
+/**
+ * Options every crawl-starting command accepts: where the crawl is, every
+ * fleet-wide option (a command that starts a crawl publishes them), and the
+ * seeding switch.
+ */
+export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir', ...FLEET_OPTIONS, 'sitemaps', 'stallTimeout'];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
-  'robotsTtl', 'maxCrawlDelay',
-  'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
-  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
+  'concurrency', 'out', 'gracePeriod', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
 ];
 

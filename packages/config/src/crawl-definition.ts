@@ -151,7 +151,8 @@ export function formatOptionValue(name: OptionName, value: unknown): string {
   if (kind === 'duration' && typeof value === 'number') return formatDuration(value);
   if (OPTION_TABLE[name].flag === undefined) return canonicalJson(value);
   if (Array.isArray(value)) return value.length === 0 ? '""' : value.map(String).join(',');
-  return String(value);
+  if (typeof value === 'string') return value;
+  return canonicalJson(value);
 }
 
 /** The one-line refusal a process prints when it was given a value the fleet does not use. */

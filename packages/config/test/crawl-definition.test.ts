@@ -72,7 +72,7 @@ describe('crawl definition', () => {
   it('config-file-only options are named by key and changed with config set --config', () => {
     const fleet = definitionValuesFrom(loadConfig({}));
     const [conflict] = definitionConflicts(
-      loadConfig({ flags: { limitRules: [{ match: 'a.example', rate: '1/1s' }] } as Record<string, unknown> }),
+      loadConfig({ flags: { limitRules: [{ match: 'a.example', rate: '1/1s' }] } }),
       fleet,
     );
     expect(conflict?.option).toBe('limitRules');
