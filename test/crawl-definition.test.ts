@@ -106,28 +106,30 @@ describe('one crawl definition for the fleet', () => {
     expect(fromEnv.stderr).toContain('--max-depth: this process was given 4');
   });
 
-  it('config set --rate mid-crawl slows every running worker down; --user-agent reaches them too', { timeout: 180_000 }, async () => {
-    const web = await site({ hosts: ['127.0.0.72'], pagesPerHost: 120, linksPerPage: 4 });
+  it('config set --rate mid-crawl slows every running worker down; --user-agent reaches them too', { timeout: 240_000 }, async () => {
+    const web = await site({ hosts: ['127.0.0.72'], pagesPerHost: 300, linksPerPage: 4 });
     const namespace = 'def-live';
     fleet = bareFleet(namespace);
-    const enqueued = await fleet.cli(['enqueue', ...web.seeds, '--allow-private-network', '--max-depth', '50', '--rate', '10/1s', '--domain-concurrency', '4', '--ignore-robots']);
+    const enqueued = await fleet.cli(['enqueue', ...web.seeds, '--allow-private-network', '--max-depth', '50', '--rate', '4/1s', '--domain-concurrency', '4', '--ignore-robots']);
     expect(enqueued.code, enqueued.stderr).toBe(0);
     await fleet.start();
     await fleet.start();
     await waitFor(() => (web.requests.length >= 8 ? true : undefined), { timeoutMs: 60_000, what: 'the crawl to get going' });
 
-    const set = await fleet.cli(['config', 'set', '--rate', '2/1s', '--user-agent', 'slower-bot/2']);
+    const set = await fleet.cli(['config', 'set', '--rate', '1/1s', '--user-agent', 'slower-bot/2']);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(/^crawl definition version 2: /);
-    expect(set.stdout).toContain('--rate 2/1s');
+    expect(set.stdout).toContain('--rate 1/1s');
     expect(set.stdout).toContain('--user-agent slower-bot/2');
     const changedAt = performance.timeOrigin + performance.now();
     // A change reaches running workers within a few seconds; judge what the server saw after that.
     const settledAt = changedAt + 3_000;
     const after = () => web.requests.filter((request) => request.startedAt >= settledAt);
-    await waitFor(() => (after().length >= 8 ? true : undefined), { timeoutMs: 90_000, what: 'requests after the change' });
+    await waitFor(() => (after().length >= 6 ? true : undefined), { timeoutMs: 90_000, what: 'requests after the change' }).catch((error: unknown) => {
+      throw new Error(`${String(error)}; ${web.requests.length} requests in all; worker logs:\n${fleet?.logs.join('\n---\n') ?? ''}`);
+    });
 
-    for (const gap of gaps(after())) expect(gap).toBeGreaterThanOrEqual(500 - TOLERANCE_MS);
+    for (const gap of gaps(after())) expect(gap).toBeGreaterThanOrEqual(1_000 - TOLERANCE_MS);
     expect(new Set(after().map((request) => request.userAgent))).toEqual(new Set(['slower-bot/2']));
     // Before the change the workers used the enqueued user agent.
     expect(web.requests[0]?.userAgent).not.toBe('slower-bot/2');
