@@ -49,7 +49,7 @@ function gaps(requests: readonly RequestRecord[]): number[] {
 const TOLERANCE_MS = 25;
 
 describe('one crawl definition for the fleet', () => {
-  it('enqueue with crawl flags, three workers without: the server sees only what the definition allows', { timeout: 150_000 }, async () => {
+  it('enqueue with crawl flags, three workers without: the server sees only what the definition allows', { timeout: 240_000 }, async () => {
     const web = await site({ hosts: ['127.0.0.71'], pagesPerHost: 60, linksPerPage: 3 });
     const namespace = 'def-enqueue';
     const env = cliEnv(redis.url);
@@ -83,7 +83,7 @@ describe('one crawl definition for the fleet', () => {
     expect(definition.setBy).toMatch(/^enqueue on /);
   });
 
-  it('a worker given a conflicting crawl flag exits 2 with one line naming the option, the fleet value and the fix', { timeout: 90_000 }, async () => {
+  it('a worker given a conflicting crawl flag exits 2 with one line naming the option, the fleet value and the fix', { timeout: 150_000 }, async () => {
     const namespace = 'def-conflict';
     const env = cliEnv(redis.url);
     const set = await runCli(['config', 'set', '--namespace', namespace, '--max-depth', '1'], { env });
