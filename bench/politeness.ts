@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
-import { openCrawlServices, publishLimitPolicy } from '@crawlq/crawler';
+import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
 import type { RequestRecord, SiteSpec } from '@crawlq/demo-site';
 import { crawlCounts, openCrawlQueue } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
@@ -107,7 +107,7 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     await Promise.all(children.map((child) => waitForLine(child, /started/)));
     const config = loadConfig({ flags: { namespace: 'bench', allowPrivateNetwork: true, maxDepth: 0, rate, domainConcurrency } });
     const services = await openCrawlServices(config, redis.url, { role: 'producer' });
-    await publishLimitPolicy(services);
+    await publishCrawlDefinition(services, 'test');
     const client = redis.client();
     // The bench watches the queue on a connection of its own, left out of the counts.
     const watcherClient = redis.client();

@@ -1,36 +1,37 @@
-import { ConfigError, loadConfig, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
+import { ConfigError, FLEET_OPTIONS, loadConfig, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { Option, type Command } from 'commander';
 
 /** Options that repeat (`--include a --include b`) or take comma lists. */
 const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 
-/** Options every crawl-running command accepts. */
-export const CRAWL_OPTIONS: readonly OptionName[] = [
-  'redisUrl', 'namespace', 'stateDir',
-  'scope', 'include', 'exclude', 'maxDepth', 'maxPages', 'maxPagesPerGroup', 'attempts', 'backoff', 'userAgent', 'allowPrivateNetwork', 'sortQuery',
-  'seenSet', 'expectedUrls', 'falsePositiveRate', 'sitemaps',
-  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
-];
+/**
+ * Options every crawl-starting command accepts: where the crawl is, every
+ * fleet-wide option (a command that starts a crawl publishes them), and the
+ * seeding switch.
+ */
+export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir', ...FLEET_OPTIONS, 'sitemaps', 'stallTimeout'];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
-  'robotsTtl', 'robotsRetryBudget', 'maxCrawlDelay',
-  'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
-  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
+  'concurrency', 'out', 'gracePeriod', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
 ];
 
 export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir'];
 
-/** Adds the table's flags for `names` to a command, plus `--config FILE`. */
-export function addConfigOptions(command: Command, names: readonly OptionName[]): Command {
+/**
+ * Adds the table's flags for `names` to a command, plus `--config FILE`.
+ * `booleanValues`: boolean flags take an optional value (`--ignore-robots false`),
+ * so a command that changes a setting can also turn it off.
+ */
+export function addConfigOptions(command: Command, names: readonly OptionName[], options: { booleanValues?: boolean } = {}): Command {
   command.option('--config <file>', 'JSON config file (flags > environment > file > defaults)');
   for (const name of names) {
     const entry = OPTION_TABLE[name];
     if (entry.flag === undefined) continue;
     const env = entry.env === undefined ? '' : ` [env ${entry.env}]`;
     if (typeof entry.default === 'boolean') {
-      command.addOption(new Option(entry.flag, `${entry.doc}${env}`));
+      command.addOption(new Option(options.booleanValues === true ? `${entry.flag} [value]` : entry.flag, `${entry.doc}${env}`));
     } else if (LIST_OPTIONS.has(name)) {
       command.addOption(
         new Option(`${entry.flag} <value>`, `${entry.doc}${env}`).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
@@ -42,8 +43,15 @@ export function addConfigOptions(command: Command, names: readonly OptionName[])
   return command;
 }
 
-/** Parses flags > environment > config file > defaults once; exits 2 on a bad value. */
-export function configFrom(flags: Record<string, unknown>, overrides: Partial<Record<OptionName, unknown>> = {}): CrawlqConfig {
+/**
+ * Parses flags > environment > config file > defaults once; exits 2 on a bad value.
+ * `env` replaces `process.env` (a command may ignore the environment's crawl settings).
+ */
+export function configFrom(
+  flags: Record<string, unknown>,
+  overrides: Partial<Record<OptionName, unknown>> = {},
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): CrawlqConfig {
   const known: Partial<Record<OptionName, unknown>> = {};
   for (const name of Object.keys(OPTION_TABLE) as OptionName[]) {
     const flag = OPTION_TABLE[name].flag;
@@ -53,7 +61,7 @@ export function configFrom(flags: Record<string, unknown>, overrides: Partial<Re
   try {
     return loadConfig({
       flags: { ...overrides, ...known },
-      env: process.env,
+      env,
       configFile: typeof flags.config === 'string' ? flags.config : undefined,
     });
   } catch (error) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
+import { ConfigError } from '@crawlq/config';
 import { Command, CommanderError } from 'commander';
 import { registerCrawl } from './commands/crawl.js';
+import { registerConfig } from './commands/config.js';
 import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDlq } from './commands/dlq.js';
@@ -25,6 +27,7 @@ registerGroup(program);
 registerDlq(program);
 registerDashboard(program);
 registerOptions(program);
+registerConfig(program);
 
 try {
   await program.parseAsync(process.argv);
@@ -34,5 +37,6 @@ try {
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   process.stderr.write(`crawlq: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+  // A bad or conflicting option (e.g. a worker flag the fleet's definition contradicts) is an input error.
+  process.exit(error instanceof ConfigError ? 2 : 1);
 }

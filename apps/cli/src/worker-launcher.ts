@@ -4,17 +4,21 @@ import { join, resolve } from 'node:path';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
 
 /**
- * Launches `crawlq worker` child processes that run with exactly the parent's
- * resolved configuration: it is handed over as a private config file, and the
+ * Launches `crawlq worker` child processes that run with the parent's resolved
+ * per-process configuration: it is handed over as a private config file, and the
  * variables that would override it are left out of the child's environment.
  */
 export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { spawn(index: number): ChildProcess; dispose(): void } {
   const dir = resolve(config.stateDir, 'run');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `worker-config-${process.pid}.json`);
-  // Only what was set explicitly: defaults stay defaults in the child, so the
-  // child publishes the same limits the parent did, and no others.
-  const handedOver = Object.fromEntries(config.explicit.filter((name) => name !== 'redisUrl').map((name) => [name, config[name]]));
+  // Only this process's own settings, and only those set explicitly: the
+  // crawl-shaping ones come from the fleet's definition, which the parent
+  // published before spawning, so a `config set` mid-crawl holds for restarted
+  // workers too.
+  const handedOver = Object.fromEntries(
+    config.explicit.filter((name) => name !== 'redisUrl' && OPTION_TABLE[name].scope === 'process').map((name) => [name, config[name]]),
+  );
   writeFileSync(file, JSON.stringify(handedOver), { mode: 0o600 });
   chmodSync(file, 0o600); // It may hold SMTP credentials.
 

@@ -1,6 +1,6 @@
 /** A configuration value is missing or malformed. Never retryable: fix the input. */
 export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+  override readonly name: string = 'ConfigError';
   /** The option as a user typed it (flag, env var or file key). */
   readonly option: string;
 

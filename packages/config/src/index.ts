@@ -1,4 +1,21 @@
 export { loadConfig, type ConfigSources } from './load-config.js';
 export { ConfigError } from './errors.js';
-export { OPTION_TABLE, limitRuleSchema, fieldRuleSchema, type CrawlqConfig, type OptionName } from './schema.js';
+export { OPTION_TABLE, limitRuleSchema, fieldRuleSchema, type CrawlqConfig, type OptionName, type OptionScope } from './schema.js';
 export { parseDurationMs, parseRate, parseBytes, formatRate, formatDuration, type Rate } from './units.js';
+export {
+  FLEET_OPTIONS,
+  FIXED_FLEET_OPTIONS,
+  isFleetOption,
+  definitionValuesFrom,
+  parseDefinitionValues,
+  definitionConflicts,
+  mergeDefinition,
+  adoptDefinition,
+  canonicalJson,
+  optionLabel,
+  formatOptionValue,
+  conflictMessage,
+  type CrawlDefinition,
+  type DefinitionValues,
+  type DefinitionConflict,
+} from './crawl-definition.js';

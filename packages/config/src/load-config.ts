@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
 
 /** Where configuration values come from; later sources override earlier ones. */
@@ -81,12 +82,4 @@ function describe(error: z.ZodError, value: unknown): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

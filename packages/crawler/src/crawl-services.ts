@@ -1,11 +1,11 @@
-import { OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
+import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig } from '@crawlq/config';
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, stateKeyPrefix, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
-import { limitPolicyFrom } from './limit-policy.js';
+import { DefinitionStore } from './definition-store.js';
 
 /**
  * The Redis-backed parts every crawlq command shares: one connection for our
@@ -13,12 +13,19 @@ import { limitPolicyFrom } from './limit-policy.js';
  * of connections is fixed, however many groups the crawl has.
  */
 export interface CrawlServices {
+  /** The configuration in force: this process's own settings with the fleet's crawl definition laid over them once adopted. */
   readonly config: CrawlqConfig;
+  /** The crawl definition this process follows (null until it joined or published one). */
+  readonly definition: CrawlDefinition | null;
   readonly redisUrl: string;
   readonly redis: Redis;
   readonly queue: CrawlQueue;
   readonly limiter: GroupLimiter;
+  /** Rebuilt when an adopted definition changes the frontier's settings: read it per use, do not keep it. */
   readonly frontier: Frontier;
+  readonly definitions: DefinitionStore;
+  /** Follows `definition` from now on: `config` and `frontier` reflect it. */
+  adopt(definition: CrawlDefinition): void;
   close(): Promise<void>;
 }
 
@@ -54,43 +61,45 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
+  let current = config;
   // A planned job sleeps no longer than --max-blocked: one planned into a long
   // pause wakes in time to be dead-lettered at the bound, not when it ends.
   const planner = {
     plan: async (groups: readonly string[]) =>
-      (await limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS })).map((delayMs) => Math.min(delayMs, config.maxBlocked)),
+      (await limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS })).map((delayMs) => Math.min(delayMs, current.maxBlocked)),
   };
-  const frontier = new Frontier({ redis, queue, planner, namespace: config.namespace, settings: frontierSettingsFrom(config) });
+  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, planner, namespace: config.namespace, settings });
+  let settings = frontierSettingsFrom(config);
+  let frontier = openFrontier(settings);
+  let definition: CrawlDefinition | null = null;
   return {
-    config,
+    get config() {
+      return current;
+    },
+    get definition() {
+      return definition;
+    },
+    get frontier() {
+      return frontier;
+    },
     redisUrl,
     redis,
     queue,
     limiter,
-    frontier,
+    definitions: new DefinitionStore(redis, config.namespace),
+    adopt(next) {
+      definition = next;
+      current = adoptDefinition(config, next.values);
+      const nextSettings = frontierSettingsFrom(current);
+      // A new Frontier only when its settings changed: it caches the scope filter.
+      if (canonicalJson(nextSettings) !== canonicalJson(settings)) {
+        settings = nextSettings;
+        frontier = openFrontier(settings);
+      }
+    },
     async close() {
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
     },
   };
-}
-
-/** Options that make up the fleet-wide politeness policy. */
-const LIMIT_OPTIONS: readonly OptionName[] = ['rate', 'burst', 'domainConcurrency', 'limitRules', 'safetyMargin', 'leaseTime', 'maxPause', 'requestTimeout', 'maxCrawlDelay'];
-
-/**
- * Publishes this process's limits as the fleet's when it was given any limit
- * option, or when the fleet has none yet; a process started with default
- * limits adopts the fleet's instead of resetting them. Returns a warning when
- * it replaced different limits, so two workers never enforce different limits
- * for one group without saying so.
- */
-export async function publishLimitPolicy(services: CrawlServices): Promise<string | undefined> {
-  const { config, limiter } = services;
-  const given = config.explicit.filter((name) => LIMIT_OPTIONS.includes(name));
-  if (given.length === 0 && (await limiter.getPolicy()) !== null) return undefined;
-  const { changed, previous } = await limiter.setPolicy(limitPolicyFrom(config));
-  return changed && previous !== null
-    ? `the fleet-wide politeness limits changed (this process was given ${given.map((name) => OPTION_TABLE[name].flag ?? name).join(', ')}); every worker follows the new ones now`
-    : undefined;
 }

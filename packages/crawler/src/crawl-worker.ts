@@ -1,13 +1,16 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, definitionConflicts, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
-import { createFetcher } from '@crawlq/fetcher';
+import { createFetcher, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { openJsonlSink } from '@crawlq/sink';
+import type { RobotsPolicy } from '@crawlq/robots';
 import { Worker, type Job } from 'bullmq';
-import { openCrawlServices, publishLimitPolicy, type CrawlServices } from './crawl-services.js';
+import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
+import { openCrawlServices, type CrawlServices } from './crawl-services.js';
+import { stampOfDefinition } from './definition-store.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
 import { GroupWaits } from './group-waits.js';
@@ -34,24 +37,31 @@ export interface CrawlWorker {
 }
 
 const RECONCILE_EVERY_MS = 60_000;
+/** How often a worker checks the crawl definition's version: a change reaches it within about this long. */
+const DEFINITION_POLL_MS = 1_000;
 
 /** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
-  const { config, redisUrl, log } = options;
+  const { redisUrl, log } = options;
   const id = `${hostname()}:${process.pid}`;
-  const services: CrawlServices = await openCrawlServices(config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
-  const warning = await publishLimitPolicy(services);
-  if (warning) log(`warning: ${warning}`);
+  const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
+  try {
+    const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
+    log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  // The crawl-shaping settings are the fleet's from here on; read them through services.config.
+  const config = services.config;
   const connection = { url: redisUrl };
   const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
-  const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
   const gate = new GroupGate(services.limiter);
-  const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher, { postponeWhenPaused: true });
+  const fetching = new FetchingParts(services, log);
   const waits = new GroupWaits(services.redis, config.namespace);
-  if (!robots) log('robots.txt is ignored (--ignore-robots)');
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
   const crawlDelays = new Map<string, number>();
   const applyCrawlDelay = async (group: string, crawlDelayMs: number): Promise<void> => {
@@ -65,15 +75,15 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     (job, token) =>
       processCrawlJob(job, token, {
         gate,
-        fetcher,
+        fetcher: fetching.fetcher,
         frontier: services.frontier,
         sink,
         maxInlineWaitMs: MAX_INLINE_WAIT_MS,
-        maxBlockedMs: config.maxBlocked,
-        maxRedirects: config.maxRedirects,
+        maxBlockedMs: services.config.maxBlocked,
+        maxRedirects: services.config.maxRedirects,
         waits,
-        fields: config.fields,
-        ...(robots ? { robots } : {}),
+        fields: services.config.fields,
+        ...(fetching.robots ? { robots: fetching.robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),
         onPage: (record) => {
@@ -88,6 +98,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
+      // The definition's global rate as adopted at start (BullMQ's limiter is fixed per Worker).
       ...(config.globalRate ? { limiter: { max: config.globalRate.max, duration: config.globalRate.durationMs } } : {}),
     },
   );
@@ -124,12 +135,36 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const reconcileTimer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS);
   reconcileTimer.unref();
 
+  // A changed definition reaches this worker within a poll: one HMGET of the
+  // version while nothing changes, a full read and re-derivation when it does.
+  let stamp = stampOfDefinition(services.definition);
+  let watching: Promise<void> | undefined;
+  const watch = async () => {
+    if ((await services.definitions.stamp()) === stamp) return;
+    const next = await refreshCrawlDefinition(services);
+    stamp = stampOfDefinition(services.definition);
+    if (next === null) return;
+    log(`following the fleet's crawl definition version ${next.version} (set by ${next.setBy} at ${next.setAt})`);
+    for (const conflict of definitionConflicts(options.config, next.values)) {
+      log(`warning: this worker was started with ${optionLabel(conflict.option)} ${formatOptionValue(conflict.option, conflict.given)}; it follows the fleet's ${formatOptionValue(conflict.option, conflict.fleet)} now`);
+    }
+    fetching.refresh();
+  };
+  const watchTimer = setInterval(() => {
+    watching ??= watch()
+      .catch((error: unknown) => log(`could not check the crawl definition (retrying): ${String(error)}`))
+      .finally(() => (watching = undefined));
+  }, DEFINITION_POLL_MS);
+  watchTimer.unref();
+
   let closing: Promise<void> | undefined;
   return {
     id,
     close(graceMs) {
       closing ??= (async () => {
         clearInterval(reconcileTimer);
+        clearInterval(watchTimer);
+        await watching;
         const graceful = worker.close();
         const timedOut = await Promise.race([
           graceful.then(() => false),
@@ -140,7 +175,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         if (timedOut) await worker.close(true);
         await alertWorker.close();
         await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close()]);
-        fetcher.close();
+        fetching.close();
         await services.close();
       })();
       return closing;
@@ -186,4 +221,61 @@ export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Prom
   });
   await worker.close(config.gracePeriod);
   log('stopped');
+}
+
+/**
+ * The fetcher and robots.txt policy built from the definition in force. A
+ * change to what they read (user agent, timeouts, retries, body and redirect
+ * caps, robots on/off) builds new ones for the next jobs; the old fetcher is
+ * closed once its requests can no longer be running.
+ */
+class FetchingParts {
+  readonly #services: CrawlServices;
+  readonly #log: (line: string) => void;
+  #key = '';
+  #fetcher!: Fetcher;
+  #robots: RobotsPolicy | undefined;
+  readonly #retired = new Set<Fetcher>();
+
+  constructor(services: CrawlServices, log: (line: string) => void) {
+    this.#services = services;
+    this.#log = log;
+    this.refresh();
+  }
+
+  get fetcher(): Fetcher {
+    return this.#fetcher;
+  }
+
+  get robots(): RobotsPolicy | undefined {
+    return this.#robots;
+  }
+
+  refresh(): void {
+    const config = this.#services.config;
+    const fetcherOptions = fetcherOptionsFrom(config);
+    const key = canonicalJson([fetcherOptions, config.ignoreRobots, config.robotsTtl, config.maxCrawlDelay, config.robotsRetryBudget, config.maxPause]);
+    if (key === this.#key) return;
+    const first = this.#key === '';
+    this.#key = key;
+    const previous = first ? undefined : this.#fetcher;
+    this.#fetcher = createFetcher(fetcherOptions);
+    this.#robots = config.ignoreRobots ? undefined : openRobotsPolicy(this.#services, this.#fetcher, { postponeWhenPaused: true });
+    if (!this.#robots) this.#log('robots.txt is ignored (--ignore-robots)');
+    if (previous) {
+      this.#retired.add(previous);
+      // Jobs that started before the change finish on the old fetcher.
+      const drainMs = (config.requestTimeout + config.fetchBackoff * 4) * (config.fetchRetries + 1) + 5_000;
+      setTimeout(() => {
+        this.#retired.delete(previous);
+        previous.close();
+      }, drainMs).unref();
+    }
+  }
+
+  close(): void {
+    this.#fetcher.close();
+    for (const fetcher of this.#retired) fetcher.close();
+    this.#retired.clear();
+  }
 }

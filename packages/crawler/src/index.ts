@@ -1,6 +1,16 @@
 export { startCrawlWorker, runWorkerUntilSignalled, alertMailConfig, type CrawlWorker, type CrawlWorkerOptions } from './crawl-worker.js';
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
-export { openCrawlServices, publishLimitPolicy, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions } from './crawl-services.js';
+export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions } from './crawl-services.js';
+export {
+  publishCrawlDefinition,
+  joinCrawlDefinition,
+  refreshCrawlDefinition,
+  definitionAuthor,
+  readFleetConfig,
+  DefinitionConflictError,
+  type PublishedDefinition,
+} from './crawl-definition.js';
+export { DefinitionStore } from './definition-store.js';
 export { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
 export { clearNamespace } from './namespace-state.js';

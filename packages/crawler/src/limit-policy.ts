@@ -19,5 +19,6 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
     maxMinIntervalMs: config.maxCrawlDelay,
+    globalRate: config.globalRate,
   };
 }

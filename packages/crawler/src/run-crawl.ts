@@ -3,7 +3,8 @@ import type { CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
-import { openCrawlServices, publishLimitPolicy } from './crawl-services.js';
+import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js';
+import { openCrawlServices } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
@@ -54,8 +55,9 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (hasState && !resumed) await clearNamespace(services.redis, config.namespace);
     else if (resumed) log(`resuming the unfinished crawl in namespace "${config.namespace}" (${before.waiting + before.delayed + before.active} jobs left)`);
 
-    const warning = await publishLimitPolicy(services);
-    if (warning) log(`warning: ${warning}`);
+    // Published before any worker starts: the workers adopt it instead of bringing their own.
+    const { notice } = await publishCrawlDefinition(services, definitionAuthor('crawl'));
+    if (notice) log(`warning: ${notice}`);
     const seeds = await services.frontier.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);
     if (config.sitemaps) {

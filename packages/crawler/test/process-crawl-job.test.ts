@@ -7,7 +7,7 @@ import { createDeadLetters } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, readCrawlStats, readGroupWaits, startCrawlWorker, publishLimitPolicy, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+import { openCrawlServices, readCrawlStats, readGroupWaits, startCrawlWorker, publishCrawlDefinition, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;
@@ -41,7 +41,7 @@ function config(flags: Record<string, unknown>): CrawlqConfig {
 async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ pages: PageRecord[]; config: CrawlqConfig }> {
   const cfg = config(flags);
   services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
-  await publishLimitPolicy(services);
+  await publishCrawlDefinition(services, 'test');
   const pages: PageRecord[] = [];
   worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
   await services.frontier.addSeeds(seeds);
@@ -76,15 +76,16 @@ describe('crawl worker', () => {
     const url = site.urlOf(HOST, 2);
     const cfg = config({ allowPrivateNetwork: true, rate: 'none', attempts: 1 });
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
-    await publishLimitPolicy(services);
+    await publishCrawlDefinition(services, 'test');
+    // Timed from before the pause: a worker's start (joining the crawl definition) may take a while under load.
+    const pausedAt = Date.now();
     await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
     const pages: PageRecord[] = [];
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
-    const started = Date.now();
     await services.frontier.addSeeds([url]);
     for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
-    expect(site.requests[0]!.startedAt).toBeGreaterThanOrEqual(started + 1_000);
+    expect(site.requests[0]!.startedAt).toBeGreaterThanOrEqual(pausedAt + 1_490);
     await worker.close(1_000); // flushes the page counters
     worker = undefined;
     expect((await readCrawlStats(services.redis, cfg.namespace)).pages).toBe(1);
@@ -97,7 +98,7 @@ describe('crawl worker', () => {
     const group = `${HOST}:${site.port}`;
     const cfg = config({ allowPrivateNetwork: true, rate: 'none', maxBlocked: '2s' });
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
-    await publishLimitPolicy(services);
+    await publishCrawlDefinition(services, 'test');
     await services.limiter.pause(group, 60_000, 'paused by admin');
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined });
     const started = Date.now();

@@ -62,6 +62,13 @@ export interface LimitPolicy {
    * @default 30000
    */
   readonly maxMinIntervalMs?: number;
+  /**
+   * Request starts for the whole crawl, across every group (`--global-rate`);
+   * `null` = no fleet-wide cap. Carried in the policy so every worker reads the
+   * same value from the crawl definition (issue 9).
+   * @default null
+   */
+  readonly globalRate?: RateLimit | null;
 }
 
 /** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
@@ -73,6 +80,7 @@ export interface LimitPolicyInput {
   readonly backoff429?: Partial<Backoff429>;
   readonly maxPauseMs?: number;
   readonly maxMinIntervalMs?: number;
+  readonly globalRate?: RateLimit | null;
 }
 
 /** Default cap of a group's own minimum interval (`LimitPolicy.maxMinIntervalMs`). */
@@ -94,6 +102,7 @@ export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
   backoff429: Object.freeze({ baseMs: 1000, maxMs: 60_000 }),
   maxPauseMs: 3_600_000,
   maxMinIntervalMs: DEFAULT_MAX_MIN_INTERVAL_MS,
+  globalRate: null,
 });
 
 /**
@@ -117,6 +126,7 @@ export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizeP
     },
     maxPauseMs: check.number(input.maxPauseMs ?? base.maxPauseMs, 'maxPauseMs', { min: 1 }),
     maxMinIntervalMs: check.number(input.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS, 'maxMinIntervalMs', { min: 0 }),
+    globalRate: check.rate(input.globalRate ?? null, 'globalRate'),
   };
   if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
   if (check.issues.length > 0) throw new InvalidLimitPolicyError(check.issues, { operation });

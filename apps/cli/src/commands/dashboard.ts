@@ -1,3 +1,5 @@
+import type { CrawlqConfig } from '@crawlq/config';
+import { readFleetConfig } from '@crawlq/crawler';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -18,7 +20,7 @@ export function registerDashboard(program: Command): void {
           host: config.dashboardHost,
           port: config.dashboardPort,
           ...(config.dashboardUser && config.dashboardPassword ? { auth: { user: config.dashboardUser, password: config.dashboardPassword } } : {}),
-          jobPolicy: { attempts: config.attempts, backoffMs: config.backoff },
+          jobPolicy: await jobPolicyFor(config, redisUrl),
           log,
         });
       } catch (error) {
@@ -36,4 +38,13 @@ export function registerDashboard(program: Command): void {
       await dashboard.close();
     });
   });
+}
+
+/** Retries from the dashboard get the fleet's attempts and backoff, unless the command was given its own. */
+async function jobPolicyFor(config: CrawlqConfig, redisUrl: string): Promise<{ attempts: number; backoffMs: number }> {
+  const fleet = (await readFleetConfig(config, redisUrl)).config;
+  return {
+    attempts: config.explicit.includes('attempts') ? config.attempts : fleet.attempts,
+    backoffMs: config.explicit.includes('backoff') ? config.backoff : fleet.backoff,
+  };
 }

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
 import { createDeadLetters, type DeadLetterEntry, type DeadLetters } from '@crawlq/dead-letter';
+import { readFleetConfig } from '@crawlq/crawler';
 import { openCrawlQueue } from '@crawlq/queue';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
@@ -96,7 +97,11 @@ export function registerDlq(program: Command): void {
     const { retried } = await withDeadLetters(config, async (deadLetters, redisUrl) => {
       const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
       try {
-        return await deadLetters.retry(selector, queue, { attempts: config.attempts, backoffMs: config.backoff });
+        // A fresh budget by the fleet's definition, unless this command was given its own.
+        const fleet = (await readFleetConfig(config, redisUrl)).config;
+        const attempts = config.explicit.includes('attempts') ? config.attempts : fleet.attempts;
+        const backoffMs = config.explicit.includes('backoff') ? config.backoff : fleet.backoff;
+        return await deadLetters.retry(selector, queue, { attempts, backoffMs });
       } finally {
         await queue.close();
       }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { openCrawlServices, publishLimitPolicy, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
+import { definitionAuthor, openCrawlServices, publishCrawlDefinition, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
 import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
@@ -26,8 +26,9 @@ export function registerEnqueue(program: Command): void {
     const totals = await withRedis(config, async (redisUrl) => {
       const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       try {
-        const warning = await publishLimitPolicy(services);
-        if (warning) process.stderr.write(`warning: ${warning}\n`);
+        // Seeds are admitted under the fleet's definition, updated first with the options given here.
+        const { notice } = await publishCrawlDefinition(services, definitionAuthor('enqueue'));
+        if (notice) process.stderr.write(`warning: ${notice}\n`);
         const rejectedOut = (lineNumber: number, rejected: { reason: string; message: string }) =>
           process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
         const sum: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };

@@ -5,9 +5,9 @@ import type { Command } from 'commander';
 export function optionsMarkdown(): string {
   const rows = (Object.keys(OPTION_TABLE) as OptionName[]).map((name) => {
     const entry = OPTION_TABLE[name];
-    return `| ${entry.flag === undefined ? '—' : `\`${entry.flag}\``} | ${entry.env === undefined ? '' : `\`${entry.env}\``} | \`${name}\` | ${formatDefault(name, entry.default)} | ${entry.doc} |`;
+    return `| ${entry.flag === undefined ? '—' : `\`${entry.flag}\``} | ${entry.env === undefined ? '' : `\`${entry.env}\``} | \`${name}\` | ${formatDefault(name, entry.default)} | ${entry.scope === 'fleet' ? 'fleet' : ''} | ${entry.doc} |`;
   });
-  return ['| flag | environment | config file key | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| flag | environment | config file key | default | fleet-wide | meaning |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
 function formatDefault(name: OptionName, value: unknown): string {
@@ -24,7 +24,7 @@ function formatDefault(name: OptionName, value: unknown): string {
 export function registerOptions(program: Command): void {
   program
     .command('options')
-    .description('Print every option with its flag, environment variable, config key and default (Markdown)')
+    .description('Print every option with its flag, environment variable, config key, default and whether it is fleet-wide (Markdown)')
     .action(() => {
       process.stdout.write(`${optionsMarkdown()}\n`);
     });

@@ -1,0 +1,69 @@
+import { canonicalJson, parseDefinitionValues, type CrawlDefinition, type DefinitionValues } from '@crawlq/config';
+import { stateKeyPrefix } from '@crawlq/queue';
+import type { Redis } from 'ioredis';
+
+/**
+ * Compare-and-set of the definition: stores it only if the version is still
+ * the one the writer read (0 = none yet), so two producers racing cannot lose
+ * each other's change silently, and the first worker to publish wins.
+ * KEYS: 1 definition hash
+ * ARGV: 1 expected version, 2 values JSON, 3 setBy
+ * Reply: {1, new version, setAt ms} or {0, current version}
+ */
+const WRITE_DEFINITION = `
+local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if current ~= tonumber(ARGV[1]) then return {0, current} end
+local now = redis.call('TIME')
+local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local version = current + 1
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', version, 'setBy', ARGV[3], 'setAt', at)
+return {1, version, at}
+`;
+
+/** Identifies one stored version cheaply: the number and its time (a cleared namespace restarts the numbers). */
+export type DefinitionStamp = string;
+
+/** The crawl definition of one namespace in Redis. */
+export class DefinitionStore {
+  readonly #redis: Redis;
+  readonly #key: string;
+
+  constructor(redis: Redis, namespace: string) {
+    this.#redis = redis;
+    this.#key = `${stateKeyPrefix(namespace)}:definition`;
+  }
+
+  /** The definition in force, or null when no process has stored one in this namespace. */
+  async read(): Promise<CrawlDefinition | null> {
+    const [json, version, setBy, setAt] = await this.#redis.hmget(this.#key, 'json', 'version', 'setBy', 'setAt');
+    if (!json || !version) return null;
+    return {
+      version: Number(version),
+      setBy: setBy ?? 'unknown',
+      setAt: new Date(Number(setAt ?? 0)).toISOString(),
+      values: parseDefinitionValues(JSON.parse(json)),
+    };
+  }
+
+  /** One round trip that changes whenever the definition does: what workers poll. */
+  async stamp(): Promise<DefinitionStamp> {
+    const [version, setAt] = await this.#redis.hmget(this.#key, 'version', 'setAt');
+    return stampOf(version, setAt);
+  }
+
+  /** Stores `values` as the next version if the stored version is still `expectedVersion`; null if another writer came first. */
+  async write(values: DefinitionValues, expectedVersion: number, setBy: string): Promise<CrawlDefinition | null> {
+    const reply = (await this.#redis.eval(WRITE_DEFINITION, 1, this.#key, expectedVersion, canonicalJson(values), setBy)) as number[];
+    if (reply[0] !== 1) return null;
+    return { version: Number(reply[1]), setBy, setAt: new Date(Number(reply[2])).toISOString(), values };
+  }
+}
+
+/** The stamp of a definition read in full, comparable with `DefinitionStore.stamp()`. */
+export function stampOfDefinition(definition: CrawlDefinition | null): DefinitionStamp {
+  return definition === null ? stampOf(null, null) : stampOf(String(definition.version), String(Date.parse(definition.setAt)));
+}
+
+function stampOf(version: string | null | undefined, setAt: string | null | undefined): DefinitionStamp {
+  return `${version ?? '0'}@${setAt ?? '0'}`;
+}
