@@ -16,7 +16,7 @@ export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
   'robotsTtl', 'maxCrawlDelay',
   'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
-  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
+  'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxLinksPerPage', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
 ];
 

@@ -70,6 +70,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxBlockedMs: config.maxBlocked,
         maxRedirects: config.maxRedirects,
         fields: config.fields,
+        maxLinksPerPage: config.maxLinksPerPage,
         ...(robots ? { robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),

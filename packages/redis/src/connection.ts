@@ -1,3 +1,4 @@
+import { redactUrl } from '@crawlq/urls';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
@@ -42,19 +43,8 @@ export class RedisUnavailableError extends Error {
   override readonly name = 'RedisUnavailableError';
   readonly url: string;
   constructor(url: string, options?: ErrorOptions) {
-    super(`cannot reach Redis at ${redactRedisUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
-    this.url = redactRedisUrl(url);
-  }
-}
-
-/** A Redis URL with its password replaced, for logs and errors. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<invalid redis url>';
+    super(`cannot reach Redis at ${redactUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
+    this.url = redactUrl(url);
   }
 }
 
