@@ -44,7 +44,7 @@ async function stopRedis(child: ChildProcess): Promise<void> {
 }
 
 beforeAll(async () => {
-  site = await startDemoSite({ hosts: ['127.0.0.2', '127.0.0.3'], pagesPerHost: 150, linksPerPage: 4 });
+  site = await startDemoSite({ hosts: ['127.0.0.2', '127.0.0.3'], pagesPerHost: 100, linksPerPage: 4 });
   port = await freePort();
   redisDir = mkdtempSync(join(tmpdir(), 'crawlq-restart-redis-'));
   redis = await startRedis();
@@ -59,7 +59,7 @@ describe('a Redis restart under crawl --workers 2 (#10)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-restart-'));
     const out = join(dir, 'results.jsonl');
     const child = startCli(
-      ['crawl', ...site.seeds, '--out', out, '--namespace', 'restart', '--allow-private-network', '--rate', '10/1s', '--workers', '2', '--concurrency', '4', '--state-dir', dir],
+      ['crawl', ...site.seeds, '--out', out, '--namespace', 'restart', '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000', '--workers', '2', '--concurrency', '4', '--state-dir', dir],
       { env: cliEnv(`redis://127.0.0.1:${port}`) },
     );
     child.stdin?.end();
