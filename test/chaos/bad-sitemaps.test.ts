@@ -75,17 +75,17 @@ describe('bad sitemaps (#10)', () => {
   }, 300_000);
 
   it('enqueue --sitemap keeps the entries read before a size error', async () => {
-    const result = await runCli(['enqueue', '--sitemap', `${origin}/bomb.xml.gz`, '--namespace', 'sitemap-bomb', '--allow-private-network'], { env: cliEnv(redis.url) });
+    const result = await runCli(['enqueue', '--sitemap', `${origin}/bomb.xml.gz`, '--namespace', 'sitemap-bomb', '--allow-private-network'], { env: cliEnv(redis.url), timeoutMs: 200_000 });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`warning: sitemap ${origin}/bomb.xml.gz skipped`);
     expect(result.stdout).toContain('accepted 500,');
-  });
+  }, 240_000);
 
   it('enqueue --sitemaps reads the robots.txt of seeds given on standard input', async () => {
-    const result = await runCli(['enqueue', '--file', '-', '--sitemaps', '--namespace', 'sitemap-stdin', '--allow-private-network'], { env: cliEnv(redis.url), input: `${origin}/\n` });
+    const result = await runCli(['enqueue', '--file', '-', '--sitemaps', '--namespace', 'sitemap-stdin', '--allow-private-network'], { env: cliEnv(redis.url), input: `${origin}/\n`, timeoutMs: 200_000 });
     expect(result.code, result.stderr).toBe(0);
     // The seed plus the good sitemap's 20 pages; the two bad sitemaps are warnings.
     expect(result.stdout).toContain('accepted 21,');
     expect(result.stderr).toContain('2 failed');
-  });
+  }, 240_000);
 });

@@ -42,14 +42,14 @@ describe('secrets never reach output (#10)', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(shown);
     expect(result.stdout + result.stderr).not.toContain(SECRET);
-  });
+  }, 240_000);
 
   it('a redirect Location with user:password leaves no credentials in records or logs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-secrets-'));
     const out = join(dir, 'results.jsonl');
     const result = await runCli(
       ['crawl', base, '--out', out, '--namespace', 'secrets', '--allow-private-network', '--rate', 'none', '--concurrency', '1', '--state-dir', dir],
-      { env: cliEnv(redis.url) },
+      { env: cliEnv(redis.url), timeoutMs: 200_000 },
     );
     expect(result.code, result.stderr).toBe(0);
     const records = readRecords(out);
@@ -58,5 +58,5 @@ describe('secrets never reach output (#10)', () => {
     expect(readFileSync(out, 'utf8')).not.toContain(SECRET);
     expect(readFileSync(out, 'utf8')).not.toContain('admin@');
     expect(result.stdout + result.stderr).not.toContain(SECRET);
-  });
+  }, 240_000);
 });
