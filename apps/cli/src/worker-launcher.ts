@@ -3,6 +3,9 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
 
+/** Names the config file a `crawl` handed to its worker, so the worker can remove it if `crawl` dies. */
+export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
+
 /**
  * Launches `crawlq worker` child processes that run with the parent's resolved
  * per-process configuration: it is handed over as a private config file, and the
@@ -31,9 +34,11 @@ export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { 
   const entry = process.argv[1] ?? '';
   return {
     spawn(index) {
+      // The IPC channel is how a worker learns that this process is gone,
+      // even by SIGKILL: it closes with us, and the worker stops (#10).
       return spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
-        env: { ...env, CRAWLQ_WORKER_INDEX: String(index) },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...env, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
     },
     dispose() {

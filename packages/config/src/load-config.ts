@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { redactText } from '@crawlq/urls';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
@@ -77,7 +78,8 @@ function readConfigFile(path: string): Record<string, unknown> {
 function describe(error: z.ZodError, value: unknown): string {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  return `${issue?.message ?? 'invalid value'}${where} (got ${JSON.stringify(value)})`;
+  // A rejected URL may carry a password (REDIS_URL, SMTP_URL): never echo it (#10).
+  return `${issue?.message ?? 'invalid value'}${where} (got ${redactText(JSON.stringify(value) ?? 'undefined')})`;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

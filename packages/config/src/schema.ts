@@ -122,6 +122,7 @@ export const OPTION_TABLE = {
   fetchRetries: { scope: 'fleet', flag: '--fetch-retries', env: 'CRAWLQ_FETCH_RETRIES', schema: integer(0, 20), default: 2, doc: "got's own retries inside one attempt (timeouts, network errors, 408, 429, 5xx)" },
   fetchBackoff: { scope: 'fleet', flag: '--fetch-backoff', env: 'CRAWLQ_FETCH_BACKOFF', schema: duration, default: 500, doc: "Base of got's exponential backoff with jitter" },
   maxBodySize: { scope: 'fleet', flag: '--max-body-size', env: 'CRAWLQ_MAX_BODY_SIZE', schema: bytes, default: 10 * 1024 * 1024, doc: 'Largest body accepted, after decompression' },
+  maxLinksPerPage: { scope: 'fleet', flag: '--max-links-per-page', env: 'CRAWLQ_MAX_LINKS_PER_PAGE', schema: integer(1, 1_000_000), default: 5_000, doc: 'Distinct links kept from one page (recorded and followed); the rest are counted in the record as linksTruncated' },
   maxRedirects: { scope: 'fleet', flag: '--max-redirects', env: 'CRAWLQ_MAX_REDIRECTS', schema: integer(0, 50), default: 10, doc: 'Redirect hops per chain, counted across the jobs a chain is handed to' },
   maxSockets: { scope: 'process', flag: '--max-sockets', env: 'CRAWLQ_MAX_SOCKETS', schema: integer(1, 100_000), default: 256, doc: 'Keep-alive agent: sockets per origin' },
   maxFreeSockets: { scope: 'process', flag: '--max-free-sockets', env: 'CRAWLQ_MAX_FREE_SOCKETS', schema: integer(0, 100_000), default: 32, doc: 'Keep-alive agent: idle sockets kept per origin' },

@@ -1,3 +1,4 @@
+import { withoutUserinfo } from '@crawlq/urls';
 import { UnrecoverableError } from 'bullmq';
 
 /** Why a job is deferred: ordinary pacing (`rate`, `concurrency`) or a wait that counts toward --max-blocked. */
@@ -102,9 +103,11 @@ export class RedirectStopError extends Error {
   /** The robots.txt that disallows the target (reason `robots`). */
   readonly robotsUrl: string | undefined;
   constructor(reason: RedirectStopReason, hop: { readonly target: string; readonly status?: number | undefined; readonly robotsUrl?: string }) {
-    super(`redirect to ${hop.target} not followed (${reason})`);
+    // The Location came from the site: it may carry user:password (#10).
+    const target = withoutUserinfo(hop.target);
+    super(`redirect to ${target} not followed (${reason})`);
     this.reason = reason;
-    this.target = hop.target;
+    this.target = target;
     this.status = hop.status;
     this.robotsUrl = hop.robotsUrl;
   }

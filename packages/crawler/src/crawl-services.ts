@@ -50,7 +50,7 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
 
 export interface CrawlServiceOptions {
   /** Names the Redis connections (CLIENT LIST shows who is who). */
-  readonly role: 'worker' | 'producer';
+  readonly role: 'worker' | 'coordinator' | 'producer';
   /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
   readonly limiter?: GroupLimiter;
 }
@@ -58,7 +58,8 @@ export interface CrawlServiceOptions {
 export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, options: CrawlServiceOptions): Promise<CrawlServices> {
   const { role } = options;
   const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
-  const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
+  // The coordinator's queue reads ride out a Redis restart like its own connection.
+  const queue = openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, config.namespace);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   let current = config;

@@ -83,6 +83,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         maxRedirects: services.config.maxRedirects,
         waits,
         fields: services.config.fields,
+        maxLinksPerPage: services.config.maxLinksPerPage,
         ...(fetching.robots ? { robots: fetching.robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),
@@ -200,10 +201,11 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
 }
 
 /**
- * Runs a worker until SIGTERM or SIGINT, then stops taking jobs and lets the
- * in-flight ones finish within the grace period. Resolves when it has stopped.
+ * Runs a worker until SIGTERM or SIGINT (or `stop` aborts), then stops taking
+ * jobs and lets the in-flight ones finish within the grace period. Resolves
+ * when it has stopped.
  */
-export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Promise<void> {
+export async function runWorkerUntilSignalled(options: CrawlWorkerOptions & { readonly stop?: AbortSignal }): Promise<void> {
   const { config, log } = options;
   const worker = await startCrawlWorker(options);
   log(`started (concurrency ${config.concurrency}, results to ${config.out})`);
@@ -211,13 +213,15 @@ export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Prom
   // parent's SIGTERM; a second signal must not kill the graceful stop.
   await new Promise<void>((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
+    const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
-      log(`${signal}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
+      log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
       resolve();
     };
     process.on('SIGTERM', stop).on('SIGINT', stop);
+    if (options.stop?.aborted === true) stop(String(options.stop.reason));
+    options.stop?.addEventListener('abort', () => stop(String(options.stop?.reason)), { once: true });
   });
   await worker.close(config.gracePeriod);
   log('stopped');

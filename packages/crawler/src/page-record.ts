@@ -12,6 +12,13 @@ export interface PageRecord {
   readonly lang: string | null;
   /** Absolute URLs found on the page, before scope filtering. */
   readonly links: readonly string[];
+  /**
+   * Only on a page with more links than `--max-links-per-page`: links kept
+   * plus `<a href>`s left unread after the cap (`linksTruncated`). `links`
+   * then holds exactly the cap, so a record stays bounded (#10).
+   */
+  readonly linksFound?: number;
+  readonly linksTruncated?: number;
   readonly depth: number;
   readonly group: string;
   /**

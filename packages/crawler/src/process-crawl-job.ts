@@ -4,6 +4,7 @@ import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
+import { withoutUserinfo } from '@crawlq/urls';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
 import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
@@ -26,6 +27,8 @@ export interface CrawlJobContext {
   /** The fleet's record of waiting groups (progress line, `group list`); absent: not recorded. */
   readonly waits?: Pick<GroupWaits, 'note' | 'clear'>;
   readonly fields: readonly FieldRule[];
+  /** Distinct links kept (recorded and followed) from one page. @default 5000 */
+  readonly maxLinksPerPage?: number;
   /** Called once per written record (progress counters). */
   readonly onPage?: (record: PageRecord) => void;
   /** robots.txt for the fleet; absent with --ignore-robots. */
@@ -188,13 +191,14 @@ async function recordPage(
   const { response } = fetched;
   const parseStarted = performance.now();
   const page = isHtml(response.contentType) && response.status < 400
-    ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields })
+    ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
     : undefined;
   const parseMs = performance.now() - parseStarted;
-  const added = page && page.followLinks.length > 0 ? await context.frontier.addDiscovered(page.followLinks, job.data.depth) : undefined;
+  const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, job.data.depth) : 0;
   const record: PageRecord = {
     url: job.data.url,
-    finalUrl: response.finalUrl,
+    // A redirect's Location may carry user:password; records never hold it (#10).
+    finalUrl: withoutUserinfo(response.finalUrl),
     status: response.status,
     contentType: response.contentType ?? null,
     title: page?.title ?? null,
@@ -202,6 +206,7 @@ async function recordPage(
     canonical: page?.canonical ?? null,
     lang: page?.lang ?? null,
     links: page?.links ?? [],
+    ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
     depth: job.data.depth,
     group: job.data.group,
     requestedAt: new Date(fetched.requestedAt).toISOString(),
@@ -210,12 +215,25 @@ async function recordPage(
     retries: response.retries,
     bytes: response.bodyBytes,
     timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
-    enqueued: added?.accepted ?? 0,
+    enqueued,
     ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
   };
   await context.sink.write(record);
   context.onPage?.(record);
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
+}
+
+const DEFAULT_MAX_LINKS_PER_PAGE = 5_000;
+/** Links admitted per frontier call: one page never becomes one giant addBulk (#10). */
+const ADMIT_CHUNK = 500;
+
+/** Admits a page's links chunk by chunk, each awaited before the next (Redis sets the pace). */
+async function admitInChunks(frontier: Frontier, links: readonly string[], parentDepth: number): Promise<number> {
+  let accepted = 0;
+  for (let start = 0; start < links.length; start += ADMIT_CHUNK) {
+    accepted += (await frontier.addDiscovered(links.slice(start, start + ADMIT_CHUNK), parentDepth)).accepted;
+  }
+  return accepted;
 }
 
 /** Maps an error to what BullMQ should do with the job. */

@@ -5,6 +5,7 @@ import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
 import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js';
 import { openCrawlServices } from './crawl-services.js';
+import type { Redis } from 'ioredis';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
@@ -45,9 +46,14 @@ const MAX_RESPAWNS = 5;
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
-  const services = await openCrawlServices(config, options.redisUrl, { role: 'producer' });
-  const deadLetters = createDeadLetters({ connection: { url: options.redisUrl }, namespace: config.namespace });
+  // The coordinator only waits for the crawl to end: its connections ride out
+  // a Redis restart instead of failing after one retry (#10).
+  const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
+  const deadLetters = createDeadLetters({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
+  const stopOutageLog = logRedisOutages(services.redis, log);
+  // Set before any teardown: a worker that exits while we stop is not respawned.
+  let stopping = false;
   try {
     const before = await readCrawlStatus(services, () => deadLetters.count());
     const hasState = (await services.redis.exists(frontierKeys(config.namespace).seen)) === 1;
@@ -63,12 +69,11 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (config.sitemaps) {
       const sitemaps = await sitemapsFromRobots(services, options.seeds);
       const seeded = await seedFromSitemaps(services, sitemaps, log);
-      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope`);
+      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
     }
 
     const started = performance.now();
     let respawns = 0;
-    let stopping = false;
     const launch = (index: number) => {
       const child = options.spawnWorker(index);
       children.add(child);
@@ -100,10 +105,29 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     const alert = await flushAlerts(config, options.redisUrl);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   } finally {
+    stopping = true;
     await stopChildren(children, config.gracePeriod);
+    stopOutageLog();
     await deadLetters.close();
     await services.close();
   }
+}
+
+/** Says when the coordinator loses Redis and when it is back, once per outage. */
+function logRedisOutages(redis: Redis, log: (line: string) => void): () => void {
+  let lostAt: number | undefined;
+  const onClose = () => {
+    if (lostAt !== undefined) return;
+    lostAt = performance.now();
+    log('lost the connection to Redis; waiting for it to come back (workers keep their jobs)');
+  };
+  const onReady = () => {
+    if (lostAt === undefined) return;
+    log(`Redis is back after ${((performance.now() - lostAt) / 1000).toFixed(1)} s; the crawl goes on`);
+    lostAt = undefined;
+  };
+  redis.on('close', onClose).on('ready', onReady);
+  return () => redis.off('close', onClose).off('ready', onReady);
 }
 
 async function stopChildren(children: Set<ChildProcess>, graceMs: number): Promise<void> {

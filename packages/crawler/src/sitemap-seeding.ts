@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
 import { readSitemap } from '@crawlq/sitemaps';
-import { createScopeFilter } from '@crawlq/urls';
+import { createScopeFilter, redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import { GroupGate } from './group-gate.js';
@@ -19,6 +19,8 @@ export interface SitemapSeedingResult {
   readonly duplicate: number;
   readonly outOfScope: number;
   readonly overLimit: number;
+  /** Sitemaps skipped with a warning (unreachable, not 2xx, too big, not XML). */
+  readonly failed: number;
 }
 
 /**
@@ -26,6 +28,11 @@ export interface SitemapSeedingResult {
  * not) as seeds. Entries are parsed as a stream and enqueued in batches; a
  * page outside the crawl's scope, judged from the sitemap's own URL, is
  * counted and skipped. Sitemap fetches pass the group gate like any request.
+ *
+ * One bad sitemap never stops the others or the crawl (#10): a sitemap that
+ * cannot be fetched, answers other than 2xx, is over 50 MiB or is not a
+ * sitemap is logged as a warning with its URL and reason and counted in
+ * `failed`; the entries it yielded before failing are kept.
  */
 export async function seedFromSitemaps(
   services: CrawlServices,
@@ -35,7 +42,7 @@ export async function seedFromSitemaps(
   const { config } = services;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
   const fetch = createGatedFetch({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
-  const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0 };
+  const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0, failed: 0 };
   try {
     for (const sitemapUrl of sitemapUrls) {
       const inScope = createScopeFilter({ mode: config.scope, seeds: [sitemapUrl], include: config.include, exclude: config.exclude });
@@ -48,24 +55,52 @@ export async function seedFromSitemaps(
         batch = [];
       };
       const entries = readSitemap(sitemapUrl, {
-        open: async (url) => Readable.from([(await fetch(url)).body]),
-        onError: (url, error) => log(`sitemap ${url} skipped: ${error instanceof Error ? error.message : String(error)}`),
+        open: async (url) => {
+          const response = await fetch(url);
+          // A 404 page is HTML, not a sitemap: say so instead of a parse error.
+          if (response.status < 200 || response.status > 299) throw new SitemapStatusError(url, response.status);
+          return Readable.from([response.body]);
+        },
+        onError: (url, error) => {
+          totals.failed += 1;
+          log(`warning: sitemap ${redactUrl(url)} skipped: ${reasonOf(error)}`);
+        },
       });
-      for await (const entry of entries) {
-        totals.listed += 1;
-        if (!inScope(entry.loc)) {
-          totals.outOfScope += 1;
-          continue;
+      try {
+        for await (const entry of entries) {
+          totals.listed += 1;
+          if (!inScope(entry.loc)) {
+            totals.outOfScope += 1;
+            continue;
+          }
+          batch.push(entry.loc);
+          if (batch.length >= BATCH) await flush();
         }
-        batch.push(entry.loc);
-        if (batch.length >= BATCH) await flush();
+      } catch (error) {
+        totals.failed += 1;
+        log(`warning: sitemap ${redactUrl(sitemapUrl)} skipped: ${reasonOf(error)}`);
+      } finally {
+        await flush(); // Entries read before a failure are kept.
       }
-      await flush();
     }
   } finally {
     fetcher.close();
   }
   return { sitemaps: sitemapUrls, ...totals };
+}
+
+/** A sitemap URL answered with a status other than 2xx. */
+export class SitemapStatusError extends Error {
+  override readonly name = 'SitemapStatusError';
+  readonly status: number;
+  constructor(url: string, status: number) {
+    super(`HTTP ${status} from ${redactUrl(url)}`);
+    this.status = status;
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return redactText(error instanceof Error ? error.message : String(error));
 }
 
 /** The `Sitemap:` lines of the seeds' robots.txt files (fetched through the gate, cached for the fleet). */

@@ -1,7 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { redactUrl } from '@crawlq/dead-letter';
+import { redactUrl } from '@crawlq/urls';
 import type { RequestHandler } from 'express';
 import type { DashboardQueues } from './open-queues.js';
 

@@ -1,4 +1,5 @@
-import { redactUrl, type DeadLetterEntry } from '@crawlq/dead-letter';
+import type { DeadLetterEntry } from '@crawlq/dead-letter';
+import { redactUrl } from '@crawlq/urls';
 
 /**
  * An entry as the dashboard shows it. `url` is already redacted by the dead

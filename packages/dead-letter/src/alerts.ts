@@ -18,7 +18,7 @@ import { renderDigestEmail } from './digest-email.js';
 import { alertKeys, type AlertKeys } from './keys.js';
 import { createMailDelivery, type MailDelivery } from './mail-delivery.js';
 import { openRedis } from './open-redis.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '@crawlq/urls';
 
 /** BullMQ job name of a digest in the `alerts` queue. */
 export const DIGEST_JOB_NAME = 'digest';

@@ -1,4 +1,4 @@
-import { redactText } from './redact.js';
+import { redactText } from '@crawlq/urls';
 
 /** What a failure was, in the fields a dead-letter entry keeps. */
 export interface FailureClassification {

@@ -22,7 +22,7 @@ import { csvHeader, toCsvRow, toJsonLine, type ExportFormat } from './export-for
 import { isFinalFailure } from './final-failure.js';
 import { deadLetterKeys, type DeadLetterKeys } from './keys.js';
 import { openRedis } from './open-redis.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '@crawlq/urls';
 
 /** BullMQ job name of every entry in the `dead-letter` queue. */
 export const DEAD_LETTER_JOB_NAME = 'dead-letter';

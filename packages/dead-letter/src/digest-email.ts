@@ -1,5 +1,5 @@
 import type { Digest } from './digest.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '@crawlq/urls';
 
 /** Rows per table in an alert e-mail. */
 export const MAX_DIGEST_ROWS = 20;

@@ -19,7 +19,6 @@ export {
 } from './dead-letter-entry.js';
 export { classifyFailure, classifyFailureMessage, MAX_MESSAGE_LENGTH, type FailureClassification } from './classify-failure.js';
 export { isFinalFailure } from './final-failure.js';
-export { redactUrl, redactText } from './redact.js';
 export { CSV_COLUMNS, csvField, type ExportFormat } from './export-format.js';
 export {
   createAlerts,

@@ -5,7 +5,7 @@ import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { AlertMailConfig } from './alert-config.js';
 import type { DigestEmail } from './digest-email.js';
 import { AlertConfigError, AlertDeliveryError } from './errors.js';
-import { redactText } from './redact.js';
+import { redactText } from '@crawlq/urls';
 
 /** Where a sent alert went. */
 export interface Delivery {

@@ -28,6 +28,13 @@ export interface ExtractInput {
    * @default {} (normalizeUrl's defaults)
    */
   readonly normalize?: Omit<NormalizeOptions, 'base'> | undefined;
+  /**
+   * Distinct links kept from one page; the `<a href>`s after the cap are only
+   * counted (`linksTruncated`), never normalised or stored, so a page with a
+   * million links costs what one with `maxLinks` does downstream (#10).
+   * @default Infinity
+   */
+  readonly maxLinks?: number | undefined;
 }
 
 // No real link is this long; skipping the URL parser for bigger hrefs keeps a
@@ -79,7 +86,13 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
   const followable = new Set<string>();
   const seen = new Set<string>();
   let invalidLinks = 0;
+  let linksTruncated = 0;
+  const maxLinks = input.maxLinks ?? Number.POSITIVE_INFINITY;
   for (const { href, nofollow } of scan?.links ?? []) {
+    if (links.length >= maxLinks) {
+      linksTruncated++;
+      continue;
+    }
     if (href.length > MAX_HREF_LENGTH) {
       invalidLinks++;
       continue;
@@ -109,6 +122,7 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
     charset,
     fields: extractFields($, input.fields ?? []),
     invalidLinks,
+    linksTruncated,
   };
 }
 

@@ -47,4 +47,9 @@ export interface ExtractedPage {
    * they are not mistakes.
    */
   readonly invalidLinks: number;
+  /**
+   * `<a href>`s left unread because `maxLinks` distinct links were already
+   * kept (counted as written, not deduplicated); 0 under the cap.
+   */
+  readonly linksTruncated: number;
 }

@@ -1,4 +1,4 @@
-import { redactUrl } from './redact-url.js';
+import { redactUrl } from '@crawlq/urls';
 
 /**
  * Base class of every error `Fetcher.fetch()` raises on its own behalf.

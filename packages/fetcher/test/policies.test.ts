@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from '../src/address-guard.js';
 import { resolveFetcherOptions } from '../src/fetcher-options.js';
 import { PolicyViolation } from '../src/policy-violation.js';
-import { redactUrl } from '../src/redact-url.js';
 import { createCalculateDelay, isRetryableStatus, parseRetryAfter } from '../src/retry-policy.js';
 import type { RetryObject } from 'got';
 
@@ -131,10 +130,5 @@ describe('options and redaction', () => {
     expect(() => resolveFetcherOptions({ maxBodyBytes: -1 })).toThrow(RangeError);
     expect(() => resolveFetcherOptions({ retry: { limit: Number.NaN } })).toThrow(RangeError);
     expect(() => resolveFetcherOptions({ agent: { maxSockets: 0 } })).toThrow(RangeError);
-  });
-
-  it('redacts URL credentials', () => {
-    expect(redactUrl('https://user:pa@ss@example.com/x?y=1')).toBe('https://***@example.com/x?y=1');
-    expect(redactUrl('https://example.com/a@b')).toBe('https://example.com/a@b');
   });
 });

@@ -1,11 +1,14 @@
+import { redactUrl } from '@crawlq/urls';
 import { Redis, type RedisOptions } from 'ioredis';
 
 /**
  * Workers block on Redis and must ride out reconnects (BullMQ requires
- * `maxRetriesPerRequest: null`); producers and admin commands should fail fast
- * instead of queueing commands while Redis is down.
+ * `maxRetriesPerRequest: null`); so must the `crawl` coordinator, which only
+ * waits for the crawl to end and must not die while Redis restarts (#10).
+ * Producers and admin commands should fail fast instead of queueing commands
+ * while Redis is down.
  */
-export type ConnectionRole = 'worker' | 'producer';
+export type ConnectionRole = 'worker' | 'coordinator' | 'producer';
 
 export interface ConnectOptions {
   readonly role: ConnectionRole;
@@ -16,16 +19,18 @@ export interface ConnectOptions {
 /** Options BullMQ and our own scripts need for one role. */
 export function redisOptionsFor(options: ConnectOptions): RedisOptions {
   const name = `crawlq:${process.pid}:${options.name ?? options.role}`;
-  return options.role === 'worker'
-    ? { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name }
+  return options.role !== 'producer'
+    ? { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name, retryStrategy: (times) => Math.min(100 * times, 2_000) }
     : { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: name, retryStrategy: (times) => (times > 3 ? null : 200 * times) };
 }
 
 /** Opens a connection and waits until Redis answers; rejects with a clear error otherwise. */
 export async function connectRedis(url: string, options: ConnectOptions): Promise<Redis> {
   const redis = new Redis(url, { ...redisOptionsFor(options), lazyConnect: true });
-  const initialError = (): undefined => undefined; // Reported through the rejected connect() below.
-  redis.on('error', initialError);
+  // Connection errors reach callers as rejected commands (or as waits, for a
+  // role that rides out an outage); without a listener ioredis would print
+  // every failed reconnect as an "Unhandled error event" (#10).
+  redis.on('error', () => undefined);
   try {
     await redis.connect();
     await redis.ping();
@@ -33,7 +38,6 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
     redis.disconnect();
     throw new RedisUnavailableError(url, { cause: error });
   }
-  redis.off('error', initialError);
   return redis;
 }
 
@@ -42,19 +46,8 @@ export class RedisUnavailableError extends Error {
   override readonly name = 'RedisUnavailableError';
   readonly url: string;
   constructor(url: string, options?: ErrorOptions) {
-    super(`cannot reach Redis at ${redactRedisUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
-    this.url = redactRedisUrl(url);
-  }
-}
-
-/** A Redis URL with its password replaced, for logs and errors. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<invalid redis url>';
+    super(`cannot reach Redis at ${redactUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
+    this.url = redactUrl(url);
   }
 }
 

@@ -50,7 +50,18 @@ export async function resolveRedis(options: { url?: string | undefined; stateDir
   mkdirSync(dir, { recursive: true });
   const record = await joinOrStart(dir);
   const url = `redis://127.0.0.1:${record.port}`;
-  return { url, embedded: true, release: () => releaseEmbedded(dir, record) };
+  // A named connection for as long as the handle is held: the watchdog counts
+  // this process as a user from the start, before it opens its own connections.
+  const holder = new Redis({ port: record.port, host: '127.0.0.1', connectionName: `crawlq:${process.pid}:embedded-user`, maxRetriesPerRequest: null });
+  holder.on('error', () => undefined); // Its only job is to be connected.
+  return {
+    url,
+    embedded: true,
+    release: async () => {
+      holder.disconnect();
+      await releaseEmbedded(dir, record);
+    },
+  };
 }
 
 async function joinOrStart(dir: string): Promise<ServerRecord> {
@@ -125,6 +136,7 @@ async function startServer(dir: string): Promise<ServerRecord> {
     if (await answersPing(port)) {
       const record = { pid: child.pid ?? 0, port };
       writeFileSync(join(dir, 'server.json'), JSON.stringify(record));
+      startWatchdog(port, dir);
       return record;
     }
     if (child.exitCode !== null) break;
@@ -132,6 +144,56 @@ async function startServer(dir: string): Promise<ServerRecord> {
   }
   throw new Error(`the embedded redis-server did not start; see ${join(dir, 'redis.log')}`);
 }
+
+/**
+ * `release()` shuts the server down when the last crawlq process lets go, but
+ * a process killed with SIGKILL never calls it (#10). So a tiny detached
+ * watchdog (plain Node, no dependencies, started once per server) asks the
+ * server every 2 s who is connected, and shuts it down once no `crawlq:`
+ * client has been there for two checks in a row; it exits with the server.
+ */
+function startWatchdog(port: number, dir: string): void {
+  const watchdog = spawn(process.execPath, ['-e', WATCHDOG_SOURCE, String(port), join(dir, 'server.json')], { detached: true, stdio: 'ignore' });
+  watchdog.unref();
+}
+
+const WATCHDOG_SOURCE = `
+const net = require('node:net');
+const fs = require('node:fs');
+const port = Number(process.argv[1]);
+const recordPath = process.argv[2];
+const CHECK_MS = 2000;
+let idleChecks = 0;
+function ask(command, onReply) {
+  const socket = net.connect(port, '127.0.0.1');
+  let data = '';
+  let answered = false;
+  const answer = (reply) => { if (!answered) { answered = true; socket.destroy(); onReply(reply); } };
+  socket.on('connect', () => socket.write(command + '\\r\\n'));
+  socket.on('data', (chunk) => {
+    data += chunk.toString('latin1');
+    if (data.startsWith('-')) return answer({ error: true });
+    const head = /^\\$(\\d+)\\r\\n/.exec(data);
+    if (head && data.length >= head[0].length + Number(head[1]) + 2) answer({ text: data });
+  });
+  socket.on('error', () => answer(undefined));
+  socket.on('close', () => answer(undefined));
+  socket.setTimeout(5000, () => answer({ error: true }));
+}
+function check() {
+  ask('CLIENT LIST', (reply) => {
+    if (reply === undefined) process.exit(0); // The server is gone: nothing left to watch.
+    const users = reply.error ? 1 : (reply.text.match(/ name=crawlq:/g) || []).length;
+    idleChecks = users > 0 ? 0 : idleChecks + 1;
+    if (idleChecks < 2) return setTimeout(check, CHECK_MS);
+    ask('SHUTDOWN', () => {
+      try { if (JSON.parse(fs.readFileSync(recordPath, 'utf8')).port === port) fs.rmSync(recordPath, { force: true }); } catch {}
+      process.exit(0);
+    });
+  });
+}
+setTimeout(check, CHECK_MS);
+`;
 
 async function releaseEmbedded(dir: string, record: ServerRecord): Promise<void> {
   const redis = new Redis({ port: record.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -1,2 +1,2 @@
-export { connectRedis, redisOptionsFor, redactRedisUrl, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
+export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';

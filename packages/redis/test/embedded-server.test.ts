@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRedis, resolveRedis, redactRedisUrl } from '../src/index.js';
+import { connectRedis, resolveRedis } from '../src/index.js';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-embedded-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
@@ -39,7 +39,10 @@ describe('resolveRedis without a URL', () => {
     expect(handle).toMatchObject({ url: 'redis://127.0.0.1:1', embedded: false });
   });
 
-  it('redacts passwords', () => {
-    expect(redactRedisUrl('redis://user:secret@host:6380/0')).toBe('redis://user:***@host:6380/0');
+  it('never shows the password of a Redis it cannot reach', async () => {
+    const error = await connectRedis('redis://user:S3cr3t@127.0.0.1:1/0', { role: 'producer' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('redis://127.0.0.1:1/0');
+    expect((error as Error).message).not.toContain('S3cr3t');
   });
 });

@@ -13,3 +13,4 @@ export { hostMatchesGlob } from './host-matches-glob.js';
 export { classifyIp, isPublicIp } from './classify-ip.js';
 export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
+export { redactUrl, redactText, withoutUserinfo } from './redact-url.js';

@@ -1,3 +1,5 @@
+import { redactText } from './redact-url.js';
+
 /**
  * Why a URL was refused:
  * - `empty`: nothing left after trimming whitespace;
@@ -27,7 +29,9 @@ export class InvalidUrlError extends Error {
   readonly input: string;
 
   constructor(reason: InvalidUrlReason, input: string, options?: { message?: string; cause?: unknown }) {
-    const shown = input.length > 200 ? `${input.slice(0, 200)}…` : input;
+    // Redacted first: a URL refused for its scheme or length may still carry a password (#10).
+    const redacted = redactText(input);
+    const shown = redacted.length > 200 ? `${redacted.slice(0, 200)}…` : redacted;
     super(options?.message ?? `Invalid URL (${reason}): ${JSON.stringify(shown)}`, { cause: options?.cause });
     this.reason = reason;
     this.input = shown;

@@ -35,17 +35,25 @@ export function registerEnqueue(program: Command): void {
         const add = (part: EnqueueTotals) => {
           for (const key of Object.keys(sum) as (keyof EnqueueTotals)[]) sum[key] += part[key];
         };
-        if (urls.length > 0) add(await enqueueLines(services.frontier, Readable.from(urls), { onRejected: rejectedOut }));
+        // --sitemaps reads the robots.txt of every seed's origin, whatever the seed's source (#10).
+        const origins = new Set<string>();
+        const noteOrigins = async function* (lines: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
+          for await (const line of lines) {
+            if (config.sitemaps && URL.canParse(line.trim())) origins.add(new URL(line.trim()).origin + '/');
+            yield line;
+          }
+        };
+        if (urls.length > 0) add(await enqueueLines(services.frontier, noteOrigins(urls), { onRejected: rejectedOut }));
         if (file !== undefined) {
           const input = file === '-' ? process.stdin : createReadStream(file);
           const lines = createInterface({ input, crlfDelay: Infinity });
-          add(await enqueueLines(services.frontier, lines, { onRejected: rejectedOut }));
+          add(await enqueueLines(services.frontier, noteOrigins(lines), { onRejected: rejectedOut }));
         }
         const log = (line: string) => process.stderr.write(`${line}\n`);
-        const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, urls) : [])];
+        const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, [...origins]) : [])];
         if (sitemaps.length > 0) {
           const seeded = await seedFromSitemaps(services, sitemaps, log);
-          log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope`);
+          log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
           sum.accepted += seeded.accepted;
           sum.duplicate += seeded.duplicate;
           sum.overLimit += seeded.overLimit;

@@ -8,17 +8,20 @@ const URL_IN_TEXT = /\b[a-z][a-z\d+.-]*:\/\/[^\s"'<>]+/gi;
 const SECRET_HEADER = /\b(authorization|proxy-authorization|cookie|set-cookie|x-api-key)(\s*[:=]\s*)[^\r\n]*/gi;
 
 /**
+ * The one redaction helper (#10): every error message, log line, record, dead
+ * letter, e-mail and dashboard view that shows a URL passes it through here.
+ *
  * The URL without `user:password@`, and with the values of secret-looking
  * query parameters (`token`, `key`, `sig`, ...) replaced by `***`.
  * Text that does not parse as a URL only loses its userinfo.
  */
 export function redactUrl(url: string): string {
-  const withoutUserinfo = url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/?#@\s]*@/i, '$1');
+  const stripped = withoutUserinfo(url);
   let parsed: URL;
   try {
-    parsed = new URL(withoutUserinfo);
+    parsed = new URL(stripped);
   } catch {
-    return withoutUserinfo;
+    return stripped;
   }
   let changed = false;
   for (const name of [...parsed.searchParams.keys()]) {
@@ -29,7 +32,17 @@ export function redactUrl(url: string): string {
   }
   // Re-serialise only when needed: URL.toString() would otherwise re-encode
   // an already normalised URL and make it differ from the crawl job's.
-  return changed ? parsed.toString() : withoutUserinfo;
+  return changed ? parsed.toString() : stripped;
+}
+
+/**
+ * The URL without `user:password@` and nothing else changed: for URLs written
+ * to records (`finalUrl`, `redirectTo`), which must stay the URL that was
+ * fetched, only without credentials (#10).
+ */
+export function withoutUserinfo(url: string): string {
+  // Greedy up to the authority's last `@`: a password may hold an `@` itself.
+  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/?#\s]*@/i, '$1');
 }
 
 /**
