@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
 import { definitionAuthor, openCrawlServices, publishCrawlDefinition, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
 import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
 import type { Command } from 'commander';
