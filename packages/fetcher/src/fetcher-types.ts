@@ -1,3 +1,5 @@
+import type { RawExchange } from './raw-exchange.js';
+
 /** What {@link AttemptHooks.beforeRetry} is told about the retry about to start. */
 export interface RetryInfo {
   /** The URL the retry will request (a redirect hop's URL if the failure happened after a redirect). */
@@ -60,6 +62,8 @@ export interface FetchRequest {
    * (a job that continues a chain another job began has fewer left).
    */
   readonly maxRedirects?: number;
+  /** Keep the final request and response as they crossed the wire (for WARC archives). */
+  readonly captureExchange?: boolean;
 }
 
 /** A response, whatever its status (a 404 is a result, not an error). */
@@ -85,6 +89,8 @@ export interface FetchResult {
   readonly retries: number;
   /** Wall time of the whole fetch, including retries and their waits, in ms. */
   readonly fetchMs: number;
+  /** The final request and response as sent and received; only with `captureExchange`. */
+  readonly exchange?: RawExchange;
 }
 
 /** An HTTP fetcher owning one got instance and its keep-alive agents. */
