@@ -46,6 +46,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     }
     result[name] = parsed.data;
   }
+  checkSink(result);
   result.explicit = explicit;
   return deepFreeze(result) as CrawlqConfig;
 }
@@ -76,7 +77,25 @@ function readConfigFile(path: string): Record<string, unknown> {
 function describe(error: z.ZodError, value: unknown): string {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  return `${issue?.message ?? 'invalid value'}${where} (got ${JSON.stringify(value)})`;
+  return `${issue?.message ?? 'invalid value'}${where} (got ${JSON.stringify(redactPasswords(value))})`;
+}
+
+/** An echoed URL must not show its password (database and Redis URLs carry one). */
+function redactPasswords(value: unknown): unknown {
+  return typeof value === 'string' ? value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#]*@/i, '$1***@') : value;
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** The results sink's options must agree with each other. */
+function checkSink(config: Record<string, unknown>): void {
+  const out = String(config.out);
+  if (config.sink === 'postgres' && config.databaseUrl === undefined && !POSTGRES_URL.test(out)) {
+    throw new ConfigError('--sink', 'postgres needs --database-url (or --out postgres://...)');
+  }
+  if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
+    throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
