@@ -15,7 +15,7 @@ export const CRAWL_OPTIONS: readonly OptionName[] = [
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
   'robotsTtl', 'maxCrawlDelay',
-  'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
+  'concurrency', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
   'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
 ];

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { ConfigError } from '@crawlq/config';
 import { Command, CommanderError } from 'commander';
 import { registerCrawl } from './commands/crawl.js';
 import { registerDashboard } from './commands/dashboard.js';
@@ -6,6 +7,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerDlq } from './commands/dlq.js';
 import { registerGroup } from './commands/group.js';
 import { registerOptions } from './commands/options.js';
+import { registerResults } from './commands/results.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerStatus } from './commands/status.js';
 import { registerWorker } from './commands/worker.js';
@@ -24,6 +26,7 @@ registerDemo(program);
 registerGroup(program);
 registerDlq(program);
 registerDashboard(program);
+registerResults(program);
 registerOptions(program);
 
 try {
@@ -34,5 +37,6 @@ try {
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   process.stderr.write(`crawlq: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
+  // A configuration the services refused (a database password, say) is an input error too.
+  process.exit(error instanceof ConfigError ? 2 : 1);
 }

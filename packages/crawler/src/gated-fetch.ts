@@ -36,6 +36,8 @@ export interface GatedFetchOptions {
   readonly signal?: AbortSignal | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
+  /** Keep the final request and response as sent and received (for WARC). */
+  readonly captureExchange?: boolean;
 }
 
 /** A gated fetch's response, with the time spent waiting for the gate. */
@@ -86,6 +88,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
     const response = await fetcher.fetch(url, {
       ...(signal ? { signal } : {}),
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
+      ...(options.captureExchange === true ? { captureExchange: true } : {}),
       attemptHooks: {
         beforeRetry: async (info) => {
           await end({ status: info.status, retryAfterMs: info.retryAfterMs });

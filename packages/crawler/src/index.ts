@@ -7,6 +7,7 @@ export { clearNamespace } from './namespace-state.js';
 export { limitPolicyFrom } from './limit-policy.js';
 export { fetcherOptionsFrom } from './fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
+export { describeResults, resultsTargetOf } from './results-target.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError } from './crawl-errors.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export { resumeGroup } from './group-admin.js';

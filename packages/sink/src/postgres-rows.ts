@@ -34,7 +34,7 @@ function withoutNul(_key: string, value: unknown): unknown {
 }
 
 export function toRow(record: SinkRecord): ResultRow {
-  const { body, ...rest } = record;
+  const { body, ...rest } = record as SinkRecord & { readonly body?: unknown };
   const json = JSON.stringify(rest, withoutNul);
   const clean = JSON.parse(json) as Record<string, unknown>;
   const url = String(clean.url);

@@ -132,7 +132,7 @@ export async function openPostgresSink(options: PostgresSinkOptions): Promise<Re
   };
 
   return {
-    write(record: SinkRecord) {
+    write<T extends SinkRecord>(record: T) {
       if (closed) return Promise.reject(new SinkClosedError());
       let row: ResultRow;
       try {

@@ -1,7 +1,6 @@
 /** A record a sink accepts: a page or skipped URL, keyed by its normalised URL. */
 export interface SinkRecord {
   readonly url: string;
-  readonly [field: string]: unknown;
 }
 
 /** Where page records go (a JSONL file, PostgreSQL). */
@@ -11,7 +10,7 @@ export interface ResultSink {
    * produced it may complete (handed to the OS for a file, committed for a
    * database). A job must not complete before this resolves.
    */
-  write(record: SinkRecord): Promise<void>;
+  write<T extends SinkRecord>(record: T): Promise<void>;
   /** Flushes and closes. */
   close(): Promise<void>;
 }
