@@ -4,7 +4,11 @@ export const CSV_COLUMNS = ['url', 'finalUrl', 'status', 'contentType', 'title',
 /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
 function field(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = Array.isArray(value) ? String(value.length) : typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean);
+  const text = Array.isArray(value)
+    ? String(value.length)
+    : typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : JSON.stringify(value);
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -16,8 +16,18 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function rows(namespace: string): Promise<{ url: string; url_fp: string; writes: number; status: number | null; title: string | null; body: string | null; record: Record<string, unknown> }[]> {
-  const result = await admin.query(`SELECT url, url_fp, writes, status, title, body, record FROM ${RESULTS_TABLE} WHERE namespace = $1 ORDER BY url`, [namespace]);
+interface StoredRow {
+  url: string;
+  url_fp: string;
+  writes: number;
+  status: number | null;
+  title: string | null;
+  body: string | null;
+  record: Record<string, unknown>;
+}
+
+async function rows(namespace: string): Promise<StoredRow[]> {
+  const result = await admin.query<StoredRow>(`SELECT url, url_fp, writes, status, title, body, record FROM ${RESULTS_TABLE} WHERE namespace = $1 ORDER BY url`, [namespace]);
   return result.rows;
 }
 
