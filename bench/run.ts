@@ -3,6 +3,7 @@ import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
 import { benchPoliteness } from './politeness.js';
 import { benchSeenSet } from './seen-set-memory.js';
+import { benchSinks } from './sink-throughput.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
@@ -10,6 +11,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   enqueue: () => benchEnqueue(log),
   politeness: () => benchPoliteness(log),
   'seen-set': () => benchSeenSet(log),
+  sinks: () => benchSinks(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));

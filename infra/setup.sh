@@ -31,6 +31,24 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 
+# The PostgreSQL sink's tests start a private server from Debian's binaries
+# (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin); the machine's own
+# cluster is never used.
+if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing postgresql with apt-get (for the PostgreSQL sink tests)"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+  elif command -v brew >/dev/null 2>&1; then
+    echo "setup: installing postgresql with Homebrew"
+    brew install postgresql
+  else
+    echo "setup: PostgreSQL server binaries are missing (initdb, pg_ctl); the PostgreSQL sink tests need them" >&2
+  fi
+fi
+
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "setup: installing pnpm@${PNPM_VERSION} with npm"
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null

@@ -8,6 +8,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerDlq } from './commands/dlq.js';
 import { registerGroup } from './commands/group.js';
 import { registerOptions } from './commands/options.js';
+import { registerResults } from './commands/results.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerStatus } from './commands/status.js';
 import { registerWorker } from './commands/worker.js';
@@ -26,6 +27,7 @@ registerDemo(program);
 registerGroup(program);
 registerDlq(program);
 registerDashboard(program);
+registerResults(program);
 registerOptions(program);
 registerConfig(program);
 
@@ -37,6 +39,7 @@ try {
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   process.stderr.write(`crawlq: ${error instanceof Error ? error.message : String(error)}\n`);
-  // A bad or conflicting option (e.g. a worker flag the fleet's definition contradicts) is an input error.
+  // A bad or conflicting option (e.g. a worker flag the fleet's definition contradicts) is an input error.; so is a
+  // configuration the services refused (a database password, say).
   process.exit(error instanceof ConfigError ? 2 : 1);
 }

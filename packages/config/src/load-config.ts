@@ -48,6 +48,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     }
     result[name] = parsed.data;
   }
+  checkSink(result);
   result.explicit = explicit;
   return deepFreeze(result) as CrawlqConfig;
 }
@@ -80,6 +81,19 @@ function describe(error: z.ZodError, value: unknown): string {
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
   // A rejected URL may carry a password (REDIS_URL, SMTP_URL): never echo it (#10).
   return `${issue?.message ?? 'invalid value'}${where} (got ${redactText(JSON.stringify(value) ?? 'undefined')})`;
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** The results sink's options must agree with each other. */
+function checkSink(config: Record<string, unknown>): void {
+  const out = String(config.out);
+  if (config.sink === 'postgres' && config.databaseUrl === undefined && !POSTGRES_URL.test(out)) {
+    throw new ConfigError('--sink', 'postgres needs --database-url (or --out postgres://...)');
+  }
+  if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
+    throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -55,6 +55,11 @@ const redisUrl = z
   .string()
   .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL');
 
+// Never echoed back in an error: the value can hold a password.
+const postgresUrl = z
+  .string()
+  .refine((value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL');
+
 const smtpUrl = z
   .string()
   .refine((value) => /^smtps?:\/\//.test(value) && URL.canParse(value), 'expected an smtp:// or smtps:// URL');
@@ -101,7 +106,17 @@ export const OPTION_TABLE = {
   sortQuery: { scope: 'fleet', flag: '--sort-query', env: 'CRAWLQ_SORT_QUERY', schema: boolean, default: false, doc: 'Sort query parameters when normalising URLs' },
   workers: { scope: 'process', flag: '--workers', env: 'CRAWLQ_WORKERS', schema: integer(1, 256), default: 1, doc: '`crawl`: worker processes to run' },
   concurrency: { scope: 'process', flag: '--concurrency', env: 'CRAWLQ_CONCURRENCY', schema: integer(1, 10_000), default: 16, doc: 'Jobs in flight per worker process' },
-  out: { scope: 'process', flag: '--out', env: 'CRAWLQ_OUT', schema: z.string().min(1), default: './crawl-results.jsonl', doc: 'JSONL file the page records are appended to' },
+  out: {
+    scope: 'process', flag: '--out', env: 'CRAWLQ_OUT',
+    schema: z.string().min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
+    default: './crawl-results.jsonl', doc: 'Where page records go: a JSONL file, or a postgres:// URL (the PostgreSQL sink)',
+  },
+  sink: { scope: 'process', flag: '--sink', env: 'CRAWLQ_SINK', schema: z.enum(['jsonl', 'postgres']).optional(), default: undefined, doc: 'Results sink: jsonl (the --out file) or postgres (--database-url); default: postgres when a database URL is given' },
+  databaseUrl: { scope: 'process', flag: '--database-url', env: 'CRAWLQ_DATABASE_URL', schema: postgresUrl.optional(), default: undefined, doc: 'PostgreSQL for the results sink and `results export/stats` (postgres://user:pass@host/db)' },
+  sinkBatchSize: { scope: 'process', flag: '--sink-batch-size', env: 'CRAWLQ_SINK_BATCH_SIZE', schema: integer(1, 10_000), default: 200, doc: 'PostgreSQL sink: most rows per INSERT' },
+  storeBody: { scope: 'process', flag: '--store-body', env: 'CRAWLQ_STORE_BODY', schema: boolean, default: false, doc: 'Keep the decoded HTML of each page in the results (field body)' },
+  warc: { scope: 'process', flag: '--warc', env: 'CRAWLQ_WARC', schema: z.string().min(1).optional(), default: undefined, doc: 'Directory for WARC 1.1 archives of every fetched page (request and response records)' },
+  warcMaxSize: { scope: 'process', flag: '--warc-max-size', env: 'CRAWLQ_WARC_MAX_SIZE', schema: bytes, default: 1_000_000_000, doc: 'A WARC file is closed and the next one started at this size' },
   gracePeriod: { scope: 'process', flag: '--grace-period', env: 'CRAWLQ_GRACE_PERIOD', schema: duration, default: 30_000, doc: 'On SIGTERM/SIGINT: how long in-flight jobs may finish' },
   groupBy: { scope: 'fleet', flag: '--group-by', env: 'CRAWLQ_GROUP_BY', schema: z.enum(['host', 'domain']), default: 'host', doc: 'Politeness group of a URL: its host, or its registrable domain' },
   rate: { scope: 'fleet', flag: '--rate', env: 'CRAWLQ_RATE', schema: rate, default: { max: 2, durationMs: 1_000 }, doc: 'Per-group request starts, MAX/DURATION (5/1s, 60/1m) or none; across all workers' },

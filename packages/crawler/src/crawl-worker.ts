@@ -5,8 +5,8 @@ import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, typ
 import { createFetcher, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { openJsonlSink } from '@crawlq/sink';
 import type { RobotsPolicy } from '@crawlq/robots';
+import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
 import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
 import { openCrawlServices, type CrawlServices } from './crawl-services.js';
@@ -18,6 +18,7 @@ import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
 import { processCrawlJob } from './process-crawl-job.js';
+import { describeResults, resultsTargetOf } from './results-target.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -57,7 +58,17 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const connection = { url: redisUrl };
   const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
-  const sink = openJsonlSink(config.out);
+  // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
+  let sink: ResultSink;
+  try {
+    sink = await openResultSink(resultsTargetOf(config), { namespace: config.namespace, batchSize: config.sinkBatchSize, log });
+  } catch (error) {
+    await Promise.allSettled([alerts.close(), deadLetters.close(), services.close()]);
+    throw error;
+  }
+  const warc: WarcWriter | undefined = config.warc === undefined
+    ? undefined
+    : openWarcWriter({ dir: config.warc, maxFileBytes: config.warcMaxSize, prefix: config.namespace, software: 'crawlq' });
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
   const gate = new GroupGate(services.limiter);
   const fetching = new FetchingParts(services, log);
@@ -78,6 +89,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         fetcher: fetching.fetcher,
         frontier: services.frontier,
         sink,
+        ...(warc ? { warc } : {}),
+        storeBody: config.storeBody,
         maxInlineWaitMs: MAX_INLINE_WAIT_MS,
         maxBlockedMs: services.config.maxBlocked,
         maxRedirects: services.config.maxRedirects,
@@ -175,7 +188,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         // stalled-job check: another worker takes them over, nothing is lost.
         if (timedOut) await worker.close(true);
         await alertWorker.close();
-        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close()]);
+        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close()]);
         fetching.close();
         await services.close();
       })();
@@ -208,7 +221,7 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
 export async function runWorkerUntilSignalled(options: CrawlWorkerOptions & { readonly stop?: AbortSignal }): Promise<void> {
   const { config, log } = options;
   const worker = await startCrawlWorker(options);
-  log(`started (concurrency ${config.concurrency}, results to ${config.out})`);
+  log(`started (concurrency ${config.concurrency}, results to ${describeResults(config)}${config.warc === undefined ? '' : `, WARC to ${config.warc}`})`);
   // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
   // parent's SIGTERM; a second signal must not kill the graceful stop.
   await new Promise<void>((resolve) => {

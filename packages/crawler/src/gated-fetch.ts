@@ -41,6 +41,8 @@ export interface GatedFetchOptions {
   readonly maxRedirects?: number | undefined;
   /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */
   readonly bodyPrefixBytes?: number | undefined;
+  /** Keep the final request and response as sent and received (for WARC). */
+  readonly captureExchange?: boolean;
 }
 
 /** A gated fetch's response, with the time spent waiting for the gate. */
@@ -93,6 +95,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
       ...(signal ? { signal } : {}),
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
       ...(options.bodyPrefixBytes === undefined ? {} : { bodyPrefixBytes: options.bodyPrefixBytes }),
+      ...(options.captureExchange === true ? { captureExchange: true } : {}),
       attemptHooks: {
         beforeRetry: async (info) => {
           await end({ status: info.status, retryAfterMs: info.retryAfterMs });

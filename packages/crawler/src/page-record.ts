@@ -43,6 +43,10 @@ export interface PageRecord {
   readonly enqueued: number;
   /** User-defined fields from the config's `fields` selectors. */
   readonly fields?: Readonly<Record<string, string | readonly string[] | null>>;
+  /** Decoded HTML, with --store-body. */
+  readonly body?: string;
+  /** Where the page's WARC records are, with --warc: file name, offset of the response record, bytes of both records. */
+  readonly warc?: { readonly file: string; readonly offset: number; readonly length: number };
 }
 
 /**

@@ -1,9 +1,9 @@
-import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
-import { FetchError, type Fetcher } from '@crawlq/fetcher';
+import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
+import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
-import type { ResultSink } from '@crawlq/sink';
+import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
 import { withoutUserinfo } from '@crawlq/urls';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
@@ -18,6 +18,10 @@ export interface CrawlJobContext {
   readonly fetcher: Fetcher;
   readonly frontier: Frontier;
   readonly sink: ResultSink;
+  /** Page archive (--warc): each fetched page's request and response, written before its record. */
+  readonly warc?: WarcWriter;
+  /** Keep the decoded HTML in the record's `body` (--store-body). */
+  readonly storeBody?: boolean;
   /** Longest wait for a group slot spent sleeping in-process instead of a BullMQ deferral. */
   readonly maxInlineWaitMs: number;
   /** A job whose group stays blocked (paused, robots.txt unreachable) longer than this is dead-lettered. */
@@ -69,6 +73,7 @@ export async function processCrawlJob(
       groupOf: (url) => context.frontier.groupOf(url),
       maxInlineWaitMs: context.maxInlineWaitMs,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
+      captureExchange: context.warc !== undefined,
       onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
         // restarting this one (which would request the first URL again).
@@ -217,7 +222,10 @@ async function recordPage(
     timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
     enqueued,
     ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
+    ...(context.storeBody === true && isHtml(response.contentType) ? { body: decodeBody(response.body, response.contentType).text } : {}),
+    ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
   };
+  // Archive, then record, then complete: a job that completed has both.
   await context.sink.write(record);
   context.onPage?.(record);
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
@@ -234,6 +242,12 @@ async function admitInChunks(frontier: Frontier, links: readonly string[], paren
     accepted += (await frontier.addDiscovered(links.slice(start, start + ADMIT_CHUNK), parentDepth)).accepted;
   }
   return accepted;
+}
+
+async function archive(warc: WarcWriter, response: FetchResult, requestedAt: number): Promise<WarcLocation | undefined> {
+  const { exchange } = response;
+  if (!exchange) return undefined;
+  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response });
 }
 
 /** Maps an error to what BullMQ should do with the job. */

@@ -11,6 +11,7 @@ import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.j
 import { resolveFetcherOptions } from './fetcher-options.js';
 import type { AttemptHooks, Fetcher, FetchRequest, FetchResult } from './fetcher-types.js';
 import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
+import { ExchangeRecorder } from './raw-exchange.js';
 import {
   createCalculateDelay,
   isRetryableStatus,
@@ -262,6 +263,8 @@ class GotFetcher implements Fetcher {
     // 'finish': the request has been handed to the OS socket, the closest a
     // process gets to the moment the server sees it start.
     if (hooks?.onRequestSent) void promise.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+    const recorder = request.captureExchange === true ? new ExchangeRecorder(maxBodyBytes) : undefined;
+    if (recorder) void promise.on('request', (sent: ClientRequest) => recorder.watch(sent));
     void promise.on('downloadProgress', (progress: Progress) => {
       if (progress.transferred > maxBodyBytes || (progress.total !== undefined && progress.total > maxBodyBytes)) {
         state.tooLarge = true;
@@ -294,7 +297,9 @@ class GotFetcher implements Fetcher {
       });
     }
     const body = response.body;
+    const exchange = recorder?.result();
     return {
+      ...(exchange === undefined ? {} : { exchange }),
       url,
       finalUrl: response.url,
       status,

@@ -1,3 +1,5 @@
+import type { RawExchange } from './raw-exchange.js';
+
 /** What {@link AttemptHooks.beforeRetry} is told about the retry about to start. */
 export interface RetryInfo {
   /** The URL the retry will request (a redirect hop's URL if the failure happened after a redirect). */
@@ -68,6 +70,8 @@ export interface FetchRequest {
    * 2.5). Such a fetch makes no got retries; the caller decides when to ask again.
    */
   readonly bodyPrefixBytes?: number;
+  /** Keep the final request and response as they crossed the wire (for WARC archives). */
+  readonly captureExchange?: boolean;
 }
 
 /** A response, whatever its status (a 404 is a result, not an error). */
@@ -95,6 +99,8 @@ export interface FetchResult {
   readonly retries: number;
   /** Wall time of the whole fetch, including retries and their waits, in ms. */
   readonly fetchMs: number;
+  /** The final request and response as sent and received; only with `captureExchange`. */
+  readonly exchange?: RawExchange;
 }
 
 /** An HTTP fetcher owning one got instance and its keep-alive agents. */

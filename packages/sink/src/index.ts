@@ -1,1 +1,11 @@
-export { openJsonlSink, type ResultSink } from './jsonl-sink.js';
+export type { ResultSink, SinkRecord } from './result-sink.js';
+export { openJsonlSink } from './jsonl-sink.js';
+export { openPostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
+export { openResultSink, sinkTargetOf, type OpenSinkOptions, type SinkSettings, type SinkTarget } from './open-result-sink.js';
+export { openResultsStore, type ResultsStats, type ResultsStore, type StoredRecord } from './results-store.js';
+export { urlFingerprint } from './postgres-rows.js';
+export { RESULTS_TABLE } from './postgres-schema.js';
+export { DatabaseConfigError, SinkClosedError, SinkWriteError } from './database-errors.js';
+export { isPostgresUrl, redactDatabaseUrl } from './database-url.js';
+export { csvHeader, csvLine, CSV_COLUMNS } from './csv.js';
+export { openWarcWriter, type ArchivedExchange, type WarcLocation, type WarcWriter, type WarcWriterOptions } from './warc-writer.js';

@@ -1,13 +1,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-
-/** Where page records go. */
-export interface ResultSink {
-  /** Queues one record; resolves once it is handed to the OS. */
-  write(record: object): Promise<void>;
-  /** Flushes and closes. */
-  close(): Promise<void>;
-}
+import type { ResultSink } from './result-sink.js';
 
 /**
  * Appends one JSON object per line. The file is opened with O_APPEND and every

@@ -4,5 +4,5 @@ import { openJsonlSink } from '../src/index.js';
 const [file, name] = process.argv.slice(2);
 const sink = openJsonlSink(file ?? 'missing.jsonl');
 const pad = 'x'.repeat(3000);
-for (let i = 0; i < 500; i += 1) await sink.write({ w: name, i, pad });
+for (let i = 0; i < 500; i += 1) await sink.write({ url: `http://w.test/${i}`, w: name, i, pad });
 await sink.close();

@@ -1,4 +1,4 @@
-import { runCrawl } from '@crawlq/crawler';
+import { describeResults, runCrawl } from '@crawlq/crawler';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { formatProgress, progressWriter } from '../output.js';
@@ -33,7 +33,7 @@ export function registerCrawl(program: Command): void {
           signal: interrupted.signal,
         });
         progress.done();
-        printSummary(summary, config.out);
+        printSummary(summary, describeResults(config));
         return 0;
       } finally {
         process.off('SIGINT', onSignal).off('SIGTERM', onSignal);

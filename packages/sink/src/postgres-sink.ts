@@ -1,0 +1,164 @@
+import { isTransientDatabaseError, messageOf, SinkClosedError, SinkWriteError } from './database-errors.js';
+import { redactDatabaseUrl, scrubPassword } from './database-url.js';
+import { openPool, sleep } from './postgres-pool.js';
+import { lastPerKey, toRow, type ResultRow } from './postgres-rows.js';
+import { RESULTS_TABLE } from './postgres-schema.js';
+import type { ResultSink, SinkRecord } from './result-sink.js';
+
+export interface PostgresSinkOptions {
+  readonly url: string;
+  readonly namespace: string;
+  /** Rows per INSERT. @default 200 */
+  readonly batchSize?: number;
+  /** How long a lone record waits for company before it is written. @default 20 */
+  readonly flushIntervalMs?: number;
+  readonly log: (line: string) => void;
+  /** How long `close()` keeps retrying held records before giving them back. @default 10000 */
+  readonly closeTimeoutMs?: number;
+}
+
+interface Pending {
+  readonly row: ResultRow;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+const RETRY_MIN_MS = 250;
+const RETRY_MAX_MS = 5_000;
+
+// unnest() keeps the statement and its plan the same whatever the batch size
+// (13 array parameters, not 13 per row).
+const UPSERT = `
+  INSERT INTO ${RESULTS_TABLE} AS r (namespace, url_fp, url, final_url, status, content_type, title, depth, grp, skipped, fetched_at, attempts, record, body)
+  SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::timestamptz[], $12::int[], $13::jsonb[], $14::text[])
+  ON CONFLICT (namespace, url_fp) DO UPDATE SET
+    url = EXCLUDED.url, final_url = EXCLUDED.final_url, status = EXCLUDED.status, content_type = EXCLUDED.content_type,
+    title = EXCLUDED.title, depth = EXCLUDED.depth, grp = EXCLUDED.grp, skipped = EXCLUDED.skipped,
+    fetched_at = EXCLUDED.fetched_at, attempts = EXCLUDED.attempts, record = EXCLUDED.record,
+    body = COALESCE(EXCLUDED.body, r.body), writes = r.writes + 1, updated_at = now()`;
+
+/**
+ * Writes records to PostgreSQL in batches, one row per URL and namespace.
+ * `write()` resolves only once the record's batch is committed, so a job
+ * completes after its row exists: a worker killed before that leaves the job
+ * to be run again, and the upsert on the URL fingerprint turns the second
+ * delivery into an update of the same row. While the database is slow or
+ * down, writes wait and retry (never dropped); the jobs waiting on them hold
+ * the worker's concurrency slots, which is the backpressure.
+ */
+export async function openPostgresSink(options: PostgresSinkOptions): Promise<ResultSink> {
+  const { url, namespace, log } = options;
+  const batchSize = options.batchSize ?? 200;
+  const flushIntervalMs = options.flushIntervalMs ?? 20;
+  const closing = new AbortController();
+  const pool = await openPool({ url, log, applicationName: `crawlq-sink:${process.pid}`, signal: closing.signal });
+  const pending: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let flushing: Promise<void> | undefined;
+  let closed = false;
+  let giveUp = false;
+
+  const insert = async (items: readonly Pending[]) => {
+    const rows = lastPerKey(items).map((item) => item.row);
+    await pool.query(UPSERT, [
+      namespace,
+      rows.map((row) => row.urlFp),
+      rows.map((row) => row.url),
+      rows.map((row) => row.finalUrl),
+      rows.map((row) => row.status),
+      rows.map((row) => row.contentType),
+      rows.map((row) => row.title),
+      rows.map((row) => row.depth),
+      rows.map((row) => row.group),
+      rows.map((row) => row.skipped),
+      rows.map((row) => row.fetchedAt),
+      rows.map((row) => row.attempts),
+      rows.map((row) => row.record),
+      rows.map((row) => row.body),
+    ]);
+  };
+
+  // Retries a batch until it is stored. A batch the database rejects for its
+  // data (not for a connection problem) is split, so one bad record fails
+  // only its own job.
+  const store = async (items: readonly Pending[]): Promise<void> => {
+    let delay = RETRY_MIN_MS;
+    let said = '';
+    for (;;) {
+      try {
+        await insert(items);
+        if (said !== '') log(`PostgreSQL is writable again; stored ${items.length} held record(s)`);
+        for (const item of items) item.resolve();
+        return;
+      } catch (error) {
+        if (!isTransientDatabaseError(error)) {
+          if (items.length === 1) {
+            items[0]?.reject(new SinkWriteError(items[0].row.url, error));
+            return;
+          }
+          for (const item of items) await store([item]);
+          return;
+        }
+        if (giveUp) {
+          for (const item of items) item.reject(new SinkClosedError());
+          return;
+        }
+        const reason = scrubPassword(messageOf(error), url);
+        if (reason !== said) log(`cannot write to PostgreSQL at ${redactDatabaseUrl(url)} (${reason}); holding ${items.length} record(s) and retrying`);
+        said = reason;
+        await sleep(delay, closing.signal);
+        delay = Math.min(RETRY_MAX_MS, delay * 2);
+      }
+    }
+  };
+
+  const flush = (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    // One batch in flight at a time; records arriving meanwhile form the next (group commit).
+    flushing ??= (async () => {
+      while (pending.length > 0) await store(pending.splice(0, batchSize));
+    })().finally(() => {
+      flushing = undefined;
+      if (pending.length > 0) schedule();
+    });
+    return flushing;
+  };
+
+  const schedule = () => {
+    if (flushing) return;
+    if (pending.length >= batchSize) void flush();
+    else timer ??= setTimeout(() => void flush(), flushIntervalMs);
+  };
+
+  return {
+    write<T extends SinkRecord>(record: T) {
+      if (closed) return Promise.reject(new SinkClosedError());
+      let row: ResultRow;
+      try {
+        row = toRow(record);
+      } catch (error) {
+        return Promise.reject(new SinkWriteError(record.url, error));
+      }
+      return new Promise<void>((resolve, reject) => {
+        pending.push({ row, resolve, reject });
+        schedule();
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const deadline = setTimeout(() => {
+        // Records still held belong to jobs that never completed: they run again elsewhere.
+        giveUp = true;
+        closing.abort();
+      }, options.closeTimeoutMs ?? 10_000);
+      try {
+        while (pending.length > 0 || flushing) await flush();
+      } finally {
+        clearTimeout(deadline);
+        await pool.end().catch(() => undefined);
+      }
+    },
+  };
+}
