@@ -1,14 +1,15 @@
+import type { DenialReason } from '@crawlq/group-limiter';
 import { UnrecoverableError } from 'bullmq';
 
 /**
  * The job may not start now (its group is rate-limited, at its concurrency
- * cap, or paused): it goes back to the delayed set without using an attempt.
+ * cap, or paused, or the crawl-wide cap is reached): it goes back to the delayed set without using an attempt.
  */
 export class DeferJobError extends Error {
   override readonly name = 'DeferJobError';
   readonly retryInMs: number;
-  readonly reason: 'rate' | 'concurrency' | 'paused';
-  constructor(retryInMs: number, reason: 'rate' | 'concurrency' | 'paused') {
+  readonly reason: DenialReason;
+  constructor(retryInMs: number, reason: DenialReason) {
     super(`deferred ${retryInMs} ms (${reason})`);
     this.retryInMs = retryInMs;
     this.reason = reason;

@@ -1,6 +1,7 @@
 import { extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
+import type { DenialReason } from '@crawlq/group-limiter';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import type { RobotsPolicy } from '@crawlq/robots';
 import type { ResultSink } from '@crawlq/sink';
@@ -218,7 +219,7 @@ async function translateError(
  * A deferral from the gate, or a 429/503 whose Retry-After paused the group:
  * waiting out a server's "come back later" is not a failed attempt.
  */
-function deferralOf(error: unknown): { retryInMs: number; reason: 'rate' | 'concurrency' | 'paused' } | undefined {
+function deferralOf(error: unknown): { retryInMs: number; reason: DenialReason } | undefined {
   if (error instanceof DeferJobError) return error;
   if (error instanceof FetchError && error.retryable) {
     const status = statusOf(error);
