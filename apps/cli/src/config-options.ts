@@ -9,7 +9,7 @@ export const CRAWL_OPTIONS: readonly OptionName[] = [
   'redisUrl', 'namespace', 'stateDir',
   'scope', 'include', 'exclude', 'maxDepth', 'maxPages', 'maxPagesPerGroup', 'attempts', 'backoff', 'userAgent', 'allowPrivateNetwork', 'sortQuery',
   'seenSet', 'expectedUrls', 'falsePositiveRate', 'sitemaps',
-  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
+  'groupBy', 'rate', 'burst', 'domainConcurrency', 'globalRate', 'safetyMargin', 'spacingMargin', 'leaseTime', 'maxBlocked', 'maxPause', 'stallTimeout',
 ];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [

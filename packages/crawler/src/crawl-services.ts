@@ -71,7 +71,9 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
 }
 
 /** Options that make up the fleet-wide politeness policy. */
-const LIMIT_OPTIONS: readonly OptionName[] = ['rate', 'burst', 'domainConcurrency', 'limitRules', 'safetyMargin', 'leaseTime', 'maxPause', 'requestTimeout', 'maxCrawlDelay'];
+const LIMIT_OPTIONS: readonly OptionName[] = [
+  'rate', 'burst', 'domainConcurrency', 'globalRate', 'limitRules', 'safetyMargin', 'spacingMargin', 'leaseTime', 'maxPause', 'requestTimeout', 'maxCrawlDelay',
+];
 
 /**
  * Publishes this process's limits as the fleet's when it was given any limit

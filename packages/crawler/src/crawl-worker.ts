@@ -85,7 +85,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
-      ...(config.globalRate ? { limiter: { max: config.globalRate.max, duration: config.globalRate.durationMs } } : {}),
     },
   );
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {

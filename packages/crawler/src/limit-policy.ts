@@ -15,6 +15,8 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
       ...(rule.concurrency === undefined ? {} : { concurrency: rule.concurrency }),
     })),
     safetyMarginMs: config.safetyMargin,
+    spacingMargin: config.spacingMargin,
+    globalRate: config.globalRate,
     leaseMs: Math.max(config.leaseTime, config.requestTimeout + 1_000),
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
