@@ -1,3 +1,4 @@
 export { startTestRedis, type TestRedis } from './redis-server.js';
 export { freePort } from './free-port.js';
 export { mailHeader, mimePart } from './mail.js';
+export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptions } from './nginx-server.js';
