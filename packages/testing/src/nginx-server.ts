@@ -116,7 +116,7 @@ async function launch(dir: string, port: number, options: TestNginxOptions): Pro
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitForListening(child, options.hosts, port, () => output + errorLog(dir));
+  await waitForListening(child, { hosts: options.hosts, port, describe: () => output + errorLog(dir) });
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
@@ -153,7 +153,11 @@ function parseLog(text: string): NginxLogEntry[] {
     });
 }
 
-async function waitForListening(child: ChildProcess, hosts: readonly string[], port: number, describe: () => string): Promise<void> {
+async function waitForListening(
+  child: ChildProcess,
+  target: { readonly hosts: readonly string[]; readonly port: number; readonly describe: () => string },
+): Promise<void> {
+  const { hosts, port, describe } = target;
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`nginx exited (${child.exitCode ?? child.signalCode}): ${describe()}`);
