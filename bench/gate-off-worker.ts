@@ -25,6 +25,7 @@ const openGate: GroupLimiter = {
   setMinInterval: () => Promise.resolve(),
   status: (): Promise<GroupStatus> => Promise.reject(new Error('the open gate keeps no status')),
   list: () => Promise.resolve([]),
+  globalStatus: () => Promise.resolve({ rate: null, paceMs: 0, admitted: 0, deferred: 0 }),
 };
 
 const concurrency = Number(process.argv[2] ?? '16');

@@ -1,6 +1,7 @@
 // `pnpm bench [crawl|enqueue|...]`: prints figures measured in this run.
 import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
+import { benchNginxPacing } from './nginx-pacing.js';
 import { benchPoliteness } from './politeness.js';
 import { benchSeenSet } from './seen-set-memory.js';
 import { benchSinks } from './sink-throughput.js';
@@ -9,6 +10,7 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
   enqueue: () => benchEnqueue(log),
+  nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
   'seen-set': () => benchSeenSet(log),
   sinks: () => benchSinks(log),

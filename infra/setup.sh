@@ -49,6 +49,16 @@ if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl 
   fi
 fi
 
+# The pacing end-to-end test and `pnpm bench nginx` judge politeness with a real
+# nginx `limit_req` (nginx-light has the module).
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing nginx-light with apt-get (for the rate-limit pacing test)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light >/dev/null
+fi
+
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "setup: installing pnpm@${PNPM_VERSION} with npm"
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null

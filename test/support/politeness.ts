@@ -38,3 +38,18 @@ export function byHost(requests: readonly RequestRecord[]): Map<string, RequestR
   }
   return groups;
 }
+
+/**
+ * Requests a zero-burst leaky bucket would reject, as nginx `limit_req` without
+ * `burst` judges them: on a millisecond clock, a request less than `spacingMs`
+ * (duration / max) after the last *accepted* one is rejected and does not count.
+ */
+export function leakyBucketRejections(starts: readonly number[], spacingMs: number): number {
+  let lastAccepted = Number.NEGATIVE_INFINITY;
+  let rejected = 0;
+  for (const at of [...starts].map(Math.floor).sort((a, b) => a - b)) {
+    if (at - lastAccepted < spacingMs) rejected += 1;
+    else lastAccepted = at;
+  }
+  return rejected;
+}

@@ -15,6 +15,11 @@ const fraction = z.preprocess(
   z.number({ error: 'expected a number between 0 and 0.5' }).gt(0).lt(0.5),
 );
 
+const ratio = z.preprocess(
+  (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+  z.number({ error: 'expected a number between 0 and 1' }).min(0).max(1),
+);
+
 const boolean = z.preprocess((value) => {
   if (typeof value !== 'string') return value;
   const text = value.trim().toLowerCase();
@@ -122,10 +127,11 @@ export const OPTION_TABLE = {
   rate: { scope: 'fleet', flag: '--rate', env: 'CRAWLQ_RATE', schema: rate, default: { max: 2, durationMs: 1_000 }, doc: 'Per-group request starts, MAX/DURATION (5/1s, 60/1m) or none; across all workers' },
   burst: { scope: 'fleet', flag: '--burst', env: 'CRAWLQ_BURST', schema: integer(1, 10_000), default: 1, doc: 'Starts a group may make back to back (1: evenly spaced)' },
   domainConcurrency: { scope: 'fleet', flag: '--domain-concurrency', env: 'CRAWLQ_DOMAIN_CONCURRENCY', schema: integer(1, 10_000), default: 2, doc: 'Per-group requests in flight, across all workers' },
-  globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Whole-crawl job starts, MAX/DURATION (BullMQ queue limiter)' },
+  globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Request starts of the whole crawl, all groups and workers together, MAX/DURATION or none (enforced by the group gate)' },
   groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(/^[A-Za-z0-9._:~-]{1,200}$/, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
   safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
+  spacingMargin: { scope: 'fleet', flag: '--spacing-margin', env: 'CRAWLQ_SPACING_MARGIN', schema: ratio, default: 0.05, doc: 'Share of a rate\'s spacing (DURATION/MAX) added to it, so a server with a zero-burst leaky bucket (nginx limit_req) never sees two starts too close' },
   leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: duration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
   stallTimeout: { scope: 'process', flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: duration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
   maxBlocked: { scope: 'fleet', flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays blocked (paused, robots.txt unreachable) longer is dead-lettered' },

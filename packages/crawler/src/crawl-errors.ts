@@ -1,13 +1,15 @@
 import { withoutUserinfo } from '@crawlq/urls';
+import type { DenialReason } from '@crawlq/group-limiter';
 import { UnrecoverableError } from 'bullmq';
 
 /** Why a job is deferred: ordinary pacing (`rate`, `concurrency`) or a wait that counts toward --max-blocked. */
-export type DeferReason = 'rate' | 'concurrency' | 'paused' | 'robots';
+export type DeferReason = DenialReason | 'robots';
 
 /**
  * The job may not start now (its group is rate-limited, at its concurrency
- * cap, paused, or its robots.txt is unreachable): it goes back to the delayed
- * set without using an attempt. `why` says it in words for blocked waits.
+ * cap, paused, the crawl-wide cap is reached, or its robots.txt is unreachable):
+ * it goes back to the delayed set without using an attempt. `why` says it in
+ * words for blocked waits.
  */
 export class DeferJobError extends Error {
   override readonly name = 'DeferJobError';

@@ -112,8 +112,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
-      // The definition's global rate as adopted at start (BullMQ's limiter is fixed per Worker).
-      ...(config.globalRate ? { limiter: { max: config.globalRate.max, duration: config.globalRate.durationMs } } : {}),
     },
   );
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {

@@ -15,10 +15,11 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
       ...(rule.concurrency === undefined ? {} : { concurrency: rule.concurrency }),
     })),
     safetyMarginMs: config.safetyMargin,
+    spacingMargin: config.spacingMargin,
+    globalRate: config.globalRate,
     leaseMs: Math.max(config.leaseTime, config.requestTimeout + 1_000),
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
     maxMinIntervalMs: config.maxCrawlDelay,
-    globalRate: config.globalRate,
   };
 }

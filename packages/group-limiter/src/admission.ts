@@ -4,8 +4,8 @@ export interface Lease {
   readonly leaseId: string;
 }
 
-/** Why a request may not start now. */
-export type DenialReason = 'rate' | 'concurrency' | 'paused';
+/** Why a request may not start now: the group's rate, its concurrency cap, its pause, or the crawl-wide cap. */
+export type DenialReason = 'rate' | 'concurrency' | 'paused' | 'global-rate';
 
 /** The gate's answer to `acquire`. */
 export type Admission =
@@ -22,10 +22,11 @@ export type Admission =
        */
       readonly localStartAt: number;
       /**
-       * The latest `performance.now()` at which the start may still go. A start
-       * later than its slot by more than half the safety margin could crowd the
-       * next window as the server counts it: past this, give the slot back with
-       * `abandon` and ask again.
+       * The latest `performance.now()` at which the start may still go: half
+       * the margin its pacing keeps (at most half the safety margin, at least
+       * 5 ms). A later start could reach the server less than one spacing
+       * before the next one, or crowd a window as the server counts it: past
+       * this, give the slot back with `abandon` and ask again.
        */
       readonly startBy: number;
       /**

@@ -19,7 +19,7 @@ import {
   InvalidLimitPolicyError,
   PolicyVersionRaceError,
 } from './errors.js';
-import type { GroupStatus } from './group-status.js';
+import type { GlobalStatus, GroupStatus } from './group-status.js';
 import { limiterKeys, type LimiterKeys } from './keys.js';
 import { DEFAULT_LIMIT_POLICY, DEFAULT_MAX_MIN_INTERVAL_MS, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
 import { RedisClock } from './redis-clock.js';
@@ -116,6 +116,8 @@ export interface GroupLimiter {
   status(group: string): Promise<GroupStatus>;
   /** Every group seen under this prefix, sorted by name. */
   list(): Promise<GroupStatus[]>;
+  /** The crawl-wide cap in force (the stored policy's) and its counters. */
+  globalStatus(): Promise<GlobalStatus>;
 }
 
 /** Version a limiter assumes while no policy is stored. */
@@ -195,7 +197,7 @@ class RedisGroupLimiter implements GroupLimiter {
       sentAt = performance.now();
       const limits = this.#resolved(group);
       return {
-        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups],
+        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global],
         args: [
           this.#version,
           group,
@@ -208,6 +210,7 @@ class RedisGroupLimiter implements GroupLimiter {
           MIN_STEP_MS,
           this.#maxMinIntervalMs,
           CONFIRM_AFTER_WAIT_MS,
+          this.#globalIntervalMs,
         ],
       };
     });
@@ -218,7 +221,7 @@ class RedisGroupLimiter implements GroupLimiter {
       const startAt = asNumber(reply[2]);
       this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
       const localStartAt = this.#clock.toLocal(startAt) ?? receivedAt + startInMs;
-      const allowanceMs = Math.max(MIN_LATE_ALLOWANCE_MS, this.#policy.safetyMarginMs / 2);
+      const allowanceMs = this.#lateAllowanceMs(group);
       return {
         admitted: true,
         startInMs,
@@ -240,6 +243,8 @@ class RedisGroupLimiter implements GroupLimiter {
         return { admitted: false, retryInMs, reason: 'concurrency' };
       case ScriptCode.DeniedRate:
         return { admitted: false, retryInMs, reason: 'rate' };
+      case ScriptCode.DeniedGlobalRate:
+        return { admitted: false, retryInMs, reason: 'global-rate' };
       default:
         throw unexpectedReply('acquire', reply);
     }
@@ -258,7 +263,7 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(group, 'group', 'reportSlip');
     checkDuration(lateMs, 'lateMs', 'reportSlip');
     try {
-      await this.#runScript(slipScript, { keys: [this.#keys.group(group)], args: [lateMs] });
+      await this.#runScript(slipScript, { keys: [this.#keys.group(group), this.#keys.global], args: [lateMs] });
     } catch (error) {
       throw redisFailure('reportSlip', error);
     }
@@ -393,6 +398,22 @@ class RedisGroupLimiter implements GroupLimiter {
     return statuses;
   }
 
+  async globalStatus(): Promise<GlobalStatus> {
+    let counters: (string | null)[];
+    try {
+      await this.#reload('globalStatus');
+      counters = await this.#redis.hmget(this.#keys.global, 'admitted', 'deferred');
+    } catch (error) {
+      throw error instanceof InvalidLimitPolicyError ? error : redisFailure('globalStatus', error);
+    }
+    return {
+      rate: this.#policy.globalRate ?? null,
+      paceMs: this.#globalIntervalMs,
+      admitted: Number(counters[0] ?? 0),
+      deferred: Number(counters[1] ?? 0),
+    };
+  }
+
   async #readStatus(groups: readonly string[]): Promise<GroupStatus[]> {
     const reply = await this.#call('status', readStatusScript, () => ({
       keys: [this.#keys.policy, ...groups.flatMap((group) => [this.#keys.group(group), this.#keys.leases(group)])],
@@ -407,10 +428,12 @@ class RedisGroupLimiter implements GroupLimiter {
       const pausedUntil = optionalNumber(field(0));
       const paused = pausedUntil !== null && pausedUntil > now;
       const lastAdmitAt = optionalNumber(field(5));
+      const minIntervalMs = Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs);
       return {
         group,
         limits: this.limitsFor(group),
-        minIntervalMs: Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs),
+        minIntervalMs,
+        paceMs: Math.max(this.#resolved(group).intervalMs, minIntervalMs),
         inFlight: optionalNumber(field(10)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
@@ -489,6 +512,24 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#policy = policy;
     this.#version = version;
     this.#limits.clear();
+  }
+
+  /** Crawl-wide spacing: the cap's own plus the safety margin's share (a window cap; no server sees it as a bucket). */
+  get #globalIntervalMs(): number {
+    const rate = this.#policy.globalRate ?? null;
+    return rate === null ? 0 : (rate.durationMs + this.#policy.safetyMarginMs) / rate.max;
+  }
+
+  /**
+   * How late a start may go past its slot: half the margin its pacing keeps (so
+   * the other half absorbs arrival jitter), at most half the safety margin, at
+   * least MIN_LATE_ALLOWANCE_MS.
+   */
+  #lateAllowanceMs(group: string): number {
+    const limits = this.#resolved(group);
+    let allowance = this.#policy.safetyMarginMs / 2;
+    if (limits.intervalMs > 0) allowance = Math.min(allowance, limits.marginMs / 2);
+    return Math.max(MIN_LATE_ALLOWANCE_MS, allowance);
   }
 
   /** Always set by normalizePolicy; the type keeps it optional for older callers. */

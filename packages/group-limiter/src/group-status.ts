@@ -1,4 +1,4 @@
-import type { GroupLimits } from './policy.js';
+import type { GroupLimits, RateLimit } from './policy.js';
 
 /** What an admin sees about one group. Times are epoch ms on the Redis clock. */
 export interface GroupStatus {
@@ -11,6 +11,13 @@ export interface GroupStatus {
    * Pacing uses the longer of this and the interval from `limits.rate`.
    */
   readonly minIntervalMs: number;
+  /**
+   * The spacing the gate enforces between this group's starts (ms): the rate's
+   * own spacing plus its margin (see `LimitPolicy.spacingMargin`), or the
+   * minimum interval when that is longer; 0 = no rate limit. 1000 / paceMs is
+   * the effective pace in requests per second.
+   */
+  readonly paceMs: number;
   /** Leases not yet released nor expired. */
   readonly inFlight: number;
   /** End of the current pause, or `null` when not paused. */
@@ -39,4 +46,16 @@ export interface GroupStatus {
   readonly started: number;
   /** Planned start of the latest admission, or `null` if none yet. */
   readonly lastAdmitAt: number | null;
+}
+
+/** The crawl-wide cap on request starts (`LimitPolicy.globalRate`) and what it did. */
+export interface GlobalStatus {
+  /** The cap; `null` = none. */
+  readonly rate: RateLimit | null;
+  /** The spacing the gate enforces between any two starts of the crawl (ms); 0 = no cap. */
+  readonly paceMs: number;
+  /** Starts the cap admitted. */
+  readonly admitted: number;
+  /** Denials by the cap. */
+  readonly deferred: number;
 }

@@ -1,10 +1,11 @@
 export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PlanOptions, type SetPolicyResult } from './group-limiter.js';
 export type { Admission, DenialReason, Lease, Outcome, StartCheck } from './admission.js';
-export type { GroupStatus } from './group-status.js';
+export type { GlobalStatus, GroupStatus } from './group-status.js';
 export {
   DEFAULT_GROUP_LIMITS,
   DEFAULT_LIMIT_POLICY,
   DEFAULT_MAX_MIN_INTERVAL_MS,
+  DEFAULT_SPACING_MARGIN,
   normalizePolicy,
   type Backoff429,
   type GroupLimits,
@@ -13,7 +14,7 @@ export {
   type LimitRule,
   type RateLimit,
 } from './policy.js';
-export { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+export { paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 export { matchHostGlob, isHostGlob } from './host-glob.js';
 export { limiterKeys, type LimiterKeys } from './keys.js';
 export { ScriptCode } from './commands/script-code.js';

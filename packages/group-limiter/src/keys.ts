@@ -9,6 +9,8 @@ export interface LimiterKeys {
   readonly policy: string;
   /** Set of every group the limiter has seen, for `list()`. */
   readonly groups: string;
+  /** Hash of the crawl-wide pacing (`globalRate`): tat, wakeAt, admitted, deferred. */
+  readonly global: string;
   /** Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred, lastAdmitAt, minInterval. */
   group(group: string): string;
   /** Sorted set of a group's leases: member = lease id, score = expiry (Redis-clock ms). */
@@ -20,6 +22,7 @@ export function limiterKeys(prefix: string): LimiterKeys {
   return {
     policy: `${prefix}:policy`,
     groups: `${prefix}:groups`,
+    global: `${prefix}:global`,
     group: (group) => `${prefix}:group:${group}`,
     leases: (group) => `${prefix}:leases:${group}`,
   };

@@ -42,6 +42,25 @@ export interface LimitPolicy {
    */
   readonly safetyMarginMs: number;
   /**
+   * Share of a rate's own spacing (`durationMs / max`) added to it, when that is more
+   * than the safety margin's share (`safetyMarginMs / max`). Servers that enforce a
+   * rate with a zero-burst leaky bucket (nginx `limit_req` without `burst`) reject a
+   * request that arrives less than one spacing after the last one they accepted, so
+   * the arrival jitter of consecutive starts (connection set-up, event-loop delay, a
+   * late start within its allowance, the server's millisecond clock) must fit in
+   * the spacing itself, not only in the window. Optional in the type for policies
+   * written before it existed; `normalizePolicy` fills it in.
+   * @default 0.05
+   */
+  readonly spacingMargin?: number;
+  /**
+   * Fleet-wide cap on request starts across every group, enforced by the same gate
+   * (atomically with the group's limits); `null` = none. Optional in the type for
+   * policies written before it existed; `normalizePolicy` fills it in.
+   * @default null
+   */
+  readonly globalRate?: RateLimit | null;
+  /**
    * Concurrency leases expire after this long, so a crashed worker gives its slots back.
    * @default 60000
    */
@@ -62,13 +81,6 @@ export interface LimitPolicy {
    * @default 30000
    */
   readonly maxMinIntervalMs?: number;
-  /**
-   * Request starts for the whole crawl, across every group (`--global-rate`);
-   * `null` = no fleet-wide cap. Carried in the policy so every worker reads the
-   * same value from the crawl definition (issue 9).
-   * @default null
-   */
-  readonly globalRate?: RateLimit | null;
 }
 
 /** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
@@ -80,8 +92,12 @@ export interface LimitPolicyInput {
   readonly backoff429?: Partial<Backoff429>;
   readonly maxPauseMs?: number;
   readonly maxMinIntervalMs?: number;
+  readonly spacingMargin?: number;
   readonly globalRate?: RateLimit | null;
 }
+
+/** Default share of a rate's spacing kept as margin (`LimitPolicy.spacingMargin`). */
+export const DEFAULT_SPACING_MARGIN = 0.05;
 
 /** Default cap of a group's own minimum interval (`LimitPolicy.maxMinIntervalMs`). */
 export const DEFAULT_MAX_MIN_INTERVAL_MS = 30_000;
@@ -102,6 +118,7 @@ export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
   backoff429: Object.freeze({ baseMs: 1000, maxMs: 60_000 }),
   maxPauseMs: 3_600_000,
   maxMinIntervalMs: DEFAULT_MAX_MIN_INTERVAL_MS,
+  spacingMargin: DEFAULT_SPACING_MARGIN,
   globalRate: null,
 });
 
@@ -126,6 +143,7 @@ export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizeP
     },
     maxPauseMs: check.number(input.maxPauseMs ?? base.maxPauseMs, 'maxPauseMs', { min: 1 }),
     maxMinIntervalMs: check.number(input.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS, 'maxMinIntervalMs', { min: 0 }),
+    spacingMargin: check.number(input.spacingMargin ?? DEFAULT_SPACING_MARGIN, 'spacingMargin', { min: 0, max: 1 }),
     globalRate: check.rate(input.globalRate ?? null, 'globalRate'),
   };
   if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
@@ -177,11 +195,16 @@ class PolicyChecker {
     return value === null ? null : this.number(value, path, { min: 1, integer: true });
   }
 
-  number(value: unknown, path: string, rule: { min: number; integer?: boolean }): number {
+  number(value: unknown, path: string, rule: { min: number; max?: number; integer?: boolean }): number {
     const ok =
-      typeof value === 'number' && Number.isFinite(value) && value >= rule.min && (!rule.integer || Number.isInteger(value));
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      value >= rule.min &&
+      (rule.max === undefined || value <= rule.max) &&
+      (!rule.integer || Number.isInteger(value));
     if (!ok) {
-      this.issues.push(`${path} must be ${rule.integer ? 'an integer' : 'a finite number'} >= ${rule.min}, got ${JSON.stringify(value)}`);
+      const range = rule.max === undefined ? `>= ${rule.min}` : `in [${rule.min}, ${rule.max}]`;
+      this.issues.push(`${path} must be ${rule.integer ? 'an integer' : 'a finite number'} ${range}, got ${JSON.stringify(value)}`);
       return rule.min;
     }
     return value;

@@ -5,9 +5,9 @@ import type { Redis } from 'ioredis';
 import { createGroupLimiter, limiterKeys, type GroupLimiter, type LimiterKeys } from '../src/index.js';
 import { countCommands, testPrefix } from './support.js';
 
-const INTERVAL = 205; // T' = (1000 + 25) / 5
+const INTERVAL = 210; // T' = 200 + max(25 / 5, 5% of 200)
 // 1 per 10 s (*.slow.test): slow enough that a loaded machine cannot outlive a slot mid-test.
-const SLOW_INTERVAL = 10_025;
+const SLOW_INTERVAL = 10_500; // 10 000 + max(25, 5% of 10 000)
 
 let server: TestRedis;
 let limiter: GroupLimiter;

@@ -70,6 +70,7 @@ describe('setMinInterval (robots.txt Crawl-delay)', () => {
     const [limiter] = await fleet({
       defaults: { rate: { max: 5, durationMs: 1000 }, burst: 1, concurrency: null },
       safetyMarginMs: 0,
+      spacingMargin: 0,
       maxMinIntervalMs: 2000,
     });
     // Shorter than the policy's 200 ms: no effect (it never speeds a group up).

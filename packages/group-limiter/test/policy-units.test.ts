@@ -72,12 +72,28 @@ describe('normalizePolicy / resolveLimits', () => {
     expect(resolveLimits(policy, 'example.com').limits.rate).toEqual({ max: 1, durationMs: 500 });
   });
 
-  it("spaces starts by T' = (duration + margin) / max with tolerance (burst - 1) T'", () => {
+  it("spaces starts by T' = S + max(margin / max, spacingMargin * S), S = duration / max, with tolerance (burst - 1) T'", () => {
     const policy = normalizePolicy({ defaults: { rate: { max: 5, durationMs: 1000 }, burst: 3, concurrency: null } });
+    expect(policy.spacingMargin).toBe(0.05);
     const resolved = resolveLimits(policy, 'x.test');
-    expect(resolved.intervalMs).toBe(205);
-    expect(resolved.toleranceMs).toBe(410);
+    // 5% of 200 ms (10) beats the safety margin's share (25 / 5 = 5).
+    expect(resolved.intervalMs).toBe(210);
+    expect(resolved.marginMs).toBe(10);
+    expect(resolved.toleranceMs).toBe(420);
     expect(resolved.concurrency).toBe(0);
+    // A large safety margin wins: its share keeps every window of duration + margin at max.
+    const wide = normalizePolicy({ defaults: { rate: { max: 5, durationMs: 1000 } }, safetyMarginMs: 100 });
+    expect(resolveLimits(wide, 'x.test').intervalMs).toBe(220);
+    // spacingMargin 0 restores T' = (duration + margin) / max.
+    const windowOnly = normalizePolicy({ defaults: { rate: { max: 5, durationMs: 1000 } }, spacingMargin: 0 });
+    expect(resolveLimits(windowOnly, 'x.test').intervalMs).toBe(205);
+    expect(() => normalizePolicy({ spacingMargin: 1.5 })).toThrow(/spacingMargin must be a finite number in \[0, 1\]/);
+  });
+
+  it('fills globalRate with null and validates it like a group rate', () => {
+    expect(normalizePolicy({}).globalRate).toBeNull();
+    expect(normalizePolicy({ globalRate: { max: 10, durationMs: 1000 } }).globalRate).toEqual({ max: 10, durationMs: 1000 });
+    expect(() => normalizePolicy({ globalRate: { max: 0, durationMs: 1000 } })).toThrow(/globalRate.max/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
 import { describeGroupWait, GroupWaits, openCrawlServices, readGroupWaits, resumeGroup, type CrawlServices, type GroupWait } from '@crawlq/crawler';
-import type { GroupStatus } from '@crawlq/group-limiter';
+import type { GlobalStatus, GroupStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -27,15 +27,17 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const [groups, waits] = await withServices(config, (services) =>
-      Promise.all([services.limiter.list(), readGroupWaits(services.redis, config.namespace)]),
-    );
+    const { groups, waits, global } = await withServices(config, async (services) => ({
+      groups: await services.limiter.list(),
+      waits: await readGroupWaits(services.redis, config.namespace),
+      global: await services.limiter.globalStatus(),
+    }));
     const waitingFor = waitingForOf(groups, waits);
     if (flags.json === true) {
       process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, waitingFor: waitingFor.get(status.group) ?? null })))}\n`);
       return;
     }
-    process.stdout.write(`${formatGroups(groups, waitingFor)}\n`);
+    process.stdout.write(`${formatGroups(groups, waitingFor)}\n${formatGlobal(global)}\n`);
   });
 
   addConfigOptions(
@@ -85,10 +87,12 @@ function formatGroups(groups: readonly GroupStatus[], waitingFor: ReadonlyMap<st
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
   // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
-  const header = ['group', 'rate', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
+  // pace: the spacing the gate really enforces (rate plus its margin, or a longer Crawl-delay).
+  const header = ['group', 'rate', 'pace', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
   const rows = groups.map((status) => [
     status.group,
     formatRate(status.limits.rate),
+    formatPace(status.paceMs),
     String(status.limits.burst),
     status.limits.concurrency === null ? 'unlimited' : String(status.limits.concurrency),
     String(status.inFlight),
@@ -100,4 +104,18 @@ function formatGroups(groups: readonly GroupStatus[], waitingFor: ReadonlyMap<st
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
+}
+
+/** Spacing and the requests per second it allows: `210 ms (4.76/s)`. */
+function formatPace(paceMs: number): string {
+  return paceMs > 0 ? `${round(paceMs)} ms (${round(1000 / paceMs)}/s)` : '-';
+}
+
+function formatGlobal(global: GlobalStatus): string {
+  if (global.rate === null) return 'global cap: none';
+  return `global cap: ${formatRate(global.rate)}, pace ${formatPace(global.paceMs)}, admitted ${global.admitted}, deferred ${global.deferred}`;
+}
+
+function round(value: number): string {
+  return String(Math.round(value * 100) / 100);
 }

@@ -3,14 +3,20 @@ import { ScriptCode } from './script-code.js';
 
 /**
  * Admission: pause, then concurrency (leases scored by expiry), then pacing (GCRA).
- * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set
+ * With a fleet-wide cap (ARGV 12 > 0) the start must also fit the crawl-wide
+ * pacing in KEYS[5] (evenly spaced starts, no burst), checked in the same script:
+ * a start admitted takes a slot from both; a denial by either moves neither
+ * pacing, and takes its wake slot on the horizon of the limit that denied it, so
+ * a global denial never delays the group's own backlog and vice versa.
+ * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set, 5 global hash
  * The cap counts requests that have started (their reserved start has come): a
  * start reserved ahead does not hold a slot while it waits, and confirm-start
  * checks the cap again when its time comes (the reply asks for that).
  * ARGV: 1 policy version, 2 group, 3 lease id, 4 maxInlineWaitMs, 5 interval T' (0 = no rate),
  *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms,
  *       10 maxMinIntervalMs (cap of the group's own minimum interval),
- *       11 waits at least this long are re-checked for a pause before they start
+ *       11 waits at least this long are re-checked for a pause before they start,
+ *       12 global interval (0 = no fleet-wide cap)
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = luaScript(
@@ -62,6 +68,24 @@ local wait = allow_at - now
 if wait > max_inline then return deny(${ScriptCode.DeniedRate}, allow_at) end
 -- A short wait is reserved now: the caller sleeps and starts at allow_at.
 local start = math.max(now, allow_at)
+
+local global_interval = tonumber(ARGV[12])
+if global_interval > 0 then
+  local g = redis.call('HMGET', KEYS[5], 'tat', 'wakeAt')
+  local global_at = math.max(now, num(g[1], 0))
+  if global_at - now > max_inline then
+    local wake = take_wake_slot(KEYS[5], num(g[2], 0), global_at, global_interval)
+    return {${ScriptCode.DeniedGlobalRate}, math.ceil(wake - now), 0, fmt(global_interval)}
+  end
+  -- Crawl-wide starts are reserved in order, each one interval after the last,
+  -- so a start the group holds back leaves the cap's slots before it unused:
+  -- when that would waste more than one of them, the job waits for its group's
+  -- slot instead (a group denial: the crawl-wide pacing does not move).
+  if start - global_at > global_interval then return deny(${ScriptCode.DeniedRate}, allow_at) end
+  start = math.max(start, global_at)
+  redis.call('HSET', KEYS[5], 'tat', fmt(start + global_interval))
+  redis.call('HINCRBY', KEYS[5], 'admitted', 1)
+end
 if interval > 0 then redis.call('HSET', KEYS[2], 'tat', fmt(math.max(tat, start) + interval)) end
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')

@@ -12,4 +12,6 @@ export enum ScriptCode {
   DeniedPaused = 4,
   /** setPolicy: the stored policy was already identical. */
   Unchanged = 5,
+  /** Denied: the crawl-wide cap (`globalRate`) does not allow a start soon enough. */
+  DeniedGlobalRate = 6,
 }

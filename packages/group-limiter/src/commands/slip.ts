@@ -5,7 +5,8 @@ import { ScriptCode } from './script-code.js';
  * A start that went out later than its reserved slot allowed (the process
  * stalled after the gate let it go): pushes the group's pacing back by that
  * much, so the starts reserved from now on are spaced from when it really began.
- * KEYS: 1 group hash
+ * The crawl-wide pacing, when there is one, moves back as well.
+ * KEYS: 1 group hash, 2 global hash
  * ARGV: 1 ms late beyond the allowance
  * Reply: {Ok}
  */
@@ -14,6 +15,8 @@ export const slipScript = luaScript(
   `${LUA_PRELUDE}
 local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
 if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
+local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
+if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 return {${ScriptCode.Ok}}
 `,
