@@ -1,7 +1,6 @@
 import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
-import type { DenialReason } from '@crawlq/group-limiter';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
