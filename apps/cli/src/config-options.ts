@@ -4,6 +4,9 @@ import { Option, type Command } from 'commander';
 /** Options that repeat (`--include a --include b`) or take comma lists. */
 const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 
+/** How a long-running command logs. */
+export const LOG_OPTIONS: readonly OptionName[] = ['logLevel', 'logFormat'];
+
 /** Options every crawl-running command accepts. */
 export const CRAWL_OPTIONS: readonly OptionName[] = [
   'redisUrl', 'namespace', 'stateDir',
@@ -18,6 +21,7 @@ export const WORKER_OPTIONS: readonly OptionName[] = [
   'concurrency', 'out', 'gracePeriod', 'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout',
   'fetchRetries', 'fetchBackoff', 'maxBodySize', 'maxRedirects', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout', 'ignoreRobots',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
+  ...LOG_OPTIONS, 'statsInterval', 'metricsPort', 'metricsHost',
 ];
 
 export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir'];

@@ -2,13 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
+import { lineSplitter } from './output.js';
 
 /**
  * Launches `crawlq worker` child processes that run with exactly the parent's
  * resolved configuration: it is handed over as a private config file, and the
  * variables that would override it are left out of the child's environment.
  */
-export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { spawn(index: number): ChildProcess; dispose(): void } {
+export function createWorkerLauncher(
+  config: CrawlqConfig,
+  redisUrl: string,
+  output: { stderrLine?: (line: string) => void } = {},
+): { spawn(index: number): ChildProcess; dispose(): void } {
   const dir = resolve(config.stateDir, 'run');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `worker-config-${process.pid}.json`);
@@ -27,10 +32,18 @@ export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { 
   const entry = process.argv[1] ?? '';
   return {
     spawn(index) {
-      return spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
+      const { stderrLine } = output;
+      // The IPC channel lets `crawl` tell a worker the crawl finished (no signal to log);
+      // stderr goes through the parent so a log line never lands inside the progress line.
+      const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
         env: { ...env, CRAWLQ_WORKER_INDEX: String(index) },
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'inherit', stderrLine ? 'pipe' : 'inherit', 'ipc'],
       });
+      if (stderrLine && child.stderr) {
+        const lines = lineSplitter(stderrLine);
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk)).on('end', () => lines.end());
+      }
+      return child;
     },
     dispose() {
       rmSync(file, { force: true });

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
-import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
@@ -18,11 +18,28 @@ import { processCrawlJob } from './process-crawl-job.js';
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
   readonly redisUrl: string;
-  /** Log lines (warnings, dead letters); the app decides where they go. */
-  readonly log: (line: string) => void;
+  /** Log lines (warnings, dead letters) with a severity (default info); the app decides where they go. */
+  readonly log: (line: string, level?: LogSeverity) => void;
   readonly onPage?: (record: PageRecord) => void;
+  /** Metrics hooks; the app wires them to its metrics package. */
+  readonly telemetry?: WorkerTelemetry;
   /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
   readonly limiter?: GroupLimiter;
+}
+
+export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
+
+/** What a worker reports as it goes, for metrics; every hook is optional. */
+export interface WorkerTelemetry {
+  page?(record: PageRecord): void;
+  /** The group gate deferred a job (`rate`, `concurrency`, `paused`). */
+  denied?(reason: string): void;
+  /** A failed attempt that BullMQ will retry. */
+  retried?(): void;
+  /** A job this process moved to the dead-letter queue, with its reason code. */
+  deadLettered?(reason: string): void;
+  /** True once the worker takes jobs, false when it starts to stop. */
+  ready?(ready: boolean): void;
 }
 
 /** A running worker process's crawl machinery. */
@@ -34,19 +51,22 @@ export interface CrawlWorker {
 
 const RECONCILE_EVERY_MS = 60_000;
 
+/** What `crawl` sends its worker processes over IPC when the frontier is drained. */
+export const CRAWL_FINISHED_MESSAGE = 'crawlq:crawl-finished';
+
 /** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
-  const { config, redisUrl, log } = options;
+  const { config, redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
   const services: CrawlServices = await openCrawlServices(config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   const warning = await publishLimitPolicy(services);
-  if (warning) log(`warning: ${warning}`);
+  if (warning) log(`warning: ${warning}`, 'warn');
   const connection = { url: redisUrl };
   const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
-  const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
+  const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`, 'warn') });
   const gate = new GroupGate(services.limiter);
   const robots = config.ignoreRobots ? undefined : openRobotsPolicy(services, fetcher);
   if (!robots) log('robots.txt is ignored (--ignore-robots)');
@@ -73,8 +93,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         ...(robots ? { robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),
+        onDeferred: (reason) => telemetry?.denied?.(reason),
         onPage: (record) => {
           stats.page(record);
+          telemetry?.page?.(record);
           options.onPage?.(record);
         },
       }),
@@ -93,12 +115,15 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
     deadLetters
       .handleFailed(job, error, id)
-      .then(({ created }) => {
-        if (created) log(`dead-lettered ${job.data.url}: ${error.message}`);
+      .then(({ final, created }) => {
+        if (!final) telemetry?.retried?.();
+        if (!created) return;
+        telemetry?.deadLettered?.(classifyFailure(error).reason);
+        log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
       })
-      .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`));
+      .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
   });
-  worker.on('error', (error) => log(`worker error: ${error.message}`));
+  worker.on('error', (error) => log(`worker error: ${error.message}`, 'error'));
   const alertWorker = alerts.startWorker();
 
   const retention = {
@@ -116,16 +141,18 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
           if (purged > 0) log(`retention: deleted ${purged} old dead letter(s)`);
         }
       })
-      .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`));
+      .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`, 'error'));
   await reconcile();
   const reconcileTimer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS);
   reconcileTimer.unref();
+  telemetry?.ready?.(true);
 
   let closing: Promise<void> | undefined;
   return {
     id,
     close(graceMs) {
       closing ??= (async () => {
+        telemetry?.ready?.(false);
         clearInterval(reconcileTimer);
         const graceful = worker.close();
         const timedOut = await Promise.race([
@@ -173,13 +200,21 @@ export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Prom
   // parent's SIGTERM; a second signal must not kill the graceful stop.
   await new Promise<void>((resolve) => {
     let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
+    const stop = (why: NodeJS.Signals | typeof CRAWL_FINISHED_MESSAGE) => {
       if (stopping) return;
       stopping = true;
-      log(`${signal}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
+      // A crawl that finished stops its workers over IPC: a normal end, not a signal to report.
+      if (why === CRAWL_FINISHED_MESSAGE) log(`crawl finished: finishing in-flight jobs`, 'debug');
+      else log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
+      process.off('message', onMessage);
+      // The IPC channel would keep this process alive after the worker stops.
+      if (process.connected) process.disconnect();
       resolve();
     };
-    process.on('SIGTERM', stop).on('SIGINT', stop);
+    const onMessage = (message: unknown) => {
+      if (message === CRAWL_FINISHED_MESSAGE) stop(CRAWL_FINISHED_MESSAGE);
+    };
+    process.on('SIGTERM', stop).on('SIGINT', stop).on('message', onMessage);
   });
   await worker.close(config.gracePeriod);
   log('stopped');

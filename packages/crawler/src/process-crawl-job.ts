@@ -31,6 +31,8 @@ export interface CrawlJobContext {
   readonly onCrawlDelay?: (group: string, crawlDelayMs: number) => Promise<void>;
   /** Called once per URL skipped because robots.txt disallows it. */
   readonly onSkipped?: (record: SkippedRecord) => void;
+  /** Called when the gate or a server's Retry-After defers the job (metrics). */
+  readonly onDeferred?: (reason: 'rate' | 'concurrency' | 'paused') => void;
 }
 
 /**
@@ -194,6 +196,7 @@ async function translateError(
 ): Promise<Error> {
   const deferral = deferralOf(error);
   if (deferral) {
+    context.onDeferred?.(deferral.reason);
     if (deferral.reason === 'paused') {
       const blockedSince = job.data.blockedSince ?? Date.now();
       const blockedForMs = Date.now() - blockedSince;

@@ -5,7 +5,7 @@ import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
 import { openCrawlServices, publishLimitPolicy } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
-import { alertMailConfig } from './crawl-worker.js';
+import { alertMailConfig, CRAWL_FINISHED_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
 import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
 
@@ -94,23 +94,25 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       if (children.size === 0 && respawns >= MAX_RESPAWNS) throw new Error('every worker process died; see the log above');
     }
     stopping = true;
-    await stopChildren(children, config.gracePeriod);
+    await stopChildren(children, config.gracePeriod, options.signal?.aborted !== true);
     const alert = await flushAlerts(config, options.redisUrl);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   } finally {
-    await stopChildren(children, config.gracePeriod);
+    await stopChildren(children, config.gracePeriod, false);
     await deadLetters.close();
     await services.close();
   }
 }
 
-async function stopChildren(children: Set<ChildProcess>, graceMs: number): Promise<void> {
+async function stopChildren(children: Set<ChildProcess>, graceMs: number, finished: boolean): Promise<void> {
   const exits = [...children].map(
     (child) =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        // A worker with an IPC channel is told the crawl finished, so it does not log a signal.
+        if (finished && child.connected) child.send(CRAWL_FINISHED_MESSAGE, (error) => error && child.kill('SIGTERM'));
+        else child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), graceMs + 5_000).unref();
       }),
   );
