@@ -52,6 +52,11 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const { role } = options;
   const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
   const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
+  // An outage rejects our commands and shows as the Worker's 'error' event;
+  // without a listener ioredis would print every reconnect failure to stderr
+  // outside the log format.
+  redis.on('error', () => undefined);
+  queue.on('error', () => undefined);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   const planner = { plan: (groups: readonly string[]) => limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS }) };

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { CrawlqConfig } from '@crawlq/config';
 import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
-import { createFetcher } from '@crawlq/fetcher';
+import { createFetcher, RetryableFetchError } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { openJsonlSink } from '@crawlq/sink';
@@ -34,8 +34,8 @@ export interface WorkerTelemetry {
   page?(record: PageRecord): void;
   /** The group gate deferred a job (`rate`, `concurrency`, `paused`). */
   denied?(reason: string): void;
-  /** A failed attempt that BullMQ will retry. */
-  retried?(): void;
+  /** Requests repeated: got's retries inside a failed attempt, plus one when BullMQ will retry the attempt. */
+  retried?(count: number): void;
   /** A job this process moved to the dead-letter queue, with its reason code. */
   deadLettered?(reason: string): void;
   /** True once the worker takes jobs, false when it starts to stop. */
@@ -62,7 +62,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const warning = await publishLimitPolicy(services);
   if (warning) log(`warning: ${warning}`, 'warn');
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => log(line) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   const sink = openJsonlSink(config.out);
@@ -116,7 +116,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     deadLetters
       .handleFailed(job, error, id)
       .then(({ final, created }) => {
-        if (!final) telemetry?.retried?.();
+        const repeated = fetchRetriesOf(error) + (final ? 0 : 1);
+        if (repeated > 0) telemetry?.retried?.(repeated);
         if (!created) return;
         telemetry?.deadLettered?.(classifyFailure(error).reason);
         log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
@@ -172,6 +173,14 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   };
 }
 
+/** got's retries inside a failed attempt: the fetch error carries them, possibly as the cause of a permanent failure. */
+function fetchRetriesOf(error: unknown): number {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current instanceof RetryableFetchError) return current.retries;
+  }
+  return 0;
+}
+
 /** Alert settings a config describes. */
 export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
   return {
@@ -194,11 +203,12 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
  */
 export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Promise<void> {
   const { config, log } = options;
-  const worker = await startCrawlWorker(options);
-  log(`started (concurrency ${config.concurrency}, results to ${config.out})`);
+  // Listening before the worker starts: a signal during start-up (a quick
+  // rollout, an impatient Ctrl-C) stops it gracefully once started, instead
+  // of killing it half-connected.
   // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
   // parent's SIGTERM; a second signal must not kill the graceful stop.
-  await new Promise<void>((resolve) => {
+  const stopRequested = new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (why: NodeJS.Signals | typeof CRAWL_FINISHED_MESSAGE) => {
       if (stopping) return;
@@ -216,6 +226,9 @@ export async function runWorkerUntilSignalled(options: CrawlWorkerOptions): Prom
     };
     process.on('SIGTERM', stop).on('SIGINT', stop).on('message', onMessage);
   });
+  const worker = await startCrawlWorker(options);
+  log(`started (concurrency ${config.concurrency}, results to ${config.out})`);
+  await stopRequested;
   await worker.close(config.gracePeriod);
   log('stopped');
 }

@@ -95,7 +95,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     }
     stopping = true;
     await stopChildren(children, config.gracePeriod, options.signal?.aborted !== true);
-    const alert = await flushAlerts(config, options.redisUrl);
+    const alert = await flushAlerts(config, options.redisUrl, log);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   } finally {
     await stopChildren(children, config.gracePeriod, false);
@@ -120,8 +120,8 @@ async function stopChildren(children: Set<ChildProcess>, graceMs: number, finish
 }
 
 /** Sends a pending dead-letter digest now, so the crawl does not exit with an alert waiting. */
-async function flushAlerts(config: CrawlqConfig, redisUrl: string): Promise<string | undefined> {
-  const alerts = createAlerts({ connection: { url: redisUrl }, namespace: config.namespace, mail: alertMailConfig(config) });
+async function flushAlerts(config: CrawlqConfig, redisUrl: string, log: (line: string) => void): Promise<string | undefined> {
+  const alerts = createAlerts({ connection: { url: redisUrl }, namespace: config.namespace, mail: alertMailConfig(config), log });
   try {
     const result = await alerts.flush();
     if (result.sent) return result.outboxFile ? `alert written to ${result.outboxFile}` : 'alert e-mail sent';

@@ -38,20 +38,25 @@ export interface StatsLineOptions {
 
 /**
  * Logs a stats line every `intervalMs` (like Scrapy's LogStats), with the page
- * rate over that interval. Returns a stop function; the timer never keeps the
- * process alive.
+ * rate since the previous line. Each line is scheduled after the previous one
+ * is written, so a slow Redis or a busy process never bunches lines together.
+ * Returns a stop function; the timer never keeps the process alive.
  */
 export function startStatsLine(options: StatsLineOptions): () => void {
   if (options.intervalMs <= 0) return () => undefined;
   let previousPages = 0;
   let previousAt = performance.now();
-  let running = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), options.intervalMs);
+    timer.unref();
+  };
   const tick = async () => {
-    // A slow Redis must not stack up reads.
-    if (running) return;
-    running = true;
     try {
       const snapshot = await options.read();
+      if (stopped) return;
       const now = performance.now();
       const rate = (snapshot.pages - previousPages) / Math.max((now - previousAt) / 1000, 0.001);
       previousPages = snapshot.pages;
@@ -60,10 +65,12 @@ export function startStatsLine(options: StatsLineOptions): () => void {
     } catch (error) {
       options.logger.warn({ err: error }, 'stats line could not be read');
     } finally {
-      running = false;
+      schedule();
     }
   };
-  const timer = setInterval(() => void tick(), options.intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  schedule();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

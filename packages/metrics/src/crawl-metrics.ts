@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.js';
 
 /** What a finished page tells the metrics; the crawler's page record has these fields. */
 export interface PageObservation {
@@ -47,7 +48,7 @@ export class CrawlMetrics {
 
   constructor(options: { registry?: Registry; processMetrics?: boolean } = {}) {
     this.registry = options.registry ?? new Registry();
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'crawlq_process_' });
+    if (options.processMetrics !== false) registerProcessMetrics(this.registry);
     const registers = [this.registry];
     this.#pages = new Counter({ name: 'crawlq_pages_total', help: 'Pages fetched and recorded, by HTTP status class', labelNames: ['status_class'], registers });
     this.#bytes = new Counter({ name: 'crawlq_response_bytes_total', help: 'Response body bytes received (after decompression)', registers });
@@ -83,10 +84,10 @@ export class CrawlMetrics {
     this.#counts.statuses[statusClass] = (this.#counts.statuses[statusClass] ?? 0) + 1;
   }
 
-  /** A failed queue attempt that BullMQ will retry. */
-  retried(): void {
-    this.#retries.inc();
-    this.#counts.retries += 1;
+  /** Requests repeated after a failure: got's retries in a failed attempt, a queue attempt BullMQ will retry. */
+  retried(count = 1): void {
+    this.#retries.inc(count);
+    this.#counts.retries += count;
   }
 
   deadLettered(reason: string): void {

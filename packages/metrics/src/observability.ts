@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startStatsLine, type Logger } from '@crawlq/logging';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { CrawlMetrics, type PageObservation } from './crawl-metrics.js';
 import { registerFleetGauges } from './fleet-gauges.js';
 import { FleetStateReader } from './fleet-state.js';
 import { createOpsHandler, startMetricsServer } from './metrics-server.js';
+import { registerProcessMetrics } from './process-metrics.js';
 import { openProbeConnection, redisHealth } from './redis-health.js';
 
 export interface ObservabilityOptions {
@@ -34,7 +35,7 @@ export interface Observability {
   readonly telemetry: {
     page(page: PageObservation): void;
     denied(reason: string): void;
-    retried(): void;
+    retried(count: number): void;
     deadLettered(reason: string): void;
     ready(ready: boolean): void;
   };
@@ -55,7 +56,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
     registry = crawl.registry;
   } else {
     registry = new Registry();
-    collectDefaultMetrics({ register: registry, prefix: 'crawlq_process_' });
+    registerProcessMetrics(registry);
   }
   registerFleetGauges(registry, reader);
 
@@ -98,7 +99,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
     telemetry: {
       page: (page) => crawl?.page(page),
       denied: (reason) => crawl?.denied(reason),
-      retried: () => crawl?.retried(),
+      retried: (count) => crawl?.retried(count),
       deadLettered: (reason) => crawl?.deadLettered(reason),
       ready: (value) => {
         ready = value;
