@@ -19,7 +19,7 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
     async collect() {
       this.reset();
       const state = await read();
-      if (state) for (const [name, value] of Object.entries(state.queue)) this.labels(name).set(value);
+      if (state) for (const [name, value] of Object.entries(state.queue) as [string, number][]) this.labels(name).set(value);
     },
   });
   new Gauge({
@@ -30,7 +30,7 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
     async collect() {
       this.reset();
       const state = await read();
-      if (state) for (const [name, value] of Object.entries(state.groups)) this.labels(name).set(value);
+      if (state) for (const [name, value] of Object.entries(state.groups) as [string, number][]) this.labels(name).set(value);
     },
   });
   new Gauge({
