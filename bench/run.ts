@@ -1,4 +1,5 @@
 // `pnpm bench [crawl|enqueue|...]`: prints figures measured in this run.
+import { benchCliStartup } from './cli-startup.js';
 import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
 import { benchPoliteness } from './politeness.js';
@@ -7,6 +8,7 @@ import { benchSeenSet } from './seen-set-memory.js';
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
+  'cli-startup': () => benchCliStartup(log),
   enqueue: () => benchEnqueue(log),
   politeness: () => benchPoliteness(log),
   'seen-set': () => benchSeenSet(log),
