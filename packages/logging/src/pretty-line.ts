@@ -14,10 +14,15 @@ export function formatPrettyLine(jsonLine: string): string {
     return jsonLine.endsWith('\n') ? jsonLine : `${jsonLine}\n`;
   }
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : '';
-  const level = String(entry.level ?? '').toUpperCase().padEnd(5);
-  const who = String(entry.worker ?? entry.pid ?? '');
+  const level = text(entry.level).toUpperCase().padEnd(5);
+  const who = text(entry.worker ?? entry.pid);
   const extra = Object.entries(entry)
     .filter(([key]) => !PREFIX_FIELDS.has(key))
     .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  return `${[time, level, who, String(entry.msg ?? ''), ...extra].filter((part) => part !== '').join(' ')}\n`;
+  return `${[time, level, who, text(entry.msg), ...extra].filter((part) => part !== '').join(' ')}\n`;
+}
+
+function text(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

@@ -37,7 +37,7 @@ describe('createLogger', () => {
     let cleared = 0;
     const logger = createLogger({ worker: 'crawl', namespace: 'ns', stream, beforeLine: () => (cleared += 1) });
     lineLogger(logger)('dead-lettered http://a.test/', 'warn');
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  crawl dead-lettered http:\/\/a\.test\/\n$/);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}crawl dead-lettered http:\/\/a\.test\/\n$/);
     expect(cleared).toBe(1);
   });
 });
