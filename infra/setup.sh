@@ -59,6 +59,16 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] && command -v 
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light >/dev/null
 fi
 
+# The metrics test checks /metrics with Prometheus's own parser and linter
+# (promtool, from Debian's prometheus package).
+if ! command -v promtool >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing promtool (Debian package prometheus) with apt-get"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "setup: installing pnpm@${PNPM_VERSION} with npm"
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null

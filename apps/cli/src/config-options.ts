@@ -4,6 +4,9 @@ import { Option, type Command } from 'commander';
 /** Options that repeat (`--include a --include b`) or take comma lists. */
 const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
 
+/** How a long-running command logs. */
+export const LOG_OPTIONS: readonly OptionName[] = ['logLevel', 'logFormat'];
+
 /**
  * Options every crawl-starting command accepts: where the crawl is, every
  * fleet-wide option (a command that starts a crawl publishes them), and the
@@ -15,6 +18,7 @@ export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
   'concurrency', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
+  ...LOG_OPTIONS, 'statsInterval', 'metricsPort', 'metricsHost',
 ];
 
 export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir'];

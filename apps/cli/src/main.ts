@@ -1,17 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError } from '@crawlq/config';
 import { Command, CommanderError } from 'commander';
-import { registerCrawl } from './commands/crawl.js';
-import { registerConfig } from './commands/config.js';
-import { registerDashboard } from './commands/dashboard.js';
-import { registerDemo } from './commands/demo.js';
-import { registerDlq } from './commands/dlq.js';
-import { registerGroup } from './commands/group.js';
-import { registerOptions } from './commands/options.js';
-import { registerResults } from './commands/results.js';
-import { registerEnqueue } from './commands/enqueue.js';
-import { registerStatus } from './commands/status.js';
-import { registerWorker } from './commands/worker.js';
+import { registerCommands } from './command-table.js';
 
 const program = new Command()
   .name('crawlq')
@@ -19,19 +9,9 @@ const program = new Command()
   .showHelpAfterError()
   .exitOverride();
 
-registerCrawl(program);
-registerEnqueue(program);
-registerWorker(program);
-registerStatus(program);
-registerDemo(program);
-registerGroup(program);
-registerDlq(program);
-registerDashboard(program);
-registerResults(program);
-registerOptions(program);
-registerConfig(program);
-
 try {
+  // Only the named command's modules are loaded (see command-table.ts).
+  await registerCommands(program, process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

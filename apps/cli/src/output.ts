@@ -1,21 +1,51 @@
 import { describeGroupWaits, type CrawlStatus } from '@crawlq/crawler';
 
-/** Writes a progress line in place on a terminal, as plain lines elsewhere (CI logs). */
-export function progressWriter(stream: NodeJS.WriteStream = process.stderr): { update(line: string): void; done(): void } {
+/**
+ * Draws a progress line in place, only on a terminal; elsewhere (CI logs,
+ * JSON log collectors) hands a line to `fallback` every 5 s instead, so stderr
+ * stays one log line per line. `clear()` wipes the drawn line before a log
+ * line is written, so the two are never glued together.
+ */
+export function progressWriter(
+  fallback: (line: string) => void,
+  stream: NodeJS.WriteStream = process.stderr,
+): { update(line: string): void; clear(): void; done(): void } {
   let last = 0;
-  let wrote = false;
+  let drawn = false;
   return {
     update(line) {
       if (stream.isTTY) {
         stream.write(`\r\x1b[2K${line}`);
-        wrote = true;
+        drawn = true;
       } else if (Date.now() - last >= 5_000) {
-        stream.write(`${line}\n`);
+        fallback(line);
         last = Date.now();
       }
     },
+    clear() {
+      if (!drawn) return;
+      stream.write('\r\x1b[2K');
+      drawn = false;
+    },
     done() {
-      if (wrote) stream.write('\n');
+      if (drawn) stream.write('\n');
+      drawn = false;
+    },
+  };
+}
+
+/** Splits a child's output into whole lines, so lines of several workers never interleave mid-line. */
+export function lineSplitter(onLine: (line: string) => void): { push(chunk: string): void; end(): void } {
+  let rest = '';
+  return {
+    push(chunk) {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      for (const part of parts) onLine(`${part}\n`);
+    },
+    end() {
+      if (rest !== '') onLine(`${rest}\n`);
+      rest = '';
     },
   };
 }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
+import { lineSplitter } from './output.js';
 
 /** Names the config file a `crawl` handed to its worker, so the worker can remove it if `crawl` dies. */
 export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
@@ -11,7 +12,11 @@ export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
  * per-process configuration: it is handed over as a private config file, and the
  * variables that would override it are left out of the child's environment.
  */
-export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { spawn(index: number): ChildProcess; dispose(): void } {
+export function createWorkerLauncher(
+  config: CrawlqConfig,
+  redisUrl: string,
+  output: { stderrLine?: (line: string) => void } = {},
+): { spawn(index: number): ChildProcess; dispose(): void } {
   const dir = resolve(config.stateDir, 'run');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `worker-config-${process.pid}.json`);
@@ -34,12 +39,20 @@ export function createWorkerLauncher(config: CrawlqConfig, redisUrl: string): { 
   const entry = process.argv[1] ?? '';
   return {
     spawn(index) {
-      // The IPC channel is how a worker learns that this process is gone,
-      // even by SIGKILL: it closes with us, and the worker stops (#10).
-      return spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
+      const { stderrLine } = output;
+      // The IPC channel is how `crawl` stops a worker (the crawl finished: no
+      // signal to log) and how a worker learns that this process is gone, even
+      // by SIGKILL: it closes with us, and the worker stops (#10). stderr goes
+      // through the parent so a log line never lands inside the progress line.
+      const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
         env: { ...env, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file },
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        stdio: ['ignore', 'inherit', stderrLine ? 'pipe' : 'inherit', 'ipc'],
       });
+      if (stderrLine && child.stderr) {
+        const lines = lineSplitter(stderrLine);
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk)).on('end', () => lines.end());
+      }
+      return child;
     },
     dispose() {
       rmSync(file, { force: true });

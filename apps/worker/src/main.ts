@@ -1,17 +1,30 @@
 #!/usr/bin/env node
 // crawlq-worker: the fleet worker, configured by environment variables and an
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '@crawlq/config';
 import { runWorkerUntilSignalled } from '@crawlq/crawler';
+import { createLogger, lineLogger } from '@crawlq/logging';
+import { startObservability } from '@crawlq/metrics';
 
 try {
   const config = loadConfig({ env: process.env });
   if (config.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'required: fleet workers share one Redis');
-  await runWorkerUntilSignalled({
-    config,
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat, worker: hostname(), namespace: config.namespace });
+  const observability = await startObservability({
     redisUrl: config.redisUrl,
-    log: (line) => process.stderr.write(`[crawlq-worker ${process.pid}] ${line}\n`),
+    namespace: config.namespace,
+    logger,
+    role: 'worker',
+    ...(config.metricsPort === undefined ? {} : { metricsPort: config.metricsPort }),
+    metricsHost: config.metricsHost,
+    statsIntervalMs: config.statsInterval,
   });
+  try {
+    await runWorkerUntilSignalled({ config, redisUrl: config.redisUrl, log: lineLogger(logger), telemetry: observability.telemetry });
+  } finally {
+    await observability.close();
+  }
 } catch (error) {
   process.stderr.write(`crawlq-worker: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);

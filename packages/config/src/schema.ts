@@ -171,6 +171,11 @@ export const OPTION_TABLE = {
   dashboardPort: { scope: 'process', flag: '--port', env: 'CRAWLQ_DASHBOARD_PORT', schema: integer(0, 65_535), default: 3100, doc: 'Dashboard port' },
   dashboardUser: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_USER', schema: z.string().min(1).optional(), default: undefined, doc: 'Dashboard basic-auth user (required off loopback)' },
   dashboardPassword: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_PASSWORD', schema: z.string().min(1).optional(), default: undefined, doc: 'Dashboard basic-auth password' },
+  logLevel: { scope: 'process', flag: '--log-level', env: 'CRAWLQ_LOG_LEVEL', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], { error: 'expected trace, debug, info, warn, error, fatal or silent' }), default: 'info', doc: 'Least severe log level written' },
+  logFormat: { scope: 'process', flag: '--log-format', env: 'CRAWLQ_LOG_FORMAT', schema: z.enum(['auto', 'json', 'pretty'], { error: 'expected json, pretty or auto' }), default: 'auto', doc: 'Log lines as JSON, short human lines, or auto: JSON unless stderr is a terminal' },
+  statsInterval: { scope: 'process', flag: '--stats-interval', env: 'CRAWLQ_STATS_INTERVAL', schema: duration, default: 60_000, doc: 'Workers log a stats line this often (0: never)' },
+  metricsPort: { scope: 'process', flag: '--metrics-port', env: 'CRAWLQ_METRICS_PORT', schema: integer(0, 65_535).optional(), default: undefined, doc: 'Serve /metrics, /healthz and /readyz on this port (unset: off; `crawl` workers use PORT+index)' },
+  metricsHost: { scope: 'process', flag: '--metrics-host', env: 'CRAWLQ_METRICS_HOST', schema: z.string().min(1), default: '127.0.0.1', doc: 'Bind address of the metrics endpoints' },
   fields: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(fieldRuleSchema), default: [], doc: 'Config file only: extra fields to extract with CSS selectors' },
 } as const;
 

@@ -60,6 +60,11 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
   // The coordinator's queue reads ride out a Redis restart like its own connection.
   const queue = openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, config.namespace);
+  // An outage rejects our commands and shows as the Worker's 'error' event;
+  // without a listener ioredis would print every reconnect failure to stderr
+  // outside the log format.
+  redis.on('error', () => undefined);
+  queue.on('error', () => undefined);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   let current = config;

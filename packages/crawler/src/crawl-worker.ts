@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson, definitionConflicts, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
-import { createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
-import { createFetcher, type Fetcher } from '@crawlq/fetcher';
+import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import type { RobotsPolicy } from '@crawlq/robots';
@@ -23,11 +23,28 @@ import { describeResults, resultsTargetOf } from './results-target.js';
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
   readonly redisUrl: string;
-  /** Log lines (warnings, dead letters); the app decides where they go. */
-  readonly log: (line: string) => void;
+  /** Log lines (warnings, dead letters) with a severity (default info); the app decides where they go. */
+  readonly log: (line: string, level?: LogSeverity) => void;
   readonly onPage?: (record: PageRecord) => void;
+  /** Metrics hooks; the app wires them to its metrics package. */
+  readonly telemetry?: WorkerTelemetry;
   /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
   readonly limiter?: GroupLimiter;
+}
+
+export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
+
+/** What a worker reports as it goes, for metrics; every hook is optional. */
+export interface WorkerTelemetry {
+  page?(record: PageRecord): void;
+  /** A job was deferred: by the group gate (`rate`, `global-rate`, `concurrency`, `paused`) or an unreachable robots.txt (`robots`). */
+  denied?(reason: string): void;
+  /** Requests repeated: got's retries inside a failed attempt, plus one when BullMQ will retry the attempt. */
+  retried?(count: number): void;
+  /** A job this process moved to the dead-letter queue, with its reason code. */
+  deadLettered?(reason: string): void;
+  /** True once the worker takes jobs, false when it starts to stop. */
+  ready?(ready: boolean): void;
 }
 
 /** A running worker process's crawl machinery. */
@@ -41,9 +58,16 @@ const RECONCILE_EVERY_MS = 60_000;
 /** How often a worker checks the crawl definition's version: a change reaches it within about this long. */
 const DEFINITION_POLL_MS = 1_000;
 
+/**
+ * What `crawl` sends its worker processes over IPC when the frontier is
+ * drained; a `stop` signal aborted with this reason is a normal end, not an
+ * interruption to report.
+ */
+export const CRAWL_FINISHED_MESSAGE = 'crawlq:crawl-finished';
+
 /** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
-  const { redisUrl, log } = options;
+  const { redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
   const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   try {
@@ -56,7 +80,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config) });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => log(line) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
@@ -69,7 +93,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const warc: WarcWriter | undefined = config.warc === undefined
     ? undefined
     : openWarcWriter({ dir: config.warc, maxFileBytes: config.warcMaxSize, prefix: config.namespace, software: 'crawlq' });
-  const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`) });
+  const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`, 'warn') });
   const gate = new GroupGate(services.limiter);
   const fetching = new FetchingParts(services, log);
   const waits = new GroupWaits(services.redis, config.namespace);
@@ -100,8 +124,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         ...(fetching.robots ? { robots: fetching.robots } : {}),
         onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
         onSkipped: (record) => stats.skipped(record.skipped),
+        onDeferred: (reason) => telemetry?.denied?.(reason),
         onPage: (record) => {
           stats.page(record);
+          telemetry?.page?.(record);
           options.onPage?.(record);
         },
       }),
@@ -119,12 +145,16 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
     deadLetters
       .handleFailed(job, error, id)
-      .then(({ created }) => {
-        if (created) log(`dead-lettered ${job.data.url}: ${error.message}`);
+      .then(({ final, created }) => {
+        const repeated = fetchRetriesOf(error) + (final ? 0 : 1);
+        if (repeated > 0) telemetry?.retried?.(repeated);
+        if (!created) return;
+        telemetry?.deadLettered?.(classifyFailure(error).reason);
+        log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
       })
-      .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`));
+      .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
   });
-  worker.on('error', (error) => log(`worker error: ${error.message}`));
+  worker.on('error', (error) => log(`worker error: ${error.message}`, 'error'));
   const alertWorker = alerts.startWorker();
 
   const retention = {
@@ -142,10 +172,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
           if (purged > 0) log(`retention: deleted ${purged} old dead letter(s)`);
         }
       })
-      .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`));
+      .catch((error: unknown) => log(`dead-letter reconcile failed: ${String(error)}`, 'error'));
   await reconcile();
   const reconcileTimer = setInterval(() => void reconcile(), RECONCILE_EVERY_MS);
   reconcileTimer.unref();
+  telemetry?.ready?.(true);
 
   // A changed definition reaches this worker within a poll: one HMGET of the
   // version while nothing changes, a full read and re-derivation when it does.
@@ -174,6 +205,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     id,
     close(graceMs) {
       closing ??= (async () => {
+        telemetry?.ready?.(false);
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);
         await watching;
@@ -195,6 +227,14 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   };
 }
 
+/** got's retries inside a failed attempt: the fetch error carries them, possibly as the cause of a permanent failure. */
+function fetchRetriesOf(error: unknown): number {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+    if (current instanceof RetryableFetchError) return current.retries;
+  }
+  return 0;
+}
+
 /** Alert settings a config describes. */
 export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
   return {
@@ -212,28 +252,35 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
 }
 
 /**
- * Runs a worker until SIGTERM or SIGINT (or `stop` aborts), then stops taking
+ * Runs a worker until SIGTERM or SIGINT (or `stop` aborts: the coordinator
+ * said the crawl finished, or is gone), then stops taking
  * jobs and lets the in-flight ones finish within the grace period. Resolves
  * when it has stopped.
  */
 export async function runWorkerUntilSignalled(options: CrawlWorkerOptions & { readonly stop?: AbortSignal }): Promise<void> {
   const { config, log } = options;
-  const worker = await startCrawlWorker(options);
-  log(`started (concurrency ${config.concurrency}, results to ${describeResults(config)}${config.warc === undefined ? '' : `, WARC to ${config.warc}`})`);
+  // Listening before the worker starts: a signal during start-up (a quick
+  // rollout, an impatient Ctrl-C) stops it gracefully once started, instead
+  // of killing it half-connected.
   // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
   // parent's SIGTERM; a second signal must not kill the graceful stop.
-  await new Promise<void>((resolve) => {
+  const stopRequested = new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
-      log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
+      // A crawl that finished stops its workers over IPC: a normal end, not a signal to report.
+      if (why === CRAWL_FINISHED_MESSAGE) log('crawl finished: finishing in-flight jobs', 'debug');
+      else log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
       resolve();
     };
     process.on('SIGTERM', stop).on('SIGINT', stop);
     if (options.stop?.aborted === true) stop(String(options.stop.reason));
     options.stop?.addEventListener('abort', () => stop(String(options.stop?.reason)), { once: true });
   });
+  const worker = await startCrawlWorker(options);
+  log(`started (concurrency ${config.concurrency}, results to ${describeResults(config)}${config.warc === undefined ? '' : `, WARC to ${config.warc}`})`);
+  await stopRequested;
   await worker.close(config.gracePeriod);
   log('stopped');
 }

@@ -1,4 +1,13 @@
-export { startCrawlWorker, runWorkerUntilSignalled, alertMailConfig, type CrawlWorker, type CrawlWorkerOptions } from './crawl-worker.js';
+export {
+  startCrawlWorker,
+  runWorkerUntilSignalled,
+  alertMailConfig,
+  CRAWL_FINISHED_MESSAGE,
+  type CrawlWorker,
+  type CrawlWorkerOptions,
+  type WorkerTelemetry,
+  type LogSeverity,
+} from './crawl-worker.js';
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
 export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions } from './crawl-services.js';
 export {

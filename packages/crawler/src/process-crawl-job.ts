@@ -41,6 +41,8 @@ export interface CrawlJobContext {
   readonly onCrawlDelay?: (group: string, crawlDelayMs: number) => Promise<void>;
   /** Called once per URL skipped because robots.txt disallows it. */
   readonly onSkipped?: (record: SkippedRecord) => void;
+  /** Called when the gate or a server's Retry-After defers the job (metrics). */
+  readonly onDeferred?: (reason: DeferReason) => void;
 }
 
 /**
@@ -257,6 +259,7 @@ async function translateError(
 ): Promise<Error> {
   const deferral = deferralOf(error);
   if (deferral) {
+    context.onDeferred?.(deferral.reason);
     let retryInMs = deferral.retryInMs;
     if (deferral.reason === 'paused' || deferral.reason === 'robots') {
       const now = Date.now();

@@ -7,7 +7,7 @@ import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js'
 import { openCrawlServices } from './crawl-services.js';
 import type { Redis } from 'ioredis';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
-import { alertMailConfig } from './crawl-worker.js';
+import { alertMailConfig, CRAWL_FINISHED_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
 import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
 
@@ -101,12 +101,12 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       if (children.size === 0 && respawns >= MAX_RESPAWNS) throw new Error('every worker process died; see the log above');
     }
     stopping = true;
-    await stopChildren(children, config.gracePeriod);
-    const alert = await flushAlerts(config, options.redisUrl);
+    await stopChildren(children, config.gracePeriod, options.signal?.aborted !== true);
+    const alert = await flushAlerts(config, options.redisUrl, log);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   } finally {
     stopping = true;
-    await stopChildren(children, config.gracePeriod);
+    await stopChildren(children, config.gracePeriod, false);
     stopOutageLog();
     await deadLetters.close();
     await services.close();
@@ -130,13 +130,15 @@ function logRedisOutages(redis: Redis, log: (line: string) => void): () => void 
   return () => redis.off('close', onClose).off('ready', onReady);
 }
 
-async function stopChildren(children: Set<ChildProcess>, graceMs: number): Promise<void> {
+async function stopChildren(children: Set<ChildProcess>, graceMs: number, finished: boolean): Promise<void> {
   const exits = [...children].map(
     (child) =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
-        child.kill('SIGTERM');
+        // A worker with an IPC channel is told the crawl finished, so it does not log a signal.
+        if (finished && child.connected) child.send(CRAWL_FINISHED_MESSAGE, (error) => error && child.kill('SIGTERM'));
+        else child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), graceMs + 5_000).unref();
       }),
   );
@@ -144,8 +146,8 @@ async function stopChildren(children: Set<ChildProcess>, graceMs: number): Promi
 }
 
 /** Sends a pending dead-letter digest now, so the crawl does not exit with an alert waiting. */
-async function flushAlerts(config: CrawlqConfig, redisUrl: string): Promise<string | undefined> {
-  const alerts = createAlerts({ connection: { url: redisUrl }, namespace: config.namespace, mail: alertMailConfig(config) });
+async function flushAlerts(config: CrawlqConfig, redisUrl: string, log: (line: string) => void): Promise<string | undefined> {
+  const alerts = createAlerts({ connection: { url: redisUrl }, namespace: config.namespace, mail: alertMailConfig(config), log });
   try {
     const result = await alerts.flush();
     if (result.sent) return result.outboxFile ? `alert written to ${result.outboxFile}` : 'alert e-mail sent';

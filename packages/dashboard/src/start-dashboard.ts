@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createDeadLetters } from '@crawlq/dead-letter';
@@ -36,6 +36,12 @@ export interface DashboardOptions {
   readonly jobPolicy: CrawlJobPolicy;
   /** Receives one line per start, action and server error. @default discard */
   readonly log?: (line: string) => void;
+  /**
+   * Answers `/healthz`, `/readyz` (before auth: probes carry no credentials)
+   * and `/metrics` (behind auth when it is set); returns false for other paths.
+   * @default none
+   */
+  readonly opsEndpoints?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 /** A running dashboard. */
@@ -123,8 +129,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     });
     next();
   });
+  const ops = options.opsEndpoints;
+  if (ops) app.get(['/healthz', '/readyz'], (req, res, next) => (ops(req, res) ? undefined : next()));
   // Without auth, trust rests on "only this machine": refuse DNS-rebound Host names too.
   app.use(options.auth === undefined ? loopbackHostOnly() : basicAuth(options.auth));
+  if (ops) app.get('/metrics', (req, res, next) => (ops(req, res) ? undefined : next()));
   app.use(sameOriginWrites());
   app.use('/api', apiRoutes({ actions, crawlQueue: queues.crawl, log }));
   app.use(

@@ -1,6 +1,8 @@
 import { describeResults, runCrawl } from '@crawlq/crawler';
+import { lineLogger } from '@crawlq/logging';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
+import { processLogger } from '../observability.js';
 import { formatProgress, progressWriter } from '../output.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
@@ -16,8 +18,14 @@ export function registerCrawl(program: Command): void {
   addConfigOptions(command, WORKER_OPTIONS).action(async (seeds: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const code = await withRedis(config, async (redisUrl) => {
-      const launcher = createWorkerLauncher(config, redisUrl);
-      const progress = progressWriter();
+      const progress = progressWriter((line) => logger.info(line));
+      const logger = processLogger(config, 'crawl', () => progress.clear());
+      const launcher = createWorkerLauncher(config, redisUrl, {
+        stderrLine: (line) => {
+          progress.clear();
+          process.stderr.write(line);
+        },
+      });
       const interrupted = new AbortController();
       const onSignal = () => interrupted.abort();
       process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
@@ -27,7 +35,7 @@ export function registerCrawl(program: Command): void {
           redisUrl,
           seeds,
           spawnWorker: (index) => launcher.spawn(index),
-          log: (line) => process.stderr.write(`${line}\n`),
+          log: lineLogger(logger),
           progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
           fresh: flags.fresh === true,
           signal: interrupted.signal,

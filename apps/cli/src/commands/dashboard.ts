@@ -1,17 +1,24 @@
 import type { CrawlqConfig } from '@crawlq/config';
 import { readFleetConfig } from '@crawlq/crawler';
 import type { Command } from 'commander';
-import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
+import { lineLogger } from '@crawlq/logging';
+import { startObservability } from '@crawlq/metrics';
+import { addConfigOptions, ADMIN_OPTIONS, configFrom, LOG_OPTIONS } from '../config-options.js';
+import { processLogger } from '../observability.js';
 import { withRedis } from '../redis-session.js';
 
 export function registerDashboard(program: Command): void {
   const command = program.command('dashboard').description('Web dashboard: queues (Bull Board) and dead-letter review; loopback only unless credentials are set');
-  addConfigOptions(command, [...ADMIN_OPTIONS, 'dashboardHost', 'dashboardPort', 'attempts', 'backoff']).action(async (flags: Record<string, unknown>) => {
+  addConfigOptions(command, [...ADMIN_OPTIONS, 'dashboardHost', 'dashboardPort', 'attempts', 'backoff', ...LOG_OPTIONS]).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const log = (line: string) => process.stderr.write(`[dashboard] ${line}\n`);
+    const logger = processLogger(config, 'dashboard');
+    const log = lineLogger(logger);
     // Loaded on demand: express and Bull Board are heavy, and no other command needs them.
     const { startDashboard, DashboardConfigError } = await import('@crawlq/dashboard');
     await withRedis(config, async (redisUrl) => {
+      // The fleet's gauges and health on the dashboard's own port.
+      const observability = await startObservability({ redisUrl, namespace: config.namespace, logger, role: 'dashboard' });
+      observability.setReady(true);
       let dashboard;
       try {
         dashboard = await startDashboard({
@@ -22,13 +29,16 @@ export function registerDashboard(program: Command): void {
           ...(config.dashboardUser && config.dashboardPassword ? { auth: { user: config.dashboardUser, password: config.dashboardPassword } } : {}),
           jobPolicy: await jobPolicyFor(config, redisUrl),
           log,
+          opsEndpoints: observability.handle,
         });
       } catch (error) {
         if (error instanceof DashboardConfigError) {
           process.stderr.write(`crawlq: ${error.message}\n`);
           process.exitCode = 2;
+          await observability.close();
           return;
         }
+        await observability.close();
         throw error;
       }
       process.stdout.write(`dashboard: ${dashboard.url}  (Ctrl-C to stop)\n`);
@@ -36,6 +46,7 @@ export function registerDashboard(program: Command): void {
         process.once('SIGINT', () => resolve()).once('SIGTERM', () => resolve());
       });
       await dashboard.close();
+      await observability.close();
     });
   });
 }

@@ -43,7 +43,7 @@ export function registerDemo(program: Command): void {
       process.stdout.write(`demo site: ${site.seeds.join('  ')}\n`);
       const code = await withRedis(config, async (redisUrl) => {
         const launcher = createWorkerLauncher(config, redisUrl);
-        const progress = progressWriter();
+        const progress = progressWriter((line) => process.stderr.write(`${line}\n`));
         try {
           const summary = await runCrawl({
             config,

@@ -1,21 +1,34 @@
-import { runWorkerUntilSignalled } from '@crawlq/crawler';
 import { rmSync } from 'node:fs';
+import { CRAWL_FINISHED_MESSAGE, runWorkerUntilSignalled } from '@crawlq/crawler';
+import { lineLogger } from '@crawlq/logging';
+import { startObservability } from '@crawlq/metrics';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
+import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { withRedis } from '../redis-session.js';
 import { HANDOVER_FILE_ENV } from '../worker-launcher.js';
 
 /**
- * A worker started by `crawl` has an IPC channel to it. When the channel
- * closes (`crawl` exited, even by SIGKILL) the worker stops gracefully, removes
+ * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
+ * stops it. A CRAWL_FINISHED_MESSAGE on it is a normal end: the worker stops
+ * gracefully without reporting a signal. When the channel closes instead
+ * (`crawl` exited, even by SIGKILL) the worker stops gracefully too, removes
  * the config file `crawl` handed over, and exits for sure once the grace
  * period is over: it never outlives its coordinator (#10).
  */
-function stopWhenParentGone(graceMs: number, log: (line: string) => void): AbortSignal | undefined {
+function stopFromCoordinator(graceMs: number, log: (line: string) => void): AbortSignal | undefined {
   if (process.channel === undefined) return undefined;
   process.channel.unref(); // The channel alone must not keep a stopped worker alive.
   const controller = new AbortController();
+  const onMessage = (message: unknown) => {
+    if (message !== CRAWL_FINISHED_MESSAGE) return;
+    process.off('message', onMessage);
+    controller.abort(CRAWL_FINISHED_MESSAGE);
+  };
+  process.on('message', onMessage);
   process.once('disconnect', () => {
+    process.off('message', onMessage);
+    if (controller.signal.aborted) return; // Told the crawl finished: already stopping, normally.
     const handover = process.env[HANDOVER_FILE_ENV];
     if (handover !== undefined) rmSync(handover, { force: true });
     // Redis may be gone with the coordinator; then closing could wait forever.
@@ -34,8 +47,25 @@ export function registerWorker(program: Command): void {
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const log = (line: string) => process.stderr.write(`[worker ${process.pid}] ${line}\n`);
-    const stop = stopWhenParentGone(config.gracePeriod, log);
-    await withRedis(config, (redisUrl) => runWorkerUntilSignalled({ config, redisUrl, log, stop }));
+    const logger = processLogger(config, workerName());
+    const log = lineLogger(logger);
+    const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'));
+    await withRedis(config, async (redisUrl) => {
+      const metricsPort = metricsPortOf(config);
+      const observability = await startObservability({
+        redisUrl,
+        namespace: config.namespace,
+        logger,
+        role: 'worker',
+        ...(metricsPort === undefined ? {} : { metricsPort }),
+        metricsHost: config.metricsHost,
+        statsIntervalMs: config.statsInterval,
+      });
+      try {
+        await runWorkerUntilSignalled({ config, redisUrl, log, telemetry: observability.telemetry, ...(stop ? { stop } : {}) });
+      } finally {
+        await observability.close();
+      }
+    });
   });
 }

@@ -1,0 +1,78 @@
+import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
+import { formatPrettyLine } from './pretty-line.js';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** `auto`: JSON lines unless the stream is a terminal. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Where log lines go: process.stderr by default; tests pass their own. */
+export interface LogStream {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+export interface LoggerOptions {
+  /** @default 'info' */
+  readonly level?: LogLevel;
+  /** @default 'auto' */
+  readonly format?: LogFormat;
+  /** Which process is talking: `worker-0`, `crawl`, `dashboard`, a host:pid. */
+  readonly worker: string;
+  readonly namespace: string;
+  /** @default process.stderr */
+  readonly stream?: LogStream;
+  /**
+   * Called before each pretty line is written, so a terminal progress line
+   * drawn in place can be cleared first instead of being glued to the log line.
+   */
+  readonly beforeLine?: () => void;
+}
+
+export type { Logger };
+
+/**
+ * A pino logger whose lines carry `time` (ISO 8601), `level` (a name, not
+ * pino's number), `msg`, `pid`, `worker` and `namespace`. Writes are
+ * synchronous: a worker that exits right after logging must not lose the line.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const stream = options.stream ?? process.stderr;
+  const format = resolveFormat(options.format ?? 'auto', stream);
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { pid: process.pid, worker: options.worker, namespace: options.namespace },
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      // Credentials never reach a log line, whichever field they ride in.
+      redact: { paths: ['password', '*.password', 'authorization', '*.authorization', 'cookie', '*.cookie'], censor: '[redacted]' },
+    },
+    destination(stream, format, options.beforeLine),
+  );
+}
+
+export function resolveFormat(format: LogFormat, stream: LogStream): 'json' | 'pretty' {
+  if (format !== 'auto') return format;
+  return stream.isTTY === true ? 'pretty' : 'json';
+}
+
+function destination(stream: LogStream, format: 'json' | 'pretty', beforeLine: (() => void) | undefined): DestinationStream {
+  if (format === 'json') {
+    // process.stderr is synchronous for files and pipes in Node, so each line
+    // is out before a following process.exit.
+    return { write: (line: string) => void stream.write(line) };
+  }
+  return {
+    write(line: string) {
+      beforeLine?.();
+      stream.write(formatPrettyLine(line));
+    },
+  };
+}
+
+/** Adapts a logger to the `(line, level)` callbacks the crawl packages take. */
+export function lineLogger(logger: Logger): (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void {
+  return (line, level = 'info') => logger[level](line);
+}

@@ -1,0 +1,109 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.js';
+
+/** What a finished page tells the metrics; the crawler's page record has these fields. */
+export interface PageObservation {
+  readonly status: number;
+  readonly bytes: number;
+  /** got's own retries inside the attempt. */
+  readonly retries: number;
+  readonly timings: { readonly waitMs: number; readonly fetchMs: number };
+}
+
+/**
+ * Gate denial reasons a label may take. Anything else is counted as `other`,
+ * so no caller can grow the label set.
+ */
+export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'robots', 'other'] as const;
+
+/**
+ * Dead-letter reasons are crawlq's own codes (classify-failure), a short fixed
+ * list; a code that does not look like one is counted as `other`.
+ */
+const REASON_CODE = /^[a-z][a-z0-9-]{0,40}$/;
+
+/** This process's counters, as plain numbers for the stats line. */
+export interface CrawlCounters {
+  readonly pages: number;
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly retries: number;
+  readonly deadLetters: number;
+}
+
+/**
+ * The per-process crawl metrics. Labels are bounded: status class (1xx..5xx,
+ * `none` for a record without a response), denial and dead-letter reason
+ * codes. Never a URL or a host.
+ */
+export class CrawlMetrics {
+  readonly registry: Registry;
+  readonly #pages: Counter<'status_class'>;
+  readonly #bytes: Counter;
+  readonly #retries: Counter;
+  readonly #deadLetters: Counter<'reason'>;
+  readonly #denials: Counter<'reason'>;
+  readonly #fetch: Histogram;
+  readonly #gateWait: Histogram;
+  readonly #counts = { pages: 0, retries: 0, deadLetters: 0, statuses: {} as Record<string, number> };
+
+  constructor(options: { registry?: Registry; processMetrics?: boolean } = {}) {
+    this.registry = options.registry ?? new Registry();
+    if (options.processMetrics !== false) registerProcessMetrics(this.registry);
+    const registers = [this.registry];
+    this.#pages = new Counter({ name: 'crawlq_pages_total', help: 'Pages fetched and recorded, by HTTP status class', labelNames: ['status_class'], registers });
+    this.#bytes = new Counter({ name: 'crawlq_response_bytes_total', help: 'Response body bytes received (after decompression)', registers });
+    this.#retries = new Counter({ name: 'crawlq_retries_total', help: 'Requests repeated: got retries inside an attempt plus failed queue attempts that will be retried', registers });
+    this.#deadLetters = new Counter({ name: 'crawlq_dead_letters_total', help: 'Jobs this process moved to the dead-letter queue, by reason', labelNames: ['reason'], registers });
+    this.#denials = new Counter({ name: 'crawlq_gate_denials_total', help: 'Jobs deferred by the group gate or a robots.txt wait, by reason', labelNames: ['reason'], registers });
+    this.#fetch = new Histogram({
+      name: 'crawlq_fetch_duration_seconds',
+      help: 'Time from the request to the whole body, retries included',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#gateWait = new Histogram({
+      name: 'crawlq_gate_wait_seconds',
+      help: 'Time a job waited in-process for its group gate before its request',
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    // Zero series up front: a rate() over a counter that appears late misses its first step.
+    for (const statusClass of ['2xx', '3xx', '4xx', '5xx']) this.#pages.labels(statusClass);
+    for (const reason of DENIAL_REASONS) this.#denials.labels(reason);
+  }
+
+  page(page: PageObservation): void {
+    const statusClass = statusClassOf(page.status);
+    this.#pages.labels(statusClass).inc();
+    this.#bytes.inc(page.bytes);
+    if (page.retries > 0) this.#retries.inc(page.retries);
+    this.#fetch.observe(page.timings.fetchMs / 1000);
+    this.#gateWait.observe(page.timings.waitMs / 1000);
+    this.#counts.pages += 1;
+    this.#counts.retries += page.retries;
+    this.#counts.statuses[statusClass] = (this.#counts.statuses[statusClass] ?? 0) + 1;
+  }
+
+  /** Requests repeated after a failure: got's retries in a failed attempt, a queue attempt BullMQ will retry. */
+  retried(count = 1): void {
+    this.#retries.inc(count);
+    this.#counts.retries += count;
+  }
+
+  deadLettered(reason: string): void {
+    this.#deadLetters.labels(REASON_CODE.test(reason) ? reason : 'other').inc();
+    this.#counts.deadLetters += 1;
+  }
+
+  denied(reason: string): void {
+    this.#denials.labels((DENIAL_REASONS as readonly string[]).includes(reason) ? reason : 'other').inc();
+  }
+
+  counters(): CrawlCounters {
+    return { ...this.#counts, statuses: { ...this.#counts.statuses } };
+  }
+}
+
+function statusClassOf(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'none';
+}

@@ -1,0 +1,94 @@
+import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { QUEUE_NAMES, queuePrefix, stateKeyPrefix } from '@crawlq/queue';
+import type { Redis } from 'ioredis';
+
+/**
+ * How far ahead a delayed job counts as due. Most of a polite crawl's backlog
+ * sits in BullMQ's delayed set with a planned slot; only the jobs whose slot
+ * comes within this window are work an extra worker could take now.
+ */
+export const DUE_WINDOW_MS = 60_000;
+
+/** BullMQ stores a delayed job's score as `timestamp * 0x1000 + counter` (getDelayedScore.lua). */
+const DELAYED_SCORE_FACTOR = 0x1000;
+
+export interface QueueJobCounts {
+  readonly waiting: number;
+  readonly delayed: number;
+  readonly active: number;
+  /** Waiting jobs plus delayed jobs whose slot is within DUE_WINDOW_MS: what an autoscaler should read. */
+  readonly due: number;
+}
+
+export interface GroupCounts {
+  /** Groups with at least one request in flight. */
+  readonly active: number;
+  /** Groups under a pause (Retry-After, robots.txt unreachable, an admin). */
+  readonly paused: number;
+  /** Groups at their concurrency cap: their next job waits for a request to finish. */
+  readonly blocked: number;
+}
+
+export interface FleetState {
+  readonly queue: QueueJobCounts;
+  readonly groups: GroupCounts;
+}
+
+/**
+ * Reads the fleet's queue and group state from Redis, so any one process (a
+ * worker, the dashboard) can report the whole fleet. Reads are cached for
+ * `maxAgeMs`: Prometheus, the stats line and several scrapers share one read.
+ */
+export class FleetStateReader {
+  readonly #redis: Redis;
+  readonly #limiter: GroupLimiter;
+  readonly #keys: { wait: string; paused: string; prioritized: string; delayed: string; active: string };
+  readonly #maxAgeMs: number;
+  #cached: { at: number; state: Promise<FleetState> } | undefined;
+
+  constructor(options: { redis: Redis; namespace: string; maxAgeMs?: number }) {
+    this.#redis = options.redis;
+    this.#limiter = createGroupLimiter({ redis: options.redis, prefix: `${stateKeyPrefix(options.namespace)}:gate` });
+    const base = `${queuePrefix(options.namespace)}:${QUEUE_NAMES.crawl}`;
+    this.#keys = { wait: `${base}:wait`, paused: `${base}:paused`, prioritized: `${base}:prioritized`, delayed: `${base}:delayed`, active: `${base}:active` };
+    this.#maxAgeMs = options.maxAgeMs ?? 2_000;
+  }
+
+  read(): Promise<FleetState> {
+    const now = Date.now();
+    if (this.#cached && now - this.#cached.at < this.#maxAgeMs) return this.#cached.state;
+    const state = this.#readNow(now);
+    this.#cached = { at: now, state };
+    // A failed read is not cached: the next scrape tries again.
+    state.catch(() => {
+      if (this.#cached?.state === state) this.#cached = undefined;
+    });
+    return state;
+  }
+
+  async #readNow(now: number): Promise<FleetState> {
+    const dueScore = (now + DUE_WINDOW_MS) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
+    const replies = await this.#redis
+      .multi()
+      .llen(this.#keys.wait)
+      .llen(this.#keys.paused)
+      .zcard(this.#keys.prioritized)
+      .zcard(this.#keys.delayed)
+      .llen(this.#keys.active)
+      .zcount(this.#keys.delayed, '-inf', dueScore)
+      .exec();
+    if (replies === null) throw new Error('Redis discarded the fleet-state read');
+    const [wait, paused, prioritized, delayed, active, dueDelayed] = replies.map(([error, value]) => {
+      if (error) throw error;
+      return Number(value);
+    }) as [number, number, number, number, number, number];
+    const waiting = wait + paused + prioritized;
+    const groups = { active: 0, paused: 0, blocked: 0 };
+    for (const group of await this.#limiter.list()) {
+      if (group.inFlight > 0) groups.active += 1;
+      if (group.pausedUntil !== null) groups.paused += 1;
+      if (group.limits.concurrency !== null && group.inFlight >= group.limits.concurrency) groups.blocked += 1;
+    }
+    return { queue: { waiting, delayed, active, due: waiting + dueDelayed }, groups };
+  }
+}

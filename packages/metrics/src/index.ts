@@ -1,0 +1,6 @@
+export { CrawlMetrics, DENIAL_REASONS, type PageObservation, type CrawlCounters } from './crawl-metrics.js';
+export { FleetStateReader, DUE_WINDOW_MS, type FleetState, type QueueJobCounts, type GroupCounts } from './fleet-state.js';
+export { registerFleetGauges } from './fleet-gauges.js';
+export { startMetricsServer, createOpsHandler, OPS_PATHS, type MetricsServer, type MetricsServerOptions, type HealthReport } from './metrics-server.js';
+export { openProbeConnection, redisHealth } from './redis-health.js';
+export { startObservability, type Observability, type ObservabilityOptions } from './observability.js';

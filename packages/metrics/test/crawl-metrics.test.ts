@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { CrawlMetrics } from '../src/index.js';
+
+const page = (status: number) => ({ status, bytes: 100, retries: 1, timings: { waitMs: 5, fetchMs: 20 } });
+
+describe('CrawlMetrics', () => {
+  it('counts pages by status class and keeps every label set bounded', async () => {
+    const metrics = new CrawlMetrics({ processMetrics: false });
+    metrics.page(page(200));
+    metrics.page(page(404));
+    metrics.page(page(0));
+    metrics.denied('rate');
+    metrics.denied('http://evil.test/?x=1');
+    metrics.deadLettered('http-503');
+    metrics.deadLettered('Some Message With http://a.test/');
+    metrics.retried(2);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('crawlq_pages_total{status_class="2xx"} 1');
+    expect(text).toContain('crawlq_pages_total{status_class="4xx"} 1');
+    expect(text).toContain('crawlq_pages_total{status_class="none"} 1');
+    expect(text).toContain('crawlq_gate_denials_total{reason="other"} 1');
+    expect(text).toContain('crawlq_dead_letters_total{reason="http-503"} 1');
+    expect(text).toContain('crawlq_dead_letters_total{reason="other"} 1');
+    expect(text).toContain('crawlq_retries_total 5');
+    expect(text).toContain('crawlq_response_bytes_total 300');
+    expect(text).not.toMatch(/a\.test|evil/);
+    expect(metrics.counters()).toEqual({ pages: 3, retries: 5, deadLetters: 2, statuses: { '2xx': 1, '4xx': 1, none: 1 } });
+  });
+});

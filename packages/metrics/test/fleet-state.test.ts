@@ -1,0 +1,50 @@
+import { createGroupLimiter } from '@crawlq/group-limiter';
+import { openCrawlQueue, stateKeyPrefix } from '@crawlq/queue';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FleetStateReader } from '../src/index.js';
+
+let redis: TestRedis;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const job = (url: string) => ({ url, depth: 0, group: 'a.test', seed: url });
+
+describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
+  it('counts jobs by state, with due = waiting + delayed within the next minute', async () => {
+    const namespace = `fleet-${Date.now()}`;
+    const queue = openCrawlQueue({ url: redis.url }, namespace);
+    try {
+      await queue.add('fetch', job('http://a.test/1'));
+      await queue.add('fetch', job('http://a.test/2'));
+      await queue.add('fetch', job('http://a.test/3'), { delay: 10_000 });
+      await queue.add('fetch', job('http://a.test/4'), { delay: 30_000 });
+      await queue.add('fetch', job('http://a.test/5'), { delay: 10 * 60_000 });
+      const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
+      const state = await reader.read();
+      expect(state.queue).toEqual({ waiting: 2, delayed: 3, active: 0, due: 4 });
+      expect(state.groups).toEqual({ active: 0, paused: 0, blocked: 0 });
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
+  it('counts groups in flight, at their concurrency cap and paused', async () => {
+    const namespace = `groups-${Date.now()}`;
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
+    await limiter.setPolicy({ defaults: { rate: null, concurrency: 2 } });
+    const first = await limiter.acquire({ group: 'busy.test', leaseId: 'l1' });
+    const second = await limiter.acquire({ group: 'busy.test', leaseId: 'l2' });
+    const third = await limiter.acquire({ group: 'half.test', leaseId: 'l3' });
+    expect([first.admitted, second.admitted, third.admitted]).toEqual([true, true, true]);
+    await limiter.pause('paused.test', 60_000, 'test');
+    const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
+    expect((await reader.read()).groups).toEqual({ active: 2, paused: 1, blocked: 1 });
+  });
+});
