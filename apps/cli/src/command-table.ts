@@ -61,7 +61,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   options: {
     term: 'options',
-    description: 'Print every option with its flag, environment variable, config key and default (Markdown)',
+    description: 'Print every option with its flag, environment variable, config key, default and whether it is fleet-wide (Markdown)',
     load: async () => (await import('./commands/options.js')).registerOptions,
   },
   config: {
