@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { CrawlqConfig } from '@crawlq/config';
-import { createLogger, type Logger } from '@crawlq/logging';
+import { createLogger, type Logger, type LogStream } from '@crawlq/logging';
 
 /**
  * The `worker` field of this process's log lines: `worker-N` for a worker
@@ -12,8 +12,8 @@ export function workerName(): string {
 }
 
 /** A logger configured by --log-level and --log-format. */
-export function processLogger(config: CrawlqConfig, worker: string, beforeLine?: () => void): Logger {
-  return createLogger({ level: config.logLevel, format: config.logFormat, worker, namespace: config.namespace, ...(beforeLine ? { beforeLine } : {}) });
+export function processLogger(config: CrawlqConfig, worker: string, beforeLine?: () => void, stream?: LogStream): Logger {
+  return createLogger({ level: config.logLevel, format: config.logFormat, worker, namespace: config.namespace, ...(beforeLine ? { beforeLine } : {}), ...(stream ? { stream } : {}) });
 }
 
 /** Workers that `crawl` spawns share one --metrics-port: worker N listens on PORT+N (0 stays "any free port"). */

@@ -8,6 +8,14 @@ import { lineSplitter } from './output.js';
 export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
 
 /**
+ * When `crawl` relays a worker's stderr (fd 2 is a pipe to it), it also hands
+ * its own stderr over as this fd: the worker's lines go there once `crawl` is
+ * gone, so a worker outliving a killed coordinator still says why it stops.
+ */
+export const DIRECT_STDERR_FD_ENV = 'CRAWLQ_DIRECT_STDERR_FD';
+const DIRECT_STDERR_FD = 4;
+
+/**
  * Launches `crawlq worker` child processes that run with the parent's resolved
  * per-process configuration: it is handed over as a private config file, and the
  * variables that would override it are left out of the child's environment.
@@ -45,8 +53,8 @@ export function createWorkerLauncher(
       // by SIGKILL: it closes with us, and the worker stops (#10). stderr goes
       // through the parent so a log line never lands inside the progress line.
       const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
-        env: { ...env, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file },
-        stdio: ['ignore', 'inherit', stderrLine ? 'pipe' : 'inherit', 'ipc'],
+        env: { ...env, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file, ...(stderrLine ? { [DIRECT_STDERR_FD_ENV]: String(DIRECT_STDERR_FD) } : {}) },
+        stdio: stderrLine ? ['ignore', 'inherit', 'pipe', 'ipc', 2] : ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       if (stderrLine && child.stderr) {
         const lines = lineSplitter(stderrLine);

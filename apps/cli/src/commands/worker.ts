@@ -1,12 +1,12 @@
-import { rmSync } from 'node:fs';
+import { rmSync, writeSync } from 'node:fs';
 import { CRAWL_FINISHED_MESSAGE, runWorkerUntilSignalled } from '@crawlq/crawler';
-import { lineLogger } from '@crawlq/logging';
+import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { withRedis } from '../redis-session.js';
-import { HANDOVER_FILE_ENV } from '../worker-launcher.js';
+import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
 
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
@@ -16,7 +16,7 @@ import { HANDOVER_FILE_ENV } from '../worker-launcher.js';
  * the config file `crawl` handed over, and exits for sure once the grace
  * period is over: it never outlives its coordinator (#10).
  */
-function stopFromCoordinator(graceMs: number, log: (line: string) => void): AbortSignal | undefined {
+function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGone: () => void): AbortSignal | undefined {
   if (process.channel === undefined) return undefined;
   process.channel.unref(); // The channel alone must not keep a stopped worker alive.
   const controller = new AbortController();
@@ -29,6 +29,7 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void): Abor
   process.once('disconnect', () => {
     process.off('message', onMessage);
     if (controller.signal.aborted) return; // Told the crawl finished: already stopping, normally.
+    onGone();
     const handover = process.env[HANDOVER_FILE_ENV];
     if (handover !== undefined) rmSync(handover, { force: true });
     // Redis may be gone with the coordinator; then closing could wait forever.
@@ -41,15 +42,44 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void): Abor
   return controller.signal;
 }
 
+/**
+ * Where a worker's log lines go: stderr, except that under a `crawl` which
+ * relays stderr, lines go straight to the terminal `crawl` handed over once
+ * `crawl` is gone (nothing reads the relay pipe then).
+ */
+function workerLogStream(): { stream: LogStream; coordinatorGone(): void } | undefined {
+  const fd = Number(process.env[DIRECT_STDERR_FD_ENV]);
+  if (!Number.isInteger(fd) || fd < 3) return undefined;
+  let direct = false;
+  // A write into the dead relay pipe (EPIPE) must not crash a worker that is finishing its jobs.
+  process.stderr.on('error', () => undefined);
+  return {
+    stream: {
+      write: (text: string) => {
+        if (!direct) return process.stderr.write(text);
+        try {
+          writeSync(fd, text);
+        } catch {
+          // No terminal left either: the line is lost, the worker goes on stopping.
+        }
+        return true;
+      },
+      isTTY: process.stderr.isTTY,
+    },
+    coordinatorGone: () => (direct = true),
+  };
+}
+
 export function registerWorker(program: Command): void {
   const command = program
     .command('worker')
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const logger = processLogger(config, workerName());
+    const output = workerLogStream();
+    const logger = processLogger(config, workerName(), undefined, output?.stream);
     const log = lineLogger(logger);
-    const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'));
+    const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
     await withRedis(config, async (redisUrl) => {
       const metricsPort = metricsPortOf(config);
       const observability = await startObservability({
