@@ -12,7 +12,8 @@ export function workerName(): string {
 }
 
 /** A logger configured by --log-level and --log-format. */
-export function processLogger(config: CrawlqConfig, worker: string, beforeLine?: () => void, stream?: LogStream): Logger {
+export function processLogger(config: CrawlqConfig, worker: string, output: { readonly beforeLine?: () => void; readonly stream?: LogStream } = {}): Logger {
+  const { beforeLine, stream } = output;
   return createLogger({ level: config.logLevel, format: config.logFormat, worker, namespace: config.namespace, ...(beforeLine ? { beforeLine } : {}), ...(stream ? { stream } : {}) });
 }
 

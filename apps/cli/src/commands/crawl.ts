@@ -19,7 +19,7 @@ export function registerCrawl(program: Command): void {
     const config = configFrom(flags);
     const code = await withRedis(config, async (redisUrl) => {
       const progress = progressWriter((line) => logger.info(line));
-      const logger = processLogger(config, 'crawl', () => progress.clear());
+      const logger = processLogger(config, 'crawl', { beforeLine: () => progress.clear() });
       const launcher = createWorkerLauncher(config, redisUrl, {
         stderrLine: (line) => {
           progress.clear();

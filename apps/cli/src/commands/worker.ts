@@ -77,7 +77,7 @@ export function registerWorker(program: Command): void {
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const output = workerLogStream();
-    const logger = processLogger(config, workerName(), undefined, output?.stream);
+    const logger = processLogger(config, workerName(), output ? { stream: output.stream } : {});
     const log = lineLogger(logger);
     const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
     await withRedis(config, async (redisUrl) => {
