@@ -86,11 +86,13 @@ describe('fleet-wide politeness under failure and load', () => {
     const huge = '127.0.0.41';
     const small = Array.from({ length: 20 }, (_, i) => `127.0.0.${50 + i}`);
     const web = await site({ hosts: [huge, ...small], pagesPerHost: 20, linksPerPage: 1 });
-    fleet = newFleet('fleet-huge', ['--rate', '10/1s', '--domain-concurrency', '2', '--max-depth', '0']);
+    const crawlFlags = ['--rate', '10/1s', '--domain-concurrency', '2', '--max-depth', '0'];
+    fleet = newFleet('fleet-huge', crawlFlags);
     // The huge backlog is enqueued first, so a FIFO queue would serve it first.
     const hugeUrls = Array.from({ length: 2_000 }, (_, i) => `http://${huge}:${web.port}/missing/${i}`);
     const smallUrls = small.flatMap((host) => Array.from({ length: 20 }, (_, page) => web.urlOf(host, page)));
-    const enqueued = await fleet.cli(['enqueue', '--file', '-'], [...hugeUrls, ...smallUrls].join('\n'));
+    // The crawl definition comes from the enqueue (workers with other values would refuse to start).
+    const enqueued = await fleet.cli(['enqueue', '--file', '-', '--allow-private-network', ...crawlFlags], [...hugeUrls, ...smallUrls].join('\n'));
     expect(enqueued.stdout).toContain('accepted 2400');
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     const pageRequests = () => web.requests.filter((request) => request.path !== '/robots.txt');

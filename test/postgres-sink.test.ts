@@ -59,7 +59,7 @@ describe('the PostgreSQL sink with a fleet of worker processes', () => {
         // A killed worker's concurrency slots come back after the lease time: keep it short.
         '--request-timeout', '10s', '--lease-time', '10s'],
     });
-    const enqueued = await fleet.cli(['enqueue', ...site.seeds, '--allow-private-network', '--rate', '10/1s', '--domain-concurrency', '2', '--scope', 'any', '--max-depth', '50']);
+    const enqueued = await fleet.cli(['enqueue', ...site.seeds, '--allow-private-network', '--rate', '10/1s', '--domain-concurrency', '2', '--scope', 'any', '--max-depth', '50', '--request-timeout', '10s', '--lease-time', '10s']);
     expect(enqueued.code, enqueued.stderr).toBe(0);
     const sinkFlags = ['--database-url', database.url, '--warc', warcDir, '--warc-max-size', '64kb', '--concurrency', '4'];
     const victim = await fleet.start(sinkFlags);
