@@ -8,12 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices } from '@crawlq/crawler';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { crawlCounts } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
 import * as cheerio from 'cheerio';
 import got from 'got';
 import { fileURLToPath } from 'node:url';
-import { exited, fmt, startCrawlq, startScript, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, untilQueueDrained, startScript, waitForLine } from './support.js';
 
 const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
 const PAGES_PER_HOST = 200;
@@ -104,11 +103,7 @@ async function crawlqRun(
     await stats.config('RESETSTAT');
     const started = performance.now();
     await services.frontier.addSeeds(site.seeds);
-    for (;;) {
-      const counts = await crawlCounts(services.queue);
-      if (counts.waiting + counts.delayed + counts.active === 0) break;
-      await sleep(10);
-    }
+    await untilQueueDrained(services.queue);
     const seconds = (performance.now() - started) / 1000;
     const commandStats = await stats.info('commandstats');
     await services.close();

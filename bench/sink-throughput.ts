@@ -5,15 +5,13 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices } from '@crawlq/crawler';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { crawlCounts } from '@crawlq/queue';
 import { openJsonlSink, openPostgresSink, type ResultSink, type SinkRecord } from '@crawlq/sink';
 import { startTestPostgres, startTestRedis, type TestPostgres } from '@crawlq/testing';
 import pg from 'pg';
-import { exited, fmt, startCrawlq, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, untilQueueDrained, waitForLine } from './support.js';
 
 const HOSTS = Array.from({ length: 5 }, (_, i) => `127.0.2.${i + 1}`);
 const PAGES_PER_HOST = Number(process.env.CRAWLQ_BENCH_PAGES_PER_HOST ?? 100);
@@ -55,11 +53,7 @@ async function crawl(site: DemoSite, sink: { kind: 'jsonl' } | { kind: 'postgres
     const services = await openCrawlServices(config, redis.url, { role: 'producer' });
     const started = performance.now();
     await services.frontier.addSeeds(site.seeds);
-    for (;;) {
-      const counts = await crawlCounts(services.queue);
-      if (counts.waiting + counts.delayed + counts.active === 0) break;
-      await sleep(10);
-    }
+    await untilQueueDrained(services.queue);
     const seconds = (performance.now() - started) / 1000;
     await services.close();
     if (/cannot write|waiting for/.test(workerLog)) process.stderr.write(workerLog);

@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { crawlCounts } from '@crawlq/queue';
 import { fileURLToPath } from 'node:url';
 
 const CLI_ENTRY = fileURLToPath(new URL('../apps/cli/src/main.ts', import.meta.url));
@@ -57,4 +59,13 @@ export function exited(child: ChildProcess): Promise<number | null> {
 
 export function fmt(value: number, digits = 1): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/** Resolves once the crawl queue has nothing waiting, delayed or active: the crawl is over. */
+export async function untilQueueDrained(queue: Parameters<typeof crawlCounts>[0]): Promise<void> {
+  for (;;) {
+    const counts = await crawlCounts(queue);
+    if (counts.waiting + counts.delayed + counts.active === 0) return;
+    await sleep(10);
+  }
 }
