@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '@crawlq/config';
 import { runWorkerUntilSignalled } from '@crawlq/crawler';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
+import { RedisOutageError } from '@crawlq/redis';
 
 try {
   const config = loadConfig({ env: process.env });
@@ -26,6 +27,11 @@ try {
     await observability.close();
   }
 } catch (error) {
+  if (error instanceof RedisOutageError) {
+    // Redis gone past CRAWLQ_REDIS_OUTAGE_LIMIT: one line and exit code 3, for the supervisor to restart it later (#10).
+    process.stderr.write(`crawlq-worker: ${error.message}; worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.\n`);
+    process.exit(3);
+  }
   process.stderr.write(`crawlq-worker: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 }

@@ -57,6 +57,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ configFile: configFile('{nope') })).toThrow(/not valid JSON/);
   });
 
+  it('takes a Redis outage limit above zero, 5 minutes by default (#10)', () => {
+    expect(loadConfig().redisOutageLimit).toBe(300_000);
+    expect(loadConfig({ env: { CRAWLQ_REDIS_OUTAGE_LIMIT: '4s' } }).redisOutageLimit).toBe(4_000);
+    expect(loadConfig({ flags: { redisOutageLimit: '2m' } }).redisOutageLimit).toBe(120_000);
+    expect(() => loadConfig({ flags: { redisOutageLimit: '0s' } })).toThrow(/^--redis-outage-limit: expected a duration above 0/);
+    expect(() => loadConfig({ env: { CRAWLQ_REDIS_OUTAGE_LIMIT: 'soon' } })).toThrow(/^CRAWLQ_REDIS_OUTAGE_LIMIT: expected a duration/);
+    expect(() => loadConfig({ flags: { redisOutageLimit: '30d' } })).toThrow(/at most 24d/);
+  });
+
   it('reads per-group limit rules from the config file', () => {
     const config = loadConfig({
       configFile: configFile({ limitRules: [{ match: '*.example.com', rate: '2/1s', concurrency: 1 }] }),

@@ -27,6 +27,11 @@ export interface CrawlServices {
   /** Follows `definition` from now on: `config` and `frontier` reflect it. */
   adopt(definition: CrawlDefinition): void;
   close(): Promise<void>;
+  /**
+   * Drops the connections at once: for a Redis that is gone, where `close()`
+   * would wait for it to come back (#10). Commands still waiting never settle.
+   */
+  disconnect(): Promise<void>;
 }
 
 export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
@@ -106,6 +111,11 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
     async close() {
       await queue.close();
       await redis.quit().catch(() => redis.disconnect());
+    },
+    async disconnect() {
+      redis.disconnect();
+      // Not the queue's own disconnect(): it waits for an 'end' that a reconnecting client never emits.
+      (await queue.backend.client).disconnect();
     },
   };
 }

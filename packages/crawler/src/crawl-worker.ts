@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { watchRedisOutage, RedisOutageError } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
@@ -18,6 +19,7 @@ import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
 import { processCrawlJob } from './process-crawl-job.js';
+import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 
 export interface CrawlWorkerOptions {
@@ -30,6 +32,12 @@ export interface CrawlWorkerOptions {
   readonly telemetry?: WorkerTelemetry;
   /** Replaces the Redis-backed group gate (the benchmark's gate-off baseline); production never sets it. */
   readonly limiter?: GroupLimiter;
+  /**
+   * Called once when Redis has been unreachable for longer than
+   * `config.redisOutageLimit`; the worker should then be abandoned. Unset: it
+   * waits for Redis however long that takes.
+   */
+  readonly onRedisOutage?: (error: RedisOutageError) => void;
 }
 
 export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
@@ -52,6 +60,14 @@ export interface CrawlWorker {
   readonly id: string;
   /** Stops taking jobs, lets in-flight ones finish within `graceMs`, then closes everything. */
   close(graceMs: number): Promise<void>;
+  /**
+   * Stops at once without Redis (it is gone, and `close` would wait for it):
+   * flushes what is written so far and drops the connections. The jobs in
+   * flight stay active in Redis; once it is back, BullMQ's stalled-job check
+   * hands them to a worker again, so a page already requested is fetched a
+   * second time.
+   */
+  abandon(): Promise<void>;
 }
 
 const RECONCILE_EVERY_MS = 60_000;
@@ -65,28 +81,54 @@ const DEFINITION_POLL_MS = 1_000;
  */
 export const CRAWL_FINISHED_MESSAGE = 'crawlq:crawl-finished';
 
+/**
+ * What `crawl` sends its worker processes over IPC when Redis has been gone
+ * longer than its `--redis-outage-limit`: stop at once, without waiting for
+ * Redis and without a word (the coordinator says why), and exit (#10).
+ */
+export const REDIS_OUTAGE_MESSAGE = 'crawlq:redis-outage';
+
+/** How long an abandoned worker waits for its results to be flushed. */
+const ABANDON_MS = 5_000;
+
 /** Starts one worker: any number of these, on any machines sharing one Redis, cooperate on one crawl. */
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const { redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
   const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
+  // Watched from the first connection on: an outage during start-up counts too.
+  // Said once per outage; without onRedisOutage a coordinator decides and reports, so only at debug level.
+  const { onRedisOutage } = options;
+  const outageLevel = onRedisOutage ? 'warn' : 'debug';
+  const upTo = onRedisOutage ? `up to ${formatDuration(options.config.redisOutageLimit)} ` : '';
+  const outageWatch = watchRedisOutage(services.redis, {
+    onLost: () => log(`lost the connection to Redis; waiting ${upTo}for it to come back (jobs in flight wait too)`, outageLevel),
+    onBack: (downMs) => log(`Redis is back after ${(downMs / 1000).toFixed(1)} s`, outageLevel === 'warn' ? 'info' : 'debug'),
+    ...(onRedisOutage ? { limitMs: options.config.redisOutageLimit, onOutage: onRedisOutage } : {}),
+  });
+  // While Redis is down, every part's connection errors say the same thing again on each reconnect attempt.
+  const unlessRedisDown = (line: string, level?: LogSeverity) => {
+    if (!outageWatch.down) log(line, level);
+  };
   try {
     const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
   } catch (error) {
+    outageWatch.stop();
     await services.close();
     throw error;
   }
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => log(line) });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => unlessRedisDown(line) });
   const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
   try {
     sink = await openResultSink(resultsTargetOf(config), { namespace: config.namespace, batchSize: config.sinkBatchSize, log });
   } catch (error) {
+    outageWatch.stop();
     await Promise.allSettled([alerts.close(), deadLetters.close(), services.close()]);
     throw error;
   }
@@ -140,8 +182,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       stalledInterval: config.stallTimeout,
     },
   );
+  // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
+  let abandoned = false;
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
-    if (!job) return;
+    if (!job || abandoned) return;
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
     deadLetters
       .handleFailed(job, error, id)
@@ -154,7 +198,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       })
       .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
   });
-  worker.on('error', (error) => log(`worker error: ${error.message}`, 'error'));
+  worker.on('error', (error) => {
+    if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
+  });
   const alertWorker = alerts.startWorker();
 
   const retention = {
@@ -201,6 +247,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   watchTimer.unref();
 
   let closing: Promise<void> | undefined;
+  let abandoning: Promise<void> | undefined;
   return {
     id,
     close(graceMs) {
@@ -220,9 +267,25 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         await alertWorker.close();
         await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close()]);
         fetching.close();
+        // Watched until here: Redis gone during a graceful stop still ends in abandon().
+        outageWatch.stop();
         await services.close();
       })();
       return closing;
+    },
+    abandon() {
+      abandoning ??= (async () => {
+        abandoned = true;
+        telemetry?.ready?.(false);
+        outageWatch.stop();
+        clearInterval(reconcileTimer);
+        clearInterval(watchTimer);
+        // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
+        await settleWithin(ABANDON_MS, [worker.close(true), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : [])]);
+        fetching.close();
+        await settleWithin(ABANDON_MS, [services.disconnect()]);
+      })();
+      return abandoning;
     },
   };
 }
@@ -256,33 +319,66 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
  * said the crawl finished, or is gone), then stops taking
  * jobs and lets the in-flight ones finish within the grace period. Resolves
  * when it has stopped.
+ *
+ * Redis gone for longer than `--redis-outage-limit` (at any point, start-up
+ * and graceful stop included) abandons the worker and rejects with a
+ * {@link RedisOutageError}; so does nothing when `stopOnRedisOutage` is false
+ * (under `crawl`, whose coordinator decides for all its workers and stops
+ * them with {@link REDIS_OUTAGE_MESSAGE}: then this resolves once abandoned).
  */
-export async function runWorkerUntilSignalled(options: CrawlWorkerOptions & { readonly stop?: AbortSignal }): Promise<void> {
+export async function runWorkerUntilSignalled(
+  options: CrawlWorkerOptions & { readonly stop?: AbortSignal; readonly stopOnRedisOutage?: boolean },
+): Promise<void> {
   const { config, log } = options;
+  let given: RedisOutageError | undefined;
+  let reportOutage: (error: RedisOutageError) => void = () => undefined;
+  const outage = new Promise<RedisOutageError>((resolve) => {
+    reportOutage = resolve;
+  });
+  const onRedisOutage = (error: RedisOutageError) => {
+    given = error;
+    reportOutage(error);
+  };
   // Listening before the worker starts: a signal during start-up (a quick
   // rollout, an impatient Ctrl-C) stops it gracefully once started, instead
   // of killing it half-connected.
   // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
   // parent's SIGTERM; a second signal must not kill the graceful stop.
-  const stopRequested = new Promise<void>((resolve) => {
+  const stopRequested = new Promise<string>((resolve) => {
     let stopping = false;
     const stop = (why: string) => {
       if (stopping) return;
       stopping = true;
       // A crawl that finished stops its workers over IPC: a normal end, not a signal to report.
       if (why === CRAWL_FINISHED_MESSAGE) log('crawl finished: finishing in-flight jobs', 'debug');
+      else if (why === REDIS_OUTAGE_MESSAGE) log('the crawl coordinator gave up on Redis: stopping now', 'debug');
       else log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
-      resolve();
+      resolve(why);
     };
     process.on('SIGTERM', stop).on('SIGINT', stop);
     if (options.stop?.aborted === true) stop(String(options.stop.reason));
     options.stop?.addEventListener('abort', () => stop(String(options.stop?.reason)), { once: true });
   });
-  const worker = await startCrawlWorker(options);
+  const starting = startCrawlWorker({ ...options, ...(options.stopOnRedisOutage === false ? {} : { onRedisOutage }) });
+  const started = await Promise.race([starting, outage]);
+  if (started instanceof RedisOutageError) {
+    // Still starting against a Redis that is gone: nothing to flush yet; the process ends with the error.
+    starting.catch(() => undefined);
+    throw started;
+  }
+  const worker = started;
   log(`started (concurrency ${config.concurrency}, results to ${describeResults(config)}${config.warc === undefined ? '' : `, WARC to ${config.warc}`})`);
-  await stopRequested;
-  await worker.close(config.gracePeriod);
-  log('stopped');
+  const why = await Promise.race([stopRequested, outage]);
+  if (why !== REDIS_OUTAGE_MESSAGE && !(why instanceof RedisOutageError)) {
+    const closed = await Promise.race([worker.close(config.gracePeriod).then(() => true), outage]);
+    if (closed === true) {
+      log('stopped');
+      return;
+    }
+  }
+  await worker.abandon();
+  log('stopped without Redis: the jobs in flight go back to the queue once it is back', 'debug');
+  if (given) throw given;
 }
 
 /**

@@ -3,6 +3,7 @@ export {
   runWorkerUntilSignalled,
   alertMailConfig,
   CRAWL_FINISHED_MESSAGE,
+  REDIS_OUTAGE_MESSAGE,
   type CrawlWorker,
   type CrawlWorkerOptions,
   type WorkerTelemetry,

@@ -1,14 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
-import type { CrawlqConfig } from '@crawlq/config';
+import { formatDuration, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, createDeadLetters } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
+import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
 import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js';
 import { openCrawlServices } from './crawl-services.js';
-import type { Redis } from 'ioredis';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
-import { alertMailConfig, CRAWL_FINISHED_MESSAGE } from './crawl-worker.js';
+import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
+import { settleWithin } from './settle-within.js';
 import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
 
 export interface RunCrawlOptions {
@@ -37,12 +38,18 @@ export interface CrawlSummary {
 
 const POLL_MS = 500;
 const MAX_RESPAWNS = 5;
+/** How long workers told about a Redis outage get to exit before they are killed (they abandon within about 10 s). */
+const OUTAGE_STOP_MS = 15_000;
 
 /**
  * The one-machine crawl: enqueue the seeds, run `workers` processes until the
  * frontier is drained, stop them gracefully, flush pending alerts.
  * A finished crawl in the namespace is cleared first; an unfinished one is
  * resumed (its seen-set keeps pages from being fetched twice).
+ *
+ * A Redis outage shorter than `config.redisOutageLimit` is waited out (said
+ * once); a longer one stops the workers at once (their jobs in flight stay
+ * active in Redis and run again on resume) and rejects with a RedisOutageError.
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
@@ -51,10 +58,27 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
   const deadLetters = createDeadLetters({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
-  const stopOutageLog = logRedisOutages(services.redis, log);
   // Set before any teardown: a worker that exits while we stop is not respawned.
   let stopping = false;
-  try {
+  let lostRedis: RedisOutageError | undefined;
+  let reportOutage: (error: RedisOutageError) => void = () => undefined;
+  const outage = new Promise<never>((_, reject) => {
+    reportOutage = reject;
+  });
+  outage.catch(() => undefined); // Observed through the race below; never an unhandled rejection.
+  const watch = watchRedisOutage(services.redis, {
+    limitMs: config.redisOutageLimit,
+    onLost: () => log(`lost the connection to Redis; waiting up to ${formatDuration(config.redisOutageLimit)} for it to come back (workers keep their jobs)`),
+    onBack: (downMs) => log(`Redis is back after ${(downMs / 1000).toFixed(1)} s; the crawl goes on`),
+    onOutage: (error) => {
+      lostRedis = error;
+      stopping = true;
+      reportOutage(error);
+    },
+  });
+
+  // Every step below may wait on Redis; an outage past the limit ends the race instead.
+  const crawl = async (): Promise<CrawlSummary> => {
     const before = await readCrawlStatus(services, () => deadLetters.count());
     const hasState = (await services.redis.exists(frontierKeys(config.namespace).seen)) === 1;
     const resumed = hasState && !before.done && options.fresh !== true;
@@ -100,46 +124,48 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       idlePolls = status.done ? idlePolls + 1 : 0;
       if (children.size === 0 && respawns >= MAX_RESPAWNS) throw new Error('every worker process died; see the log above');
     }
+    // Redis went away and came back just as the limit passed: the stop is under way already.
+    if (lostRedis !== undefined) throw lostRedis;
     stopping = true;
-    await stopChildren(children, config.gracePeriod, options.signal?.aborted !== true);
+    await stopChildren(children, options.signal?.aborted === true ? 'interrupted' : 'finished', config.gracePeriod);
     const alert = await flushAlerts(config, options.redisUrl, log);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
+  };
+
+  try {
+    return await Promise.race([crawl(), outage]);
   } finally {
     stopping = true;
-    await stopChildren(children, config.gracePeriod, false);
-    stopOutageLog();
-    await deadLetters.close();
-    await services.close();
+    watch.stop();
+    if (lostRedis === undefined) {
+      await stopChildren(children, 'interrupted', config.gracePeriod);
+      await deadLetters.close();
+      await services.close();
+    } else {
+      // Redis is gone: the workers are told to stop at once, and nothing here waits for it.
+      await stopChildren(children, 'redis-outage', config.gracePeriod);
+      await settleWithin(2_000, [services.disconnect(), deadLetters.disconnect()]);
+    }
   }
 }
 
-/** Says when the coordinator loses Redis and when it is back, once per outage. */
-function logRedisOutages(redis: Redis, log: (line: string) => void): () => void {
-  let lostAt: number | undefined;
-  const onClose = () => {
-    if (lostAt !== undefined) return;
-    lostAt = performance.now();
-    log('lost the connection to Redis; waiting for it to come back (workers keep their jobs)');
-  };
-  const onReady = () => {
-    if (lostAt === undefined) return;
-    log(`Redis is back after ${((performance.now() - lostAt) / 1000).toFixed(1)} s; the crawl goes on`);
-    lostAt = undefined;
-  };
-  redis.on('close', onClose).on('ready', onReady);
-  return () => redis.off('close', onClose).off('ready', onReady);
-}
-
-async function stopChildren(children: Set<ChildProcess>, graceMs: number, finished: boolean): Promise<void> {
+/**
+ * `finished`: the crawl is done, workers are told so over IPC (no signal to
+ * log) and finish gracefully; `interrupted`: SIGTERM, a graceful stop;
+ * `redis-outage`: told over IPC to stop at once without Redis. Whoever is
+ * still running after the grace period (or OUTAGE_STOP_MS) is killed.
+ */
+async function stopChildren(children: Set<ChildProcess>, how: 'finished' | 'interrupted' | 'redis-outage', graceMs: number): Promise<void> {
+  const message = how === 'finished' ? CRAWL_FINISHED_MESSAGE : how === 'redis-outage' ? REDIS_OUTAGE_MESSAGE : undefined;
+  const killAfterMs = how === 'redis-outage' ? OUTAGE_STOP_MS : graceMs + 5_000;
   const exits = [...children].map(
     (child) =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
-        // A worker with an IPC channel is told the crawl finished, so it does not log a signal.
-        if (finished && child.connected) child.send(CRAWL_FINISHED_MESSAGE, (error) => error && child.kill('SIGTERM'));
+        if (message !== undefined && child.connected) child.send(message, (error) => error && child.kill('SIGTERM'));
         else child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), graceMs + 5_000).unref();
+        setTimeout(() => child.kill('SIGKILL'), killAfterMs).unref();
       }),
   );
   await Promise.all(exits);

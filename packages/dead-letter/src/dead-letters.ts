@@ -122,6 +122,11 @@ export interface DeadLetters {
   stats(): Promise<DeadLetterStats>;
   count(): Promise<number>;
   close(): Promise<void>;
+  /**
+   * Drops the connections at once: for a Redis that is gone, where `close()`
+   * would wait for it to come back. Calls still waiting never settle.
+   */
+  disconnect(): Promise<void>;
 }
 
 export function createDeadLetters(options: CreateDeadLettersOptions): DeadLetters {
@@ -327,6 +332,12 @@ class RedisDeadLetters implements DeadLetters {
   async close(): Promise<void> {
     await this.#queue.close().catch(() => undefined);
     await this.#redis.quit().catch(() => this.#redis.disconnect());
+  }
+
+  async disconnect(): Promise<void> {
+    this.#redis.disconnect();
+    // Not the queue's own disconnect(): it waits for an 'end' that a reconnecting client never emits.
+    (await this.#queue.backend.client).disconnect();
   }
 
   async #record(

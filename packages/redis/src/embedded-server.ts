@@ -24,6 +24,8 @@ export interface RedisHandle {
   readonly url: string;
   /** True when crawlq started (or joined) a private redis-server under the state dir. */
   readonly embedded: boolean;
+  /** The embedded server's log file (what to read when it died); undefined for a given URL. */
+  readonly logFile?: string;
   /**
    * Lets go of the server: an embedded one is shut down (its data saved) when
    * no other crawlq process is connected to it.
@@ -57,6 +59,7 @@ export async function resolveRedis(options: { url?: string | undefined; stateDir
   return {
     url,
     embedded: true,
+    logFile: serverLog(dir),
     release: async () => {
       holder.disconnect();
       await releaseEmbedded(dir, record);
@@ -126,7 +129,7 @@ async function startServer(dir: string): Promise<ServerRecord> {
       '--appendfsync', 'everysec',
       '--save', '',
       '--maxmemory-policy', 'noeviction',
-      '--logfile', join(dir, 'redis.log'),
+      '--logfile', serverLog(dir),
     ],
     { detached: true, stdio: 'ignore' },
   );
@@ -142,7 +145,7 @@ async function startServer(dir: string): Promise<ServerRecord> {
     if (child.exitCode !== null) break;
     await sleep(50);
   }
-  throw new Error(`the embedded redis-server did not start; see ${join(dir, 'redis.log')}`);
+  throw new Error(`the embedded redis-server did not start; see ${serverLog(dir)}`);
 }
 
 /**
@@ -213,6 +216,10 @@ async function releaseEmbedded(dir: string, record: ServerRecord): Promise<void>
   } finally {
     redis.disconnect();
   }
+}
+
+function serverLog(dir: string): string {
+  return join(dir, 'redis.log');
 }
 
 async function answersPing(port: number): Promise<boolean> {

@@ -1,2 +1,3 @@
 export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
+export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';

@@ -1,4 +1,4 @@
-export { startTestRedis, type TestRedis } from './redis-server.js';
+export { startTestRedis, type TestRedis, type TestRedisOptions } from './redis-server.js';
 export { freePort } from './free-port.js';
 export { mailHeader, mimePart } from './mail.js';
 export { startTestPostgres, type TestPostgres } from './postgres-server.js';

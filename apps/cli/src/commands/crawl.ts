@@ -1,9 +1,11 @@
 import { describeResults, runCrawl } from '@crawlq/crawler';
 import { lineLogger } from '@crawlq/logging';
+import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { processLogger } from '../observability.js';
 import { formatProgress, progressWriter } from '../output.js';
+import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
 import { printSummary } from './summary.js';
@@ -17,7 +19,8 @@ export function registerCrawl(program: Command): void {
     .option('--fresh', 'discard an unfinished crawl in the namespace instead of resuming it');
   addConfigOptions(command, WORKER_OPTIONS).action(async (seeds: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const code = await withRedis(config, async (redisUrl) => {
+    let outage: string | undefined;
+    const code = await withRedis(config, async (redisUrl, handle) => {
       const progress = progressWriter((line) => logger.info(line));
       const logger = processLogger(config, 'crawl', { beforeLine: () => progress.clear() });
       const launcher = createWorkerLauncher(config, redisUrl, {
@@ -43,11 +46,18 @@ export function registerCrawl(program: Command): void {
         progress.done();
         printSummary(summary, describeResults(config));
         return 0;
+      } catch (error) {
+        // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).
+        if (!(error instanceof RedisOutageError)) throw error;
+        progress.clear();
+        outage = redisOutageLine(error, 'crawl stopped. Run the same command again to resume.', handle);
+        return REDIS_OUTAGE_EXIT_CODE;
       } finally {
         process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
         launcher.dispose();
       }
     });
+    if (outage !== undefined) exitOnRedisOutage(outage);
     process.exitCode = code;
   });
 }

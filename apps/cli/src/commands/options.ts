@@ -14,7 +14,7 @@ function formatDefault(name: OptionName, value: unknown): string {
   if (value === undefined) return 'unset';
   if (name === 'rate' || name === 'globalRate') return formatRate(value as { max: number; durationMs: number } | null);
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
-  if (typeof value === 'number' && /(Timeout|Period|backoff|Backoff|Margin|leaseTime|maxBlocked|maxPause|robotsRetryBudget|alertDelay|alertWindow|freeSocketTimeout)$/i.test(name)) {
+  if (typeof value === 'number' && /(Timeout|Period|backoff|Backoff|Margin|leaseTime|maxBlocked|maxPause|robotsRetryBudget|redisOutageLimit|alertDelay|alertWindow|freeSocketTimeout)$/i.test(name)) {
     return formatDuration(value);
   }
   if (name === 'maxBodySize' && typeof value === 'number') return `${value / 1024 / 1024} MiB`;

@@ -1,17 +1,21 @@
 import { rmSync, writeSync } from 'node:fs';
-import { CRAWL_FINISHED_MESSAGE, runWorkerUntilSignalled } from '@crawlq/crawler';
+import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilSignalled } from '@crawlq/crawler';
 import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
+import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { metricsPortOf, processLogger, workerName } from '../observability.js';
+import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
 
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
  * stops it. A CRAWL_FINISHED_MESSAGE on it is a normal end: the worker stops
- * gracefully without reporting a signal. When the channel closes instead
+ * gracefully without reporting a signal. A REDIS_OUTAGE_MESSAGE means `crawl`
+ * gave up on Redis: the worker stops at once, silently (`crawl` says why),
+ * and exits with code 3. When the channel closes instead
  * (`crawl` exited, even by SIGKILL) the worker stops gracefully too, removes
  * the config file `crawl` handed over, and exits for sure once the grace
  * period is over: it never outlives its coordinator (#10).
@@ -21,14 +25,14 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGon
   process.channel.unref(); // The channel alone must not keep a stopped worker alive.
   const controller = new AbortController();
   const onMessage = (message: unknown) => {
-    if (message !== CRAWL_FINISHED_MESSAGE) return;
+    if (message !== CRAWL_FINISHED_MESSAGE && message !== REDIS_OUTAGE_MESSAGE) return;
     process.off('message', onMessage);
-    controller.abort(CRAWL_FINISHED_MESSAGE);
+    controller.abort(message);
   };
   process.on('message', onMessage);
   process.once('disconnect', () => {
     process.off('message', onMessage);
-    if (controller.signal.aborted) return; // Told the crawl finished: already stopping, normally.
+    if (controller.signal.aborted) return; // Told the crawl finished or lost Redis: already stopping.
     onGone();
     const handover = process.env[HANDOVER_FILE_ENV];
     if (handover !== undefined) rmSync(handover, { force: true });
@@ -80,7 +84,8 @@ export function registerWorker(program: Command): void {
     const logger = processLogger(config, workerName(), output ? { stream: output.stream } : {});
     const log = lineLogger(logger);
     const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
-    await withRedis(config, async (redisUrl) => {
+    let outage: string | undefined;
+    await withRedis(config, async (redisUrl, handle) => {
       const metricsPort = metricsPortOf(config);
       const observability = await startObservability({
         redisUrl,
@@ -92,10 +97,16 @@ export function registerWorker(program: Command): void {
         statsIntervalMs: config.statsInterval,
       });
       try {
-        await runWorkerUntilSignalled({ config, redisUrl, log, telemetry: observability.telemetry, ...(stop ? { stop } : {}) });
+        // Under `crawl` the coordinator decides when Redis has been gone too long, for all its workers.
+        await runWorkerUntilSignalled({ config, redisUrl, log, telemetry: observability.telemetry, stopOnRedisOutage: stop === undefined, ...(stop ? { stop } : {}) });
+      } catch (error) {
+        if (!(error instanceof RedisOutageError)) throw error;
+        outage = redisOutageLine(error, 'worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.', handle);
       } finally {
         await observability.close();
       }
     });
+    if (outage !== undefined) exitOnRedisOutage(outage);
+    if (stop?.reason === REDIS_OUTAGE_MESSAGE) process.exit(REDIS_OUTAGE_EXIT_CODE);
   });
 }

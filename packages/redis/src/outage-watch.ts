@@ -1,0 +1,94 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Redis stayed unreachable longer than the process may wait for it
+ * (`--redis-outage-limit`). Nothing inside the process can fix that, so no job
+ * retries it: the process stops (exit code 3), and running it again once Redis
+ * is back resumes the crawl (#10).
+ */
+export class RedisOutageError extends Error {
+  override readonly name = 'RedisOutageError';
+  /** How long the connection had been down when the process gave up. */
+  readonly downMs: number;
+  readonly limitMs: number;
+  constructor(downMs: number, limitMs: number, options?: ErrorOptions) {
+    super(`Redis unreachable for ${(downMs / 1000).toFixed(1)} s (limit ${formatLimit(limitMs)})`, options);
+    this.downMs = downMs;
+    this.limitMs = limitMs;
+  }
+}
+
+export interface RedisOutageWatchOptions {
+  /** Longest run of "not ready" that is ridden through; unset (or no `onOutage`): outages are only reported. */
+  readonly limitMs?: number;
+  /** The connection dropped: called once per outage, not once per reconnect attempt. */
+  readonly onLost?: () => void;
+  /** Ready again after `downMs`, within the limit. */
+  readonly onBack?: (downMs: number) => void;
+  /**
+   * Not ready for longer than `limitMs` in a row: called once, then the watch
+   * ends. The connection keeps reconnecting; stopping is the caller's call.
+   */
+  readonly onOutage?: (error: RedisOutageError) => void;
+}
+
+export interface RedisOutageWatch {
+  /** True from a lost connection until it is ready again. */
+  readonly down: boolean;
+  /** Stops watching; call it before closing the connection on purpose. */
+  stop(): void;
+}
+
+/**
+ * Watches a connection that reconnects on its own (ioredis with a
+ * `retryStrategy`): a 'close' or 'end' starts the clock, 'ready' stops it, so
+ * reconnect attempts that fail in between do not restart it. Only a
+ * connection that has been ready before counts as lost; one still in `wait`
+ * (lazy, never connected) is not watched until it closes.
+ */
+export function watchRedisOutage(redis: Redis, options: RedisOutageWatchOptions): RedisOutageWatch {
+  let lostAt: number | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const { limitMs, onOutage } = options;
+  const lost = () => {
+    if (stopped || lostAt !== undefined) return;
+    const since = performance.now();
+    lostAt = since;
+    if (limitMs !== undefined && onOutage !== undefined) {
+      // Unref'd: a process with nothing else left to do has nothing to stop either.
+      timer = setTimeout(() => {
+        stop();
+        onOutage(new RedisOutageError(performance.now() - since, limitMs));
+      }, limitMs).unref();
+    }
+    options.onLost?.();
+  };
+  const ready = () => {
+    if (stopped || lostAt === undefined) return;
+    const downMs = performance.now() - lostAt;
+    clearTimeout(timer);
+    lostAt = undefined;
+    options.onBack?.(downMs);
+  };
+  function stop() {
+    stopped = true;
+    clearTimeout(timer);
+    redis.off('close', lost).off('end', lost).off('ready', ready);
+  }
+  redis.on('close', lost).on('end', lost).on('ready', ready);
+  if (redis.status !== 'ready' && redis.status !== 'wait') lost();
+  return {
+    get down() {
+      return lostAt !== undefined;
+    },
+    stop,
+  };
+}
+
+/** `4 s`, `4.5 s`, `5 min`: how a limit was given, roughly. */
+function formatLimit(ms: number): string {
+  if (ms >= 120_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
