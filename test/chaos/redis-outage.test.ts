@@ -68,7 +68,11 @@ describe('Redis gone longer than --redis-outage-limit under crawl --workers 2 (#
     const pid = child.pid ?? -1;
     // Mid-crawl, with the slow page's request under way.
     const slowInFlight = () => site.requests.some((request) => request.path === SLOW_PATH && Number.isNaN(request.endedAt));
-    await waitFor(() => (readRecords(out).length >= 10 && slowInFlight() ? true : undefined), { timeoutMs: 120_000, intervalMs: 50, what: 'the slow page to be fetched' }).catch(
+    const ready = () => {
+      if (child.exitCode !== null) throw new Error(`crawl exited early (${child.exitCode})`);
+      return readRecords(out).length >= 10 && slowInFlight() ? true : undefined;
+    };
+    await waitFor(ready, { timeoutMs: 120_000, intervalMs: 50, what: 'the slow page to be fetched' }).catch(
       (error: unknown) => {
         throw new Error(`${String(error)}\n${output.stderr}`);
       },
@@ -138,7 +142,13 @@ describe('Redis gone longer than --redis-outage-limit under a standalone worker 
     child.stdin?.end();
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await waitFor(() => (stderr.includes('started (concurrency') ? true : undefined), { timeoutMs: 120_000, what: `the worker to start\n${stderr}` });
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`worker exited early (${child.exitCode})\n${stderr}`);
+        return stderr.includes('started (concurrency') ? true : undefined;
+      },
+      { timeoutMs: 120_000, what: 'the worker to start' },
+    );
 
     await redis.halt();
     const code = await exited(child);
@@ -165,7 +175,13 @@ describe('the private redis-server gone longer than --redis-outage-limit (#10)',
     child.stdin?.end();
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    await waitFor(() => (readRecords(join(stateDir, 'results.jsonl')).length >= 3 ? true : undefined), { timeoutMs: 120_000, what: 'the first pages' });
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`crawl exited early (${child.exitCode})\n${stderr}`);
+        return readRecords(join(stateDir, 'results.jsonl')).length >= 3 ? true : undefined;
+      },
+      { timeoutMs: 120_000, what: 'the first pages' },
+    );
     const processes = descendantsOf(child.pid ?? -1);
     const server = JSON.parse(readFileSync(join(stateDir, 'redis', 'server.json'), 'utf8')) as { pid: number };
 
