@@ -46,7 +46,7 @@ describe('openJsonlSink', () => {
     process.on('warning', onWarning);
     try {
       const sink = openJsonlSink(file);
-      await Promise.all(Array.from({ length: 5_000 }, (_, i) => sink.write({ i, pad: 'x'.repeat(200) })));
+      await Promise.all(Array.from({ length: 5_000 }, (_, i) => sink.write({ url: `http://a.test/${i}`, pad: 'x'.repeat(200) })));
       await sink.close();
       // 'warning' is emitted on the next tick; give it one before looking.
       await new Promise((resolve) => setImmediate(resolve));
@@ -59,9 +59,9 @@ describe('openJsonlSink', () => {
 
   it.runIf(existsSync('/dev/full'))('rejects every pending write when the disk is full, and later writes too', async () => {
     const sink = openJsonlSink('/dev/full');
-    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => sink.write({ i })));
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => sink.write({ url: `http://a.test/${i}` })));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill('rejected'));
-    await expect(sink.write({ late: true })).rejects.toThrow(/ENOSPC/);
+    await expect(sink.write({ url: 'http://a.test/late' })).rejects.toThrow(/ENOSPC/);
     await sink.close().catch(() => undefined);
   });
 });
