@@ -5,6 +5,7 @@ import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type Ale
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { checkEvictionPolicy } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
@@ -73,6 +74,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   try {
     const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
+    const evictionWarning = await checkEvictionPolicy(services.redis);
+    if (evictionWarning) log(`warning: ${evictionWarning}`, 'warn');
   } catch (error) {
     await services.close();
     throw error;
