@@ -52,6 +52,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ flags: { concurrency: 'lots' } })).toThrow(/^--concurrency: expected a whole number/);
     expect(() => loadConfig({ env: { CRAWLQ_RATE: '5 per second' } })).toThrow(/^CRAWLQ_RATE: /);
     expect(() => loadConfig({ env: { REDIS_URL: 'http://x' } })).toThrow(ConfigError);
+    // ioredis would take a path that is not a number as database 0 (#10).
+    expect(() => loadConfig({ env: { REDIS_URL: 'redis://:pw@h:6379/db2' } })).toThrow(/^REDIS_URL: expected a database number as the path.*"redis:\/\/h:6379\/db2"/);
+    expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/2' } }).redisUrl).toBe('redis://h:6379/2');
+    expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/' } }).redisUrl).toBe('redis://h:6379/');
     expect(() => loadConfig({ configFile: configFile({ scope: 'planet' }) })).toThrow(/scope/);
     expect(() => loadConfig({ configFile: configFile({ bogus: 1 }) })).toThrow(/unknown option "bogus"/);
     expect(() => loadConfig({ configFile: configFile('{nope') })).toThrow(/not valid JSON/);

@@ -224,6 +224,7 @@ async function recordPage(
     timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
     enqueued,
     ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
+    ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
     ...(context.storeBody === true && isHtml(response.contentType) ? { body: decodeBody(response.body, response.contentType).text } : {}),
     ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
   };

@@ -1,2 +1,3 @@
 export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
+export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
