@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fetcher, FetchRequest, FetchResult, RedirectInfo } from '@crawlq/fetcher';
+import { redactUrl } from '@crawlq/urls';
 import { GroupPausedError } from './crawl-errors.js';
 import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
 
@@ -66,6 +67,10 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
   let lease: GateLease | undefined;
   let waitMs = 0;
   let requestedAt: number | undefined;
+  // Set once fetch() settled. An abort rejects it while a retry or redirect
+  // hook may still be waiting at the gate: a slot that hook is given later has
+  // no one left to release it (#10).
+  let over = false;
   const end = async (outcome: RequestOutcome): Promise<void> => {
     const held = lease;
     lease = undefined;
@@ -76,8 +81,14 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
     const before = performance.now();
     try {
       for (;;) {
+        if (over) throw fetchEnded(request);
+        signal?.throwIfAborted();
         const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal });
         if (answer.admitted) {
+          if (over) {
+            await answer.lease.release();
+            throw fetchEnded(request);
+          }
           lease = answer.lease;
           if (request.kind === 'first') await options.onFirstAdmitted?.();
           return;
@@ -111,12 +122,19 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
         onRequestSent: () => lease?.markSent(),
       },
     });
+    over = true;
     await end({ status: response.status });
     return { response, waitMs, requestedAt: requestedAt ?? Date.now() };
   } catch (error) {
+    over = true;
     await end(outcomeOfError(error));
     throw error;
   }
+}
+
+/** What a retry or redirect hook still at the gate throws once its fetch is over (nobody awaits it). */
+function fetchEnded(request: GatedRequest): Error {
+  return new Error(`the fetch ended before its ${request.kind} request to ${redactUrl(request.url)} was admitted`);
 }
 
 /** The outcome a failed fetch reports: its last status and Retry-After, when it had a response. */

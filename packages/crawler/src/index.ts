@@ -27,7 +27,7 @@ export { limitPolicyFrom } from './limit-policy.js';
 export { fetcherOptionsFrom } from './fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { describeResults, resultsTargetOf } from './results-target.js';
-export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableError } from './crawl-errors.js';
+export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export { resumeGroup } from './group-admin.js';

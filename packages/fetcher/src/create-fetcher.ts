@@ -2,16 +2,16 @@ import http from 'node:http';
 import https from 'node:https';
 import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import got, { RequestError } from 'got';
+import got, { HTTPError, RequestError, TimeoutError } from 'got';
 import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
 import { drainRedirectBody } from './drain-redirect-body.js';
-import { PermanentFetchError, RetryableFetchError } from './fetch-error.js';
+import { PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
 import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
 import { resolveFetcherOptions } from './fetcher-options.js';
 import type { AttemptHooks, Fetcher, FetchRequest, FetchResult } from './fetcher-types.js';
 import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
-import { ExchangeRecorder } from './raw-exchange.js';
+import { ExchangeRecorder, type RawExchange } from './raw-exchange.js';
 import {
   createCalculateDelay,
   isRetryableStatus,
@@ -281,36 +281,7 @@ class GotFetcher implements Fetcher {
       state.settled = true;
     }
 
-    const status = response.statusCode;
-    // A status line such as `000` parses as 0: no HTTP status, no result to record.
-    if (!(status >= 100 && status <= 999)) {
-      throw new PermanentFetchError({ url, reason: 'invalid-status', detail: `status line ${String(status).padStart(3, '0')} is not an HTTP status` });
-    }
-    const { 'set-cookie': _setCookie, ...headers } = response.headers;
-    if (isRetryableStatus(status)) {
-      throw new RetryableFetchError({
-        url,
-        code: 'ERR_HTTP_STATUS',
-        status,
-        retryAfterMs: parseRetryAfter(headers['retry-after']),
-        retries: state.retries,
-      });
-    }
-    const body = response.body;
-    const exchange = recorder?.result();
-    return {
-      ...(exchange === undefined ? {} : { exchange }),
-      url,
-      finalUrl: response.url,
-      status,
-      contentType: headers['content-type'],
-      headers,
-      body,
-      bodyBytes: body.length,
-      redirects: state.redirects,
-      retries: state.retries,
-      fetchMs: performance.now() - started,
-    };
+    return this.#result(state, { response, body: response.body, started, exchange: recorder?.result() });
   }
 
   /**
@@ -359,24 +330,43 @@ class GotFetcher implements Fetcher {
       stream.destroy();
     }
     if (response === undefined) throw new RetryableFetchError({ url: state.url, code: 'ERR_NO_RESPONSE', retries: 0 });
+    return this.#result(state, { response, body: Buffer.concat(chunks, size), started, truncated });
+  }
+
+  /**
+   * The result of a response read whole or as a prefix, or the error its
+   * status means: 408, 429 and 5xx are retryable failures, and so is a status
+   * line that holds no HTTP status (`000`, parsed as 0): a server that cannot
+   * say what it answered is treated like one that did not answer (#10).
+   */
+  #result(
+    state: FetchState,
+    read: { response: PlainResponse; body: Buffer; started: number; truncated?: boolean; exchange?: RawExchange | undefined },
+  ): FetchResult {
+    const { response, body, exchange } = read;
+    const { url, retries } = state;
     const status = response.statusCode;
+    if (!(status >= 100 && status <= 999)) {
+      const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
+      throw new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries });
+    }
     const { 'set-cookie': _setCookie, ...headers } = response.headers;
     if (isRetryableStatus(status)) {
-      throw new RetryableFetchError({ url: state.url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: 0 });
+      throw new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries });
     }
-    const body = Buffer.concat(chunks, size);
     return {
-      url: state.url,
+      ...(exchange === undefined ? {} : { exchange }),
+      url,
       finalUrl: response.url,
       status,
       contentType: headers['content-type'],
       headers,
       body,
       bodyBytes: body.length,
-      truncated,
+      ...(read.truncated === undefined ? {} : { truncated: read.truncated }),
       redirects: state.redirects,
-      retries: 0,
-      fetchMs: performance.now() - started,
+      retries,
+      fetchMs: performance.now() - read.started,
     };
   }
 
@@ -408,6 +398,18 @@ class GotFetcher implements Fetcher {
         return new PermanentFetchError({ url, reason: 'scheme', detail: error.message, cause: error });
       default: {
         const response = error.response;
+        // A response arrived and then reading it failed (reset, timeout, bad
+        // gzip): the failure is the code, not the status the response had.
+        if (response !== undefined && !(error instanceof HTTPError)) {
+          return new RetryableFetchError({
+            url,
+            code: error.code,
+            reason: bodyReadReason(error),
+            detail: `reading an HTTP ${response.statusCode} response`,
+            retries: state.retries,
+            cause: error,
+          });
+        }
         return new RetryableFetchError({
           url,
           code: error.code,
@@ -426,4 +428,12 @@ class GotFetcher implements Fetcher {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
   }
+}
+
+/** What failed while a response's body was read: zlib and brotli name their errors `Z_…` and `ERR_…BROTLI…`/`ERR__ERROR_…`. */
+function bodyReadReason(error: RequestError): RetryableFetchReason {
+  if (error instanceof TimeoutError) return 'timeout';
+  const code = (error.cause as { code?: unknown } | undefined)?.code ?? error.code;
+  if (typeof code === 'string' && (code.startsWith('Z_') || code.includes('BROTLI') || code.startsWith('ERR__ERROR'))) return 'decompression';
+  return 'network';
 }

@@ -108,7 +108,7 @@ export interface Fetcher {
   /**
    * GETs `url`, following redirects and retrying transient failures.
    * Resolves for 2xx, 3xx and 4xx other than 408/429.
-   * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), timeouts and network errors.
+   * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), a status line with no HTTP status (`000`), timeouts and network errors (also while reading a body).
    * @throws PermanentFetchError for an invalid or non-http(s) URL, an SSRF-blocked target, a body over the cap, too many redirects.
    * @throws the same error object an `attemptHooks.beforeRetry` or `beforeRedirect` threw.
    * @throws `signal.reason` when the signal aborted the fetch.

@@ -12,5 +12,5 @@ export type {
   TimeoutOptions,
 } from './fetcher-options.js';
 export { FetchError, PermanentFetchError, RetryableFetchError } from './fetch-error.js';
-export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit } from './fetch-error.js';
+export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit, RetryableFetchReason } from './fetch-error.js';
 export { isRetryableStatus, parseRetryAfter } from './retry-policy.js';
