@@ -31,4 +31,4 @@ export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableE
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export { resumeGroup } from './group-admin.js';
-export { seedFromSitemaps, sitemapsFromRobots, type SitemapSeedingResult } from './sitemap-seeding.js';
+export { seedFromSitemaps, sitemapsFromRobots, type SeedFromSitemapsOptions, type SitemapSeedingResult } from './sitemap-seeding.js';

@@ -54,7 +54,7 @@ export function registerEnqueue(program: Command): void {
         const log = (line: string) => process.stderr.write(`${line}\n`);
         const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, [...origins]) : [])];
         if (sitemaps.length > 0) {
-          const seeded = await seedFromSitemaps(services, sitemaps, log);
+          const seeded = await seedFromSitemaps(services, sitemaps, { log });
           log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
           sum.accepted += seeded.accepted;
           sum.duplicate += seeded.duplicate;
