@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, runCli } from './support/cli.js';
+import { Redis } from 'ioredis';
+import { cliEnv, exited, runCli, startCli } from './support/cli.js';
+import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -62,5 +64,36 @@ describe('crawlq enqueue', () => {
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain('--max-depth');
+  });
+
+  it('warns, on enqueue and in every worker, when Redis may evict keys (queued jobs would vanish)', { timeout: 120_000 }, async () => {
+    const admin = new Redis(redis.url);
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const enqueued = await runCli(['enqueue', 'http://example.test/evict', '--namespace', 'enqueue-evict'], { env: cliEnv(redis.url) });
+      expect(enqueued.code).toBe(0);
+      expect(enqueued.stderr).toMatch(/warning: Redis maxmemory-policy is "allkeys-lru"; set it to "noeviction"/);
+
+      const out = join(mkdtempSync(join(tmpdir(), 'crawlq-evict-')), 'out.jsonl');
+      const worker = startCli(['worker', '--namespace', 'enqueue-evict', '--out', out], { env: cliEnv(redis.url) });
+      // The worker logs JSON lines (stderr is not a terminal), so the quotes come escaped.
+      let stderr = '';
+      worker.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      try {
+        await waitFor(() => (/maxmemory-policy is \\?"allkeys-lru/.test(stderr) ? true : undefined), { timeoutMs: 60_000, what: 'the worker\'s eviction warning' });
+      } finally {
+        worker.kill('SIGTERM');
+        await exited(worker);
+      }
+
+      // With noeviction (the default) nothing is said.
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      const quiet = await runCli(['enqueue', 'http://example.test/quiet', '--namespace', 'enqueue-evict'], { env: cliEnv(redis.url) });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).not.toMatch(/maxmemory-policy/);
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      admin.disconnect();
+    }
   });
 });

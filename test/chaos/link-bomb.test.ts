@@ -11,7 +11,9 @@ import { readRecords } from '../support/records.js';
 // #10 item 1: a page with a huge number of distinct same-host links (under the
 // body cap) must not take a worker down: links are capped per page, the record
 // stays bounded, the admitted count equals the cap, the worker stays small.
+// One of the linked pages has a 2 MB title: its record keeps 1,000 code points.
 const LINKS = 250_000;
+const EMOJI = '\u{1F600}';
 const CAP = 400;
 let redis: TestRedis;
 let server: Server;
@@ -28,6 +30,10 @@ beforeAll(async () => {
       return;
     }
     response.writeHead(200, { 'content-type': 'text/html' });
+    if (path === '/p/0') {
+      response.end(`<html><title>${EMOJI.repeat(500_000)}</title></html>`); // 2 MB of 4-byte code points
+      return;
+    }
     if (path !== '/') {
       response.end('<html><title>leaf</title></html>');
       return;
@@ -90,6 +96,11 @@ describe('a link bomb (#10)', () => {
     // Exactly the cap was admitted and fetched, once each.
     expect(records.filter((record) => record.url !== base)).toHaveLength(CAP);
     expect([...served].filter((path) => path.startsWith('/p/'))).toHaveLength(CAP);
+    // Record caps: the 2 MB title is cut to 1,000 whole emoji and the record says so.
+    const emoji = records.find((record) => record.url === `${base}p/0`);
+    expect(emoji?.title).toBe(EMOJI.repeat(1_000));
+    expect(emoji?.truncated).toEqual(['title']);
+    expect(records.filter((record) => record.truncated !== undefined)).toHaveLength(1);
     // The record itself is bounded: the kept links plus a few hundred bytes.
     expect(JSON.stringify(bomb).length).toBeLessThan(CAP * 100 + 2_000);
     expect(workers.size).toBe(1);

@@ -2,6 +2,7 @@
 import { ConfigError } from '@crawlq/config';
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './command-table.js';
+import { checkOptionValues } from './option-values.js';
 
 const program = new Command()
   .name('crawlq')
@@ -12,6 +13,8 @@ const program = new Command()
 try {
   // Only the named command's modules are loaded (see command-table.ts).
   await registerCommands(program, process.argv.slice(2));
+  // Commander would take a following flag as an option's value (#10).
+  checkOptionValues(program, process.argv.slice(2));
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {

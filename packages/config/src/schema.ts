@@ -28,10 +28,36 @@ const boolean = z.preprocess((value) => {
   return value;
 }, z.boolean({ error: 'expected true or false' }));
 
-const duration = z.preprocess(
-  (value) => (typeof value === 'string' || typeof value === 'number' ? (parseDurationMs(value) ?? value) : value),
-  z.number({ error: 'expected a duration such as 500ms, 10s, 5m or 1h' }).int().min(0),
-);
+/** Every duration schema, so `optionValueKind` knows one however it is bounded. */
+const DURATION_SCHEMAS = new WeakSet<z.ZodType>();
+
+/**
+ * A duration in ms, at least `minMs`. `-5s` parses to -5000 so a negative is
+ * refused by the bound (with its own message) rather than as gibberish.
+ */
+function durationAtLeast(minMs: number, tooSmall: string): z.ZodType<number, unknown> {
+  const schema = z.preprocess(
+    (value) => {
+      if (typeof value === 'number') return parseDurationMs(value) ?? value;
+      if (typeof value !== 'string') return value;
+      const text = value.trim();
+      const negated = text.startsWith('-') ? parseDurationMs(text.slice(1)) : undefined;
+      return negated === undefined ? (parseDurationMs(text) ?? value) : -negated;
+    },
+    z.number({ error: 'expected a duration such as 500ms, 10s, 5m or 1h' }).int().min(minMs, tooSmall),
+  );
+  DURATION_SCHEMAS.add(schema);
+  return schema;
+}
+
+/** A duration where 0 means something (no wait, no margin, never); each such option's doc says what. */
+const duration = durationAtLeast(0, 'expected a duration of 0 or more, such as 0, 500ms or 10s');
+
+/**
+ * A timeout, lifetime or cap that makes no sense at 0: a 0 ms request timeout
+ * or lock duration made every worker crash and respawn until none was left (#10).
+ */
+const positiveDuration = durationAtLeast(1, 'expected a duration greater than 0, such as 500ms, 10s or 5m');
 
 const bytes = z.preprocess(
   (value) => (typeof value === 'string' || typeof value === 'number' ? (parseBytes(value) ?? value) : value),
@@ -58,7 +84,9 @@ const list = z.preprocess(
 
 const redisUrl = z
   .string()
-  .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL');
+  .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL')
+  // ioredis would read `/db2` as no database and use 0 without a word (#10).
+  .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2');
 
 // Never echoed back in an error: the value can hold a password.
 const postgresUrl = z
@@ -105,7 +133,7 @@ export const OPTION_TABLE = {
   maxPages: { scope: 'fleet', flag: '--max-pages', env: 'CRAWLQ_MAX_PAGES', schema: integer(1).optional(), default: undefined, doc: 'Stop admitting new URLs after this many (unset: no limit)' },
   maxPagesPerGroup: { scope: 'fleet', flag: '--max-pages-per-group', env: 'CRAWLQ_MAX_PAGES_PER_GROUP', schema: integer(1).optional(), default: undefined, doc: 'Stop admitting new URLs of one group after this many' },
   attempts: { scope: 'fleet', flag: '--attempts', env: 'CRAWLQ_ATTEMPTS', schema: integer(1, 100), default: 3, doc: 'Queue-level attempts per URL before it is dead-lettered' },
-  backoff: { scope: 'fleet', flag: '--backoff', env: 'CRAWLQ_BACKOFF', schema: duration, default: 5_000, doc: 'Base of the exponential backoff between queue-level attempts' },
+  backoff: { scope: 'fleet', flag: '--backoff', env: 'CRAWLQ_BACKOFF', schema: duration, default: 5_000, doc: 'Base of the exponential backoff between queue-level attempts (0: retry at once)' },
   userAgent: { scope: 'fleet', flag: '--user-agent', env: 'CRAWLQ_USER_AGENT', schema: z.string().min(1).max(512), default: 'crawlq/0.1 (+https://github.com/crawlq/crawlq)', doc: 'User-Agent header, also matched against robots.txt' },
   allowPrivateNetwork: { scope: 'fleet', flag: '--allow-private-network', env: 'CRAWLQ_ALLOW_PRIVATE_NETWORK', schema: boolean, default: false, doc: 'Allow loopback, private and link-local targets (off: refused after DNS resolution and on redirects)' },
   sortQuery: { scope: 'fleet', flag: '--sort-query', env: 'CRAWLQ_SORT_QUERY', schema: boolean, default: false, doc: 'Sort query parameters when normalising URLs' },
@@ -122,8 +150,8 @@ export const OPTION_TABLE = {
   storeBody: { scope: 'process', flag: '--store-body', env: 'CRAWLQ_STORE_BODY', schema: boolean, default: false, doc: 'Keep the decoded HTML of each page in the results (field body)' },
   warc: { scope: 'process', flag: '--warc', env: 'CRAWLQ_WARC', schema: z.string().min(1).optional(), default: undefined, doc: 'Directory for WARC 1.1 archives of every fetched page (request and response records)' },
   warcMaxSize: { scope: 'process', flag: '--warc-max-size', env: 'CRAWLQ_WARC_MAX_SIZE', schema: bytes, default: 1_000_000_000, doc: 'A WARC file is closed and the next one started at this size' },
-  gracePeriod: { scope: 'process', flag: '--grace-period', env: 'CRAWLQ_GRACE_PERIOD', schema: duration, default: 30_000, doc: 'On SIGTERM/SIGINT: how long in-flight jobs may finish' },
-  redisOutageLimit: { scope: 'process', flag: '--redis-outage-limit', env: 'CRAWLQ_REDIS_OUTAGE_LIMIT', schema: duration.refine((ms) => ms > 0 && ms <= 24 * 86_400_000, 'expected a duration above 0 and at most 24d'), default: 300_000, doc: '`crawl` and `worker` stop (exit code 3) when Redis stays unreachable longer than this; shorter outages are ridden through' },
+  gracePeriod: { scope: 'process', flag: '--grace-period', env: 'CRAWLQ_GRACE_PERIOD', schema: duration, default: 30_000, doc: 'On SIGTERM/SIGINT: how long in-flight jobs may finish (0: stop at once; unfinished jobs are picked up again after --stall-timeout)' },
+  redisOutageLimit: { scope: 'process', flag: '--redis-outage-limit', env: 'CRAWLQ_REDIS_OUTAGE_LIMIT', schema: positiveDuration, default: 300_000, doc: '`crawl` and `worker` stop (exit code 3) when Redis stays unreachable longer than this; shorter outages are ridden through' },
   groupBy: { scope: 'fleet', flag: '--group-by', env: 'CRAWLQ_GROUP_BY', schema: z.enum(['host', 'domain']), default: 'host', doc: 'Politeness group of a URL: its host, or its registrable domain' },
   rate: { scope: 'fleet', flag: '--rate', env: 'CRAWLQ_RATE', schema: rate, default: { max: 2, durationMs: 1_000 }, doc: 'Per-group request starts, MAX/DURATION (5/1s, 60/1m) or none; across all workers' },
   burst: { scope: 'fleet', flag: '--burst', env: 'CRAWLQ_BURST', schema: integer(1, 10_000), default: 1, doc: 'Starts a group may make back to back (1: evenly spaced)' },
@@ -131,33 +159,33 @@ export const OPTION_TABLE = {
   globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Request starts of the whole crawl, all groups and workers together, MAX/DURATION or none (enforced by the group gate)' },
   groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(/^[A-Za-z0-9._:~-]{1,200}$/, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
-  safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server' },
+  safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server (0: none)' },
   spacingMargin: { scope: 'fleet', flag: '--spacing-margin', env: 'CRAWLQ_SPACING_MARGIN', schema: ratio, default: 0.05, doc: 'Share of a rate\'s spacing (DURATION/MAX) added to it, so a server with a zero-burst leaky bucket (nginx limit_req) never sees two starts too close' },
-  leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: duration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
-  stallTimeout: { scope: 'process', flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: duration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
-  maxBlocked: { scope: 'fleet', flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: duration, default: 1_800_000, doc: 'A job whose group stays blocked (paused, robots.txt unreachable) longer is dead-lettered' },
-  maxPause: { scope: 'fleet', flag: '--max-pause', env: 'CRAWLQ_MAX_PAUSE', schema: duration, default: 3_600_000, doc: 'Cap on a Retry-After or admin pause of a group' },
-  requestTimeout: { scope: 'fleet', flag: '--request-timeout', env: 'CRAWLQ_REQUEST_TIMEOUT', schema: duration, default: 30_000, doc: 'Whole-request timeout' },
-  connectTimeout: { scope: 'fleet', flag: '--connect-timeout', env: 'CRAWLQ_CONNECT_TIMEOUT', schema: duration, default: 10_000, doc: 'TCP/TLS connect timeout' },
-  responseTimeout: { scope: 'fleet', flag: '--response-timeout', env: 'CRAWLQ_RESPONSE_TIMEOUT', schema: duration, default: 15_000, doc: 'Time to the first response byte' },
-  lookupTimeout: { scope: 'fleet', flag: '--lookup-timeout', env: 'CRAWLQ_LOOKUP_TIMEOUT', schema: duration, default: 5_000, doc: 'DNS lookup timeout' },
+  leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: positiveDuration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
+  stallTimeout: { scope: 'process', flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: positiveDuration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
+  maxBlocked: { scope: 'fleet', flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: positiveDuration, default: 1_800_000, doc: 'A job whose group stays blocked (paused, robots.txt unreachable) longer is dead-lettered' },
+  maxPause: { scope: 'fleet', flag: '--max-pause', env: 'CRAWLQ_MAX_PAUSE', schema: positiveDuration, default: 3_600_000, doc: 'Cap on a Retry-After or admin pause of a group' },
+  requestTimeout: { scope: 'fleet', flag: '--request-timeout', env: 'CRAWLQ_REQUEST_TIMEOUT', schema: positiveDuration, default: 30_000, doc: 'Whole-request timeout' },
+  connectTimeout: { scope: 'fleet', flag: '--connect-timeout', env: 'CRAWLQ_CONNECT_TIMEOUT', schema: positiveDuration, default: 10_000, doc: 'TCP/TLS connect timeout' },
+  responseTimeout: { scope: 'fleet', flag: '--response-timeout', env: 'CRAWLQ_RESPONSE_TIMEOUT', schema: positiveDuration, default: 15_000, doc: 'Time to the first response byte' },
+  lookupTimeout: { scope: 'fleet', flag: '--lookup-timeout', env: 'CRAWLQ_LOOKUP_TIMEOUT', schema: positiveDuration, default: 5_000, doc: 'DNS lookup timeout' },
   fetchRetries: { scope: 'fleet', flag: '--fetch-retries', env: 'CRAWLQ_FETCH_RETRIES', schema: integer(0, 20), default: 2, doc: "got's own retries inside one attempt (timeouts, network errors, 408, 429, 5xx)" },
-  fetchBackoff: { scope: 'fleet', flag: '--fetch-backoff', env: 'CRAWLQ_FETCH_BACKOFF', schema: duration, default: 500, doc: "Base of got's exponential backoff with jitter" },
+  fetchBackoff: { scope: 'fleet', flag: '--fetch-backoff', env: 'CRAWLQ_FETCH_BACKOFF', schema: duration, default: 500, doc: "Base of got's exponential backoff with jitter (0: retry at once)" },
   maxBodySize: { scope: 'fleet', flag: '--max-body-size', env: 'CRAWLQ_MAX_BODY_SIZE', schema: bytes, default: 10 * 1024 * 1024, doc: 'Largest body accepted, after decompression' },
   maxLinksPerPage: { scope: 'fleet', flag: '--max-links-per-page', env: 'CRAWLQ_MAX_LINKS_PER_PAGE', schema: integer(1, 1_000_000), default: 5_000, doc: 'Distinct links kept from one page (recorded and followed); the rest are counted in the record as linksTruncated' },
   maxRedirects: { scope: 'fleet', flag: '--max-redirects', env: 'CRAWLQ_MAX_REDIRECTS', schema: integer(0, 50), default: 10, doc: 'Redirect hops per chain, counted across the jobs a chain is handed to' },
   maxSockets: { scope: 'process', flag: '--max-sockets', env: 'CRAWLQ_MAX_SOCKETS', schema: integer(1, 100_000), default: 256, doc: 'Keep-alive agent: sockets per origin' },
   maxFreeSockets: { scope: 'process', flag: '--max-free-sockets', env: 'CRAWLQ_MAX_FREE_SOCKETS', schema: integer(0, 100_000), default: 32, doc: 'Keep-alive agent: idle sockets kept per origin' },
-  freeSocketTimeout: { scope: 'process', flag: '--free-socket-timeout', env: 'CRAWLQ_FREE_SOCKET_TIMEOUT', schema: duration, default: 15_000, doc: 'Keep-alive agent: idle socket lifetime' },
-  robotsTtl: { scope: 'fleet', flag: '--robots-ttl', env: 'CRAWLQ_ROBOTS_TTL', schema: duration, default: 86_400_000, doc: 'How long a fetched robots.txt is trusted, fleet-wide' },
-  robotsRetryBudget: { scope: 'fleet', flag: '--robots-retry-budget', env: 'CRAWLQ_ROBOTS_RETRY_BUDGET', schema: duration.refine((ms) => ms >= 1_000, 'expected at least 1s'), default: 120_000, doc: "How long an unreachable robots.txt (5xx, timeout, refused) is retried before its host's waiting URLs are dead-lettered" },
-  maxCrawlDelay: { scope: 'fleet', flag: '--max-crawl-delay', env: 'CRAWLQ_MAX_CRAWL_DELAY', schema: duration, default: 30_000, doc: 'Cap on a robots.txt Crawl-delay (it only ever slows a group down)' },
+  freeSocketTimeout: { scope: 'process', flag: '--free-socket-timeout', env: 'CRAWLQ_FREE_SOCKET_TIMEOUT', schema: positiveDuration, default: 15_000, doc: 'Keep-alive agent: idle socket lifetime' },
+  robotsTtl: { scope: 'fleet', flag: '--robots-ttl', env: 'CRAWLQ_ROBOTS_TTL', schema: positiveDuration, default: 86_400_000, doc: 'How long a fetched robots.txt is trusted, fleet-wide' },
+  robotsRetryBudget: { scope: 'fleet', flag: '--robots-retry-budget', env: 'CRAWLQ_ROBOTS_RETRY_BUDGET', schema: durationAtLeast(1_000, 'expected at least 1s'), default: 120_000, doc: "How long an unreachable robots.txt (5xx, timeout, refused) is retried before its host's waiting URLs are dead-lettered" },
+  maxCrawlDelay: { scope: 'fleet', flag: '--max-crawl-delay', env: 'CRAWLQ_MAX_CRAWL_DELAY', schema: positiveDuration, default: 30_000, doc: 'Cap on a robots.txt Crawl-delay (it only ever slows a group down)' },
   sitemaps: { scope: 'process', flag: '--sitemaps', env: 'CRAWLQ_SITEMAPS', schema: boolean, default: false, doc: "Also enqueue the pages listed in the seeds' robots.txt Sitemap: lines" },
   seenSet: { scope: 'fleet', flag: '--seen-set', env: 'CRAWLQ_SEEN_SET', schema: z.enum(['exact', 'bloom']), default: 'exact', doc: 'Dedupe with an exact set, or a Bloom filter of bounded memory (a false positive skips a URL)' },
   expectedUrls: { scope: 'fleet', flag: '--expected-urls', env: 'CRAWLQ_EXPECTED_URLS', schema: integer(1_000, 10_000_000_000), default: 10_000_000, doc: 'Bloom mode: URLs the filter is sized for' },
   falsePositiveRate: { scope: 'fleet', flag: '--false-positive-rate', env: 'CRAWLQ_FALSE_POSITIVE_RATE', schema: fraction, default: 0.001, doc: 'Bloom mode: share of new URLs wrongly taken as seen, at --expected-urls' },
   ignoreRobots: { scope: 'fleet', flag: '--ignore-robots', env: 'CRAWLQ_IGNORE_ROBOTS', schema: boolean, default: false, doc: 'Do not fetch or obey robots.txt' },
-  dlqMaxAge: { scope: 'process', flag: '--dlq-max-age', env: 'CRAWLQ_DLQ_MAX_AGE', schema: duration.optional(), default: undefined, doc: 'Dead letters older than this are deleted by workers (unset: kept until reviewed)' },
+  dlqMaxAge: { scope: 'process', flag: '--dlq-max-age', env: 'CRAWLQ_DLQ_MAX_AGE', schema: positiveDuration.optional(), default: undefined, doc: 'Dead letters older than this are deleted by workers (unset: kept until reviewed)' },
   dlqMaxCount: { scope: 'process', flag: '--dlq-max-count', env: 'CRAWLQ_DLQ_MAX_COUNT', schema: integer(1).optional(), default: undefined, doc: 'Only the newest this many dead letters are kept (unset: all)' },
   smtpUrl: { scope: 'process', flag: '--smtp-url', env: 'SMTP_URL', schema: smtpUrl.optional(), default: undefined, doc: 'SMTP server for alerts (smtp:// or smtps://); unset: .eml files in the outbox' },
   smtpUser: { scope: 'process', flag: undefined, env: 'SMTP_USER', schema: z.string().optional(), default: undefined, doc: 'SMTP user, if not in SMTP_URL' },
@@ -165,8 +193,8 @@ export const OPTION_TABLE = {
   alertFrom: { scope: 'process', flag: '--alert-from', env: 'ALERT_FROM', schema: z.string().min(3), default: 'crawlq <crawlq@localhost>', doc: 'From address of alert e-mails' },
   alertTo: { scope: 'process', flag: '--alert-to', env: 'ALERT_TO', schema: list, default: [], doc: 'Alert recipients, comma-separated' },
   outboxDir: { scope: 'process', flag: '--outbox-dir', env: 'CRAWLQ_OUTBOX_DIR', schema: z.string().min(1).optional(), default: undefined, doc: 'Where alerts go as .eml files without SMTP (default: <state-dir>/outbox)' },
-  alertDelay: { scope: 'process', flag: '--alert-delay', env: 'CRAWLQ_ALERT_DELAY', schema: duration, default: 30_000, doc: 'Delay before the first dead-letter alert goes out' },
-  alertWindow: { scope: 'process', flag: '--alert-window', env: 'CRAWLQ_ALERT_WINDOW', schema: duration, default: 900_000, doc: 'At most one alert e-mail per window, fleet-wide' },
+  alertDelay: { scope: 'process', flag: '--alert-delay', env: 'CRAWLQ_ALERT_DELAY', schema: duration, default: 30_000, doc: 'Delay before the first dead-letter alert goes out (0: at once)' },
+  alertWindow: { scope: 'process', flag: '--alert-window', env: 'CRAWLQ_ALERT_WINDOW', schema: duration, default: 900_000, doc: 'At most one alert e-mail per window, fleet-wide (0: no wait between e-mails)' },
   dashboardUrl: { scope: 'process', flag: '--dashboard-url', env: 'CRAWLQ_DASHBOARD_URL', schema: z.string().url().optional(), default: undefined, doc: 'Public dashboard address, quoted in alert e-mails' },
   dashboardHost: { scope: 'process', flag: '--host', env: 'CRAWLQ_DASHBOARD_HOST', schema: z.string().min(1), default: '127.0.0.1', doc: 'Dashboard bind address' },
   dashboardPort: { scope: 'process', flag: '--port', env: 'CRAWLQ_DASHBOARD_PORT', schema: integer(0, 65_535), default: 3100, doc: 'Dashboard port' },
@@ -198,7 +226,7 @@ export type CrawlqConfig = {
 export function optionValueKind(name: OptionName): 'duration' | 'bytes' | 'rate' | 'other' {
   const schema: z.ZodType = OPTION_TABLE[name].schema;
   const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
-  if (inner === duration) return 'duration';
+  if (DURATION_SCHEMAS.has(inner)) return 'duration';
   if (inner === bytes) return 'bytes';
   if (inner === rate) return 'rate';
   return 'other';

@@ -24,6 +24,20 @@ export class DeferJobError extends Error {
   }
 }
 
+/**
+ * The worker is stopping and the job outlived the grace period: its fetch is
+ * aborted with this reason, its gate slot given back, and the job goes back
+ * to the queue for another worker without using an attempt (#10).
+ */
+export class WorkerStoppingError extends Error {
+  override readonly name = 'WorkerStoppingError';
+  readonly graceMs: number;
+  constructor(graceMs: number) {
+    super(`the worker is stopping: job interrupted after the ${graceMs} ms grace period`);
+    this.graceMs = graceMs;
+  }
+}
+
 /** A one-off fetch asked not to wait out its group's pause: the group is paused for `retryInMs`. */
 export class GroupPausedError extends Error {
   override readonly name = 'GroupPausedError';

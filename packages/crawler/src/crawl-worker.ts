@@ -5,7 +5,7 @@ import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type Ale
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { watchRedisOutage, RedisOutageError } from '@crawlq/redis';
+import { checkEvictionPolicy, watchRedisOutage, RedisOutageError } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';
@@ -13,6 +13,7 @@ import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from '.
 import { openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
 import { CrawlStatsRecorder } from './crawl-stats.js';
+import { WorkerStoppingError } from './crawl-errors.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
 import { GroupWaits } from './group-waits.js';
 import { openRobotsPolicy } from './robots-fetch.js';
@@ -58,7 +59,11 @@ export interface WorkerTelemetry {
 /** A running worker process's crawl machinery. */
 export interface CrawlWorker {
   readonly id: string;
-  /** Stops taking jobs, lets in-flight ones finish within `graceMs`, then closes everything. */
+  /**
+   * Stops taking jobs, lets in-flight ones finish within `graceMs`, then
+   * interrupts the rest (slots given back, jobs back in the queue with no
+   * attempt used) and closes everything.
+   */
   close(graceMs: number): Promise<void>;
   /**
    * Stops at once without Redis (it is gone, and `close` would wait for it):
@@ -113,6 +118,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   try {
     const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
+    const evictionWarning = await checkEvictionPolicy(services.redis);
+    if (evictionWarning) log(`warning: ${evictionWarning}`, 'warn');
   } catch (error) {
     outageWatch.stop();
     await services.close();
@@ -147,10 +154,14 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     await services.limiter.setMinInterval(group, crawlDelayMs);
   };
 
+  // Aborted when a stop outlasts its grace period: jobs still running give
+  // their slots back and return to the queue (see close).
+  const stopping = new AbortController();
   const worker = new Worker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
     (job, token) =>
       processCrawlJob(job, token, {
+        signal: stopping.signal,
         gate,
         fetcher: fetching.fetcher,
         frontier: services.frontier,
@@ -261,9 +272,16 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
           graceful.then(() => false),
           new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
         ]);
-        // Jobs still running past the grace period are abandoned to BullMQ's
-        // stalled-job check: another worker takes them over, nothing is lost.
-        if (timedOut) await worker.close(true);
+        // Jobs still running past the grace period are interrupted, not left
+        // to the stalled-job check: each aborts its fetch, gives its gate slot
+        // back while Redis is still open, and returns to the queue without
+        // using an attempt (#10). A robots.txt fetch is not interrupted; it
+        // ends within its request timeout.
+        if (timedOut) {
+          log(`grace period of ${graceMs} ms over: interrupting the jobs still running (they go back to the queue)`, 'warn');
+          stopping.abort(new WorkerStoppingError(graceMs));
+        }
+        await graceful;
         await alertWorker.close();
         await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close()]);
         fetching.close();
@@ -317,8 +335,8 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
 /**
  * Runs a worker until SIGTERM or SIGINT (or `stop` aborts: the coordinator
  * said the crawl finished, or is gone), then stops taking
- * jobs and lets the in-flight ones finish within the grace period. Resolves
- * when it has stopped.
+ * jobs and lets the in-flight ones finish within the grace period (the rest
+ * are interrupted and put back in the queue). Resolves when it has stopped.
  *
  * Redis gone for longer than `--redis-outage-limit` (at any point, start-up
  * and graceful stop included) abandons the worker and rejects with a

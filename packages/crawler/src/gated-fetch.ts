@@ -1,10 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Fetcher, FetchRequest, FetchResult, RedirectInfo } from '@crawlq/fetcher';
-import { GroupPausedError } from './crawl-errors.js';
+import type { AttemptHooks, Fetcher, FetchResult, RedirectInfo, StreamedFetchResult } from '@crawlq/fetcher';
+import { redactUrl } from '@crawlq/urls';
 import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
-
-/** Longest single sleep while the group gate holds a one-off fetch back. */
-const MAX_GATE_SLEEP_MS = 5_000;
 
 /** One request a gated fetch is about to make. */
 export interface GatedRequest {
@@ -54,18 +50,29 @@ export interface GatedFetchResult {
   readonly requestedAt: number;
 }
 
-/**
- * Fetches `url` with every request it makes passing the gate of the group it
- * goes to: the first request, each of got's retries and each redirect hop
- * takes a lease of its own, and the previous one is released (with its
- * response's outcome) before the next is asked for. Whatever happens, the
- * last lease is released exactly once before this returns or throws.
- */
-export async function fetchThroughGate(url: string, options: GatedFetchOptions): Promise<GatedFetchResult> {
-  const { gate, fetcher, groupOf, signal } = options;
+/** The requests of one fetch meeting the gate: at most one lease held at a time. */
+interface GateSession {
+  /** Waits until the gate admits `request`; the lease is then held. */
+  start(request: GatedRequest): Promise<void>;
+  /** Releases the held lease (if any) with `outcome`; never throws. */
+  end(outcome: RequestOutcome): Promise<void>;
+  /** The fetch settled: releases the held lease like `end`, and any slot a hook is given later goes straight back. */
+  finish(outcome: RequestOutcome): Promise<void>;
+  /** got's retries and redirect hops: each gives back the lease it held and waits for its own. */
+  readonly hooks: AttemptHooks;
+  readonly waitMs: () => number;
+  readonly requestedAt: () => number | undefined;
+}
+
+function openGateSession(options: GatedFetchOptions): GateSession {
+  const { gate, groupOf, signal } = options;
   let lease: GateLease | undefined;
   let waitMs = 0;
   let requestedAt: number | undefined;
+  // Set once the fetch settled. An abort rejects it while a retry or redirect
+  // hook may still be waiting at the gate: a slot that hook is given later has
+  // no one left to release it (#10).
+  let over = false;
   const end = async (outcome: RequestOutcome): Promise<void> => {
     const held = lease;
     lease = undefined;
@@ -76,8 +83,14 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
     const before = performance.now();
     try {
       for (;;) {
+        if (over) throw fetchEnded(request);
+        signal?.throwIfAborted();
         const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal });
         if (answer.admitted) {
+          if (over) {
+            await answer.lease.release();
+            throw fetchEnded(request);
+          }
           lease = answer.lease;
           if (request.kind === 'first') await options.onFirstAdmitted?.();
           return;
@@ -88,35 +101,98 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
       waitMs += performance.now() - before;
     }
   };
+  const hooks: AttemptHooks = {
+    beforeRetry: async (info) => {
+      await end({ status: info.status, retryAfterMs: info.retryAfterMs });
+      await start({ url: info.url, group: groupOf(info.url), kind: 'retry' });
+    },
+    beforeRedirect: async (info) => {
+      await end({ status: info.status });
+      const hop: RedirectHop = { ...info, group: groupOf(info.to) };
+      await options.checkRedirect?.(hop);
+      await start({ url: hop.to, group: hop.group, kind: 'redirect' });
+      await options.beforeRedirectSent?.(hop);
+    },
+    onRequestSent: () => lease?.markSent(),
+  };
+  const finish = (outcome: RequestOutcome): Promise<void> => {
+    over = true;
+    return end(outcome);
+  };
+  return { start, end, finish, hooks, waitMs: () => waitMs, requestedAt: () => requestedAt };
+}
 
+/** What a retry or redirect hook still at the gate throws once its fetch is over (nobody awaits it). */
+function fetchEnded(request: GatedRequest): Error {
+  return new Error(`the fetch ended before its ${request.kind} request to ${redactUrl(request.url)} was admitted`);
+}
+
+/**
+ * Fetches `url` with every request it makes passing the gate of the group it
+ * goes to: the first request, each of got's retries and each redirect hop
+ * takes a lease of its own, and the previous one is released (with its
+ * response's outcome) before the next is asked for. Whatever happens, the
+ * last lease is released exactly once before this returns or throws.
+ */
+export async function fetchThroughGate(url: string, options: GatedFetchOptions): Promise<GatedFetchResult> {
+  const { fetcher, groupOf, signal } = options;
+  const session = openGateSession(options);
   try {
-    await start({ url, group: groupOf(url), kind: 'first' });
+    await session.start({ url, group: groupOf(url), kind: 'first' });
     const response = await fetcher.fetch(url, {
       ...(signal ? { signal } : {}),
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
       ...(options.bodyPrefixBytes === undefined ? {} : { bodyPrefixBytes: options.bodyPrefixBytes }),
       ...(options.captureExchange === true ? { captureExchange: true } : {}),
-      attemptHooks: {
-        beforeRetry: async (info) => {
-          await end({ status: info.status, retryAfterMs: info.retryAfterMs });
-          await start({ url: info.url, group: groupOf(info.url), kind: 'retry' });
-        },
-        beforeRedirect: async (info) => {
-          await end({ status: info.status });
-          const hop: RedirectHop = { ...info, group: groupOf(info.to) };
-          await options.checkRedirect?.(hop);
-          await start({ url: hop.to, group: hop.group, kind: 'redirect' });
-          await options.beforeRedirectSent?.(hop);
-        },
-        onRequestSent: () => lease?.markSent(),
-      },
+      attemptHooks: session.hooks,
     });
-    await end({ status: response.status });
-    return { response, waitMs, requestedAt: requestedAt ?? Date.now() };
+    await session.finish({ status: response.status });
+    return { response, waitMs: session.waitMs(), requestedAt: session.requestedAt() ?? Date.now() };
   } catch (error) {
-    await end(outcomeOfError(error));
+    await session.finish(outcomeOfError(error));
     throw error;
   }
+}
+
+/** A gated fetch whose body is still arriving. */
+export interface GatedStreamResult {
+  readonly response: StreamedFetchResult;
+  /** Waiting for group slots, over every request of the fetch. */
+  readonly waitMs: number;
+  /** Settles (never rejects) once the body has closed and its group slot has been given back. */
+  readonly released: Promise<void>;
+}
+
+/**
+ * Like {@link fetchThroughGate}, but resolves with the body still streaming
+ * (`Fetcher.stream`), and the last lease is held until the body closes: the
+ * server is busy sending it until then, so the group's concurrency counts it.
+ * The body closes however reading ends (its end, an error, the size cap, the
+ * consumer's `destroy()`, an abort), and the lease is released then, once.
+ * A consumer must read the body to its end or destroy it.
+ */
+export async function openThroughGate(url: string, options: GatedFetchOptions): Promise<GatedStreamResult> {
+  const { fetcher, groupOf, signal } = options;
+  const session = openGateSession(options);
+  let response: StreamedFetchResult;
+  try {
+    await session.start({ url, group: groupOf(url), kind: 'first' });
+    response = await fetcher.stream(url, {
+      ...(signal ? { signal } : {}),
+      ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
+      attemptHooks: session.hooks,
+    });
+  } catch (error) {
+    await session.finish(outcomeOfError(error));
+    throw error;
+  }
+  const { body, status } = response;
+  const released = new Promise<void>((resolve) => {
+    const release = (): void => void session.finish({ status }).then(resolve);
+    if (body.closed) release();
+    else body.once('close', release);
+  });
+  return { response, waitMs: session.waitMs(), released };
 }
 
 /** The outcome a failed fetch reports: its last status and Retry-After, when it had a response. */
@@ -125,37 +201,5 @@ function outcomeOfError(error: unknown): RequestOutcome {
   return {
     ...(typeof status === 'number' ? { status } : {}),
     ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}),
-  };
-}
-
-/**
- * A one-off fetch outside the job flow (robots.txt, a sitemap) that still is
- * a request to the host like any other: it and each of its retries and
- * redirect hops wait for their group's gate in-process and count toward the
- * group's rate.
- */
-export type GatedFetch = (url: string, request?: GatedFetchRequest) => Promise<FetchResult>;
-
-/** Per-fetch options a one-off fetch may pass on (robots.txt: 5 redirects, a body prefix). */
-export type GatedFetchRequest = Pick<FetchRequest, 'signal' | 'maxRedirects' | 'bodyPrefixBytes'> & {
-  /** Throw `GroupPausedError` instead of sleeping through a pause (a job can be deferred instead). */
-  readonly postponeWhenPaused?: boolean;
-};
-
-export function createGatedFetch(options: { gate: GroupGate; fetcher: Fetcher; groupOf: (url: string) => string }): GatedFetch {
-  return async (url, request = {}) => {
-    const { postponeWhenPaused, signal, maxRedirects, bodyPrefixBytes } = request;
-    const { response } = await fetchThroughGate(url, {
-      ...options,
-      maxInlineWaitMs: MAX_GATE_SLEEP_MS,
-      signal,
-      maxRedirects,
-      bodyPrefixBytes,
-      onDenied: async (denial, gated) => {
-        if (denial.reason === 'paused' && postponeWhenPaused === true) throw new GroupPausedError(gated.group, denial.retryInMs);
-        await sleep(Math.min(denial.retryInMs, MAX_GATE_SLEEP_MS), undefined, { signal });
-      },
-    });
-    return response;
   };
 }

@@ -43,6 +43,12 @@ export interface PageRecord {
   readonly enqueued: number;
   /** User-defined fields from the config's `fields` selectors. */
   readonly fields?: Readonly<Record<string, string | readonly string[] | null>>;
+  /**
+   * Only when a record cap cut something (#10): `title` (over 1,000 code
+   * points), `description` (2,000), `fields.NAME` (a value over 10,000, or
+   * more than 1,000 values).
+   */
+  readonly truncated?: readonly string[];
   /** Decoded HTML, with --store-body. */
   readonly body?: string;
   /** Where the page's WARC records are, with --warc: file name, offset of the response record, bytes of both records. */

@@ -6,7 +6,7 @@ import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from
 import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
 import { withoutUserinfo } from '@crawlq/urls';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, type DeferReason } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
 import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
@@ -43,6 +43,12 @@ export interface CrawlJobContext {
   readonly onSkipped?: (record: SkippedRecord) => void;
   /** Called when the gate or a server's Retry-After defers the job (metrics). */
   readonly onDeferred?: (reason: DeferReason) => void;
+  /**
+   * Aborted with a WorkerStoppingError when the worker stops and the grace
+   * period is over: the fetch and gate waits stop, the slot is given back and
+   * the job goes back to the queue without using an attempt.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -76,6 +82,7 @@ export async function processCrawlJob(
       maxInlineWaitMs: context.maxInlineWaitMs,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
+      signal: context.signal,
       onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
         // restarting this one (which would request the first URL again).
@@ -224,6 +231,7 @@ async function recordPage(
     timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
     enqueued,
     ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
+    ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
     ...(context.storeBody === true && isHtml(response.contentType) ? { body: decodeBody(response.body, response.contentType).text } : {}),
     ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
   };
@@ -257,6 +265,12 @@ async function translateError(
   error: unknown,
   { job, token, context }: { job: Job<CrawlJobData>; token: string | undefined; context: CrawlJobContext },
 ): Promise<Error> {
+  // Whatever the abort made the job throw, it is not the job's failure:
+  // another worker takes it up at once, with no attempt used.
+  if (context.signal?.aborted === true && context.signal.reason instanceof WorkerStoppingError) {
+    await job.moveToDelayed(Date.now(), token);
+    return new DelayedError();
+  }
   const deferral = deferralOf(error);
   if (deferral) {
     context.onDeferred?.(deferral.reason);

@@ -4,7 +4,7 @@ import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type R
 import { GroupPausedError } from './crawl-errors.js';
 import type { CrawlServices } from './crawl-services.js';
 import { GroupGate } from './group-gate.js';
-import { createGatedFetch, type GatedFetch } from './gated-fetch.js';
+import { createGatedFetch, type GatedFetch } from './one-off-fetch.js';
 
 /** RFC 9309 2.3.1.2: follow at least five consecutive redirects for robots.txt (and no more here). */
 export const ROBOTS_MAX_REDIRECTS = 5;

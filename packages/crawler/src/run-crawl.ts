@@ -90,11 +90,6 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (notice) log(`warning: ${notice}`);
     const seeds = await services.frontier.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);
-    if (config.sitemaps) {
-      const sitemaps = await sitemapsFromRobots(services, options.seeds);
-      const seeded = await seedFromSitemaps(services, sitemaps, log);
-      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
-    }
 
     const started = performance.now();
     let respawns = 0;
@@ -113,6 +108,14 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       });
     };
     for (let index = 0; index < config.workers; index += 1) launch(index);
+    if (config.sitemaps) {
+      // Read with the workers already running: the pages a sitemap lists are
+      // crawled while the rest of it downloads (#10). The crawl is not done
+      // before every sitemap was read.
+      const sitemaps = await sitemapsFromRobots(services, options.seeds);
+      const seeded = await seedFromSitemaps(services, sitemaps, { log, signal: options.signal });
+      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+    }
 
     let status = await readCrawlStatus(services, () => deadLetters.count());
     let idlePolls = 0;

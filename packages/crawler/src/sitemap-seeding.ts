@@ -1,16 +1,19 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
 import { readSitemap } from '@crawlq/sitemaps';
 import { createScopeFilter, redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import { GroupGate } from './group-gate.js';
-import { createGatedFetch } from './gated-fetch.js';
+import { createGatedStream } from './one-off-fetch.js';
+import { readInBatches } from './read-in-batches.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 
 /** sitemaps.org's limit for one sitemap file, uncompressed. */
 const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
 const BATCH = 1_000;
+/** Entries read this long ago are enqueued, even if the batch is not full: a slow sitemap feeds the crawl as it arrives. */
+const MAX_BATCH_AGE_MS = 250;
 
 export interface SitemapSeedingResult {
   readonly sitemaps: readonly string[];
@@ -23,11 +26,22 @@ export interface SitemapSeedingResult {
   readonly failed: number;
 }
 
+export interface SeedFromSitemapsOptions {
+  /** Gets the warning line of each sitemap skipped. */
+  readonly log: (line: string) => void;
+  /** Stops reading: the open download is cut, entries read so far stay enqueued. */
+  readonly signal?: AbortSignal | undefined;
+}
+
 /**
  * Enqueues the pages listed in sitemaps (and sitemap indexes, gzipped or
- * not) as seeds. Entries are parsed as a stream and enqueued in batches; a
- * page outside the crawl's scope, judged from the sitemap's own URL, is
- * counted and skipped. Sitemap fetches pass the group gate like any request.
+ * not) as seeds. Documents are streamed from the network into the parser
+ * (#10): entries are enqueued while the rest of the document arrives, in
+ * batches, and memory stays bounded whatever the document's size; the 50 MiB
+ * cap counts decoded bytes (Content-Encoding and .gz alike) as they arrive.
+ * A page outside the crawl's scope, judged from the sitemap's own URL, is
+ * counted and skipped. Sitemap fetches pass the group gate like any request,
+ * and hold their group's slot until the document is read or abandoned.
  *
  * One bad sitemap never stops the others or the crawl (#10): a sitemap that
  * cannot be fetched, answers other than 2xx, is over 50 MiB or is not a
@@ -37,50 +51,62 @@ export interface SitemapSeedingResult {
 export async function seedFromSitemaps(
   services: CrawlServices,
   sitemapUrls: readonly string[],
-  log: (line: string) => void,
+  options: SeedFromSitemapsOptions,
 ): Promise<SitemapSeedingResult> {
   const { config } = services;
+  const { log, signal } = options;
+  const aborted = (): boolean => signal?.aborted === true;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
-  const fetch = createGatedFetch({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
+  const open = createGatedStream({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
   const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0, failed: 0 };
+  const warn = (url: string, error: unknown): void => {
+    totals.failed += 1;
+    log(`warning: sitemap ${redactUrl(url)} skipped: ${reasonOf(error)}`);
+  };
   try {
     for (const sitemapUrl of sitemapUrls) {
+      if (aborted()) break;
       const inScope = createScopeFilter({ mode: config.scope, seeds: [sitemapUrl], include: config.include, exclude: config.exclude });
-      let batch: string[] = [];
-      const flush = async () => {
-        const result = await services.frontier.addSeeds(batch);
-        totals.accepted += result.accepted;
-        totals.duplicate += result.duplicate;
-        totals.overLimit += result.overLimit;
-        batch = [];
-      };
+      // The bodies this sitemap opened (an index opens its children) and their group slots.
+      const bodies: Readable[] = [];
+      const slots: Promise<void>[] = [];
       const entries = readSitemap(sitemapUrl, {
+        maxDocumentBytes: MAX_SITEMAP_BYTES,
         open: async (url) => {
-          const response = await fetch(url);
+          const { response, released } = await open(url, { signal });
+          bodies.push(response.body);
+          slots.push(released);
           // A 404 page is HTML, not a sitemap: say so instead of a parse error.
-          if (response.status < 200 || response.status > 299) throw new SitemapStatusError(url, response.status);
-          return Readable.from([response.body]);
+          if (response.status < 200 || response.status > 299) {
+            response.body.destroy();
+            throw new SitemapStatusError(url, response.status);
+          }
+          return response.body;
         },
-        onError: (url, error) => {
-          totals.failed += 1;
-          log(`warning: sitemap ${redactUrl(url)} skipped: ${reasonOf(error)}`);
-        },
+        onError: warn,
       });
       try {
-        for await (const entry of entries) {
-          totals.listed += 1;
-          if (!inScope(entry.loc)) {
-            totals.outOfScope += 1;
-            continue;
-          }
-          batch.push(entry.loc);
-          if (batch.length >= BATCH) await flush();
-        }
+        await readInBatches(entries, {
+          size: BATCH,
+          maxAgeMs: MAX_BATCH_AGE_MS,
+          onBatch: async (batch) => {
+            totals.listed += batch.length;
+            const locs = batch.map((entry) => entry.loc).filter((loc) => inScope(loc));
+            totals.outOfScope += batch.length - locs.length;
+            if (locs.length === 0) return;
+            const result = await services.frontier.addSeeds(locs);
+            totals.accepted += result.accepted;
+            totals.duplicate += result.duplicate;
+            totals.overLimit += result.overLimit;
+          },
+        });
       } catch (error) {
-        totals.failed += 1;
-        log(`warning: sitemap ${redactUrl(sitemapUrl)} skipped: ${reasonOf(error)}`);
+        // Entries read before the failure were enqueued by readInBatches.
+        if (!aborted()) warn(sitemapUrl, error);
       } finally {
-        await flush(); // Entries read before a failure are kept.
+        // However reading ended, no download stays open and no group slot stays taken.
+        for (const body of bodies) body.destroy();
+        await Promise.all(slots);
       }
     }
   } finally {

@@ -4,7 +4,8 @@ import { redactText } from '@crawlq/urls';
 export interface FailureClassification {
   /**
    * Short machine-friendly reason: `http-503`, `timeout`, `network`, `robots`,
-   * `ssrf`, `body-too-large`, `blocked-group`, `robots-unreachable`, `invalid-url`, `stalled`, `error`, ...
+   * `ssrf`, `body-too-large`, `blocked-group`, `robots-unreachable`, `invalid-url`,
+   * `invalid-status`, `decompression`, `stalled`, `error`, ...
    */
   readonly reason: string;
   /** HTTP status of the last response, when there was one. */
@@ -104,12 +105,14 @@ function reasonFromText(text: string, status: number | null): string {
   if (status !== null) return `http-${status}`;
   if (/stalled more than allowable limit/i.test(text)) return 'stalled';
   if (/\bE?TIMEDOUT\b|ESOCKETTIMEDOUT|timed? ?out\b|\btimeout\b/i.test(text)) return 'timeout';
-  const code = /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+|ERR_[A-Z_]+)\b/.exec(text)?.[1];
+  const code = /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+|ERR_[A-Z_]+|Z_[A-Z_]+)\b/.exec(text)?.[1];
   return reasonFromCode(code) ?? (/socket hang up/i.test(text) ? 'network' : 'error');
 }
 
 function statusFromText(text: string): number | null {
-  const match = /\bHTTP[ /]?(?:\d\.\d )?([1-5]\d\d)\b|\bresponse code ([1-5]\d\d)\b|\bstatus(?: code)?[ :=]+([1-5]\d\d)\b/i.exec(text);
+  // `ECONNRESET (reading an HTTP 200 response)`: the status of a response whose
+  // body failed, not the failure.
+  const match = /(?<!\breading an )\bHTTP[ /]?(?:\d\.\d )?([1-5]\d\d)\b|\bresponse code ([1-5]\d\d)\b|\bstatus(?: code)?[ :=]+([1-5]\d\d)\b/i.exec(text);
   const digits = match?.[1] ?? match?.[2] ?? match?.[3];
   return digits === undefined ? null : Number(digits);
 }
@@ -119,6 +122,9 @@ function reasonFromCode(code: string | undefined): string | undefined {
   if (TIMEOUT_CODES.has(code)) return 'timeout';
   if (NETWORK_CODES.has(code)) return 'network';
   if (code === 'ERR_INVALID_URL') return 'invalid-url';
+  // The fetcher's code for a `000` status line; zlib's codes for a body that does not inflate.
+  if (code === 'ERR_INVALID_STATUS') return 'invalid-status';
+  if (code.startsWith('Z_')) return 'decompression';
   return undefined;
 }
 

@@ -21,6 +21,12 @@ describe('classifyFailure', () => {
     }
     const wrapped = new Error('request failed', { cause: new PolicyViolation('10.0.0.1 is private') });
     expect(classifyFailure(wrapped)).toMatchObject({ reason: 'ssrf', errorClass: 'PolicyViolation', message: 'request failed' });
+    // A reset while a 200's body was read: the fetcher's reason wins over the status got's error kept.
+    const reset = Object.assign(new Error('ECONNRESET (reading an HTTP 200 response)', { cause: Object.assign(new Error('read ECONNRESET'), { response: { statusCode: 200 } }) }), {
+      reason: 'network',
+      code: 'ECONNRESET',
+    });
+    expect(classifyFailure(reset)).toMatchObject({ reason: 'network' });
   });
 
   it('reads the message when only the message is left (UnrecoverableError wrappers, failedReason)', () => {
@@ -44,6 +50,10 @@ describe('classifyFailure', () => {
     expect(classifyFailureMessage('job stalled more than allowable limit')).toMatchObject({ reason: 'stalled' });
     expect(classifyFailureMessage('Invalid URL', 'TypeError [ERR_INVALID_URL]: Invalid URL\n    at y')).toMatchObject({ reason: 'invalid-url', errorClass: 'TypeError' });
     expect(classifyFailureMessage('something odd')).toMatchObject({ reason: 'error', status: null, errorClass: 'Error' });
+    // A body that failed to read is its code's failure, not the status its response had.
+    expect(classifyFailureMessage('Fetching https://x.test/ failed after 0 retries: ECONNRESET (reading an HTTP 200 response)')).toMatchObject({ reason: 'network', status: null });
+    expect(classifyFailureMessage('Fetching https://x.test/ failed after 0 retries: Z_DATA_ERROR (reading an HTTP 200 response)')).toMatchObject({ reason: 'decompression' });
+    expect(classifyFailureMessage('Fetching https://x.test/ failed after 0 retries: ERR_INVALID_STATUS (status line 000 is not an HTTP status)')).toMatchObject({ reason: 'invalid-status' });
   });
 
   it('handles thrown non-errors and keeps credentials out of messages', () => {

@@ -8,6 +8,7 @@ import type { ExtractedPage, FieldRule } from './extracted-page.js';
 import { InvalidFieldRuleError } from './invalid-field-rule-error.js';
 import { limitDepth } from './limit-depth.js';
 import { parseHtml } from './parse-html.js';
+import { RECORD_CAPS, TruncatedFields } from './record-caps.js';
 import type { HtmlLoader } from './parse-html.js';
 import { scanDocument, textOf } from './scan-document.js';
 
@@ -110,9 +111,13 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
   }
 
   const canonical = scan?.canonicalHref === undefined ? undefined : tryNormalizeUrl(scan.canonicalHref, normalizeOptions);
+  const truncated = new TruncatedFields();
+  const title = truncated.cap('title', collapse(scan?.title), RECORD_CAPS.title);
+  const description = truncated.cap('description', collapse(scan?.description), RECORD_CAPS.description);
+  const fields = extractFields($, input.fields ?? [], truncated);
   return {
-    title: collapse(scan?.title),
-    description: collapse(scan?.description),
+    title,
+    description,
     canonical: canonical?.ok === true ? canonical.url : null,
     lang: blankToNull(scan?.lang?.trim()),
     links,
@@ -120,9 +125,10 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
     followLinks: nofollowAll ? [] : links.filter((link) => followable.has(link)),
     noindex: scan?.robotsNoindex ?? false,
     charset,
-    fields: extractFields($, input.fields ?? []),
+    fields,
     invalidLinks,
     linksTruncated,
+    truncated: truncated.names,
   };
 }
 
@@ -135,7 +141,8 @@ function baseUrl(href: string | undefined, pageUrl: string): string {
   return resolved.ok ? resolved.url : pageUrl;
 }
 
-function extractFields($: CheerioAPI, rules: readonly FieldRule[]): Record<string, string | string[] | null> {
+/** Each value capped in length, an `all` field in count (RECORD_CAPS); a cut field is noted in `truncated`. */
+function extractFields($: CheerioAPI, rules: readonly FieldRule[], truncated: TruncatedFields): Record<string, string | string[] | null> {
   const fields: Record<string, string | string[] | null> = {};
   for (const rule of rules) {
     let elements: DomElement[];
@@ -144,12 +151,17 @@ function extractFields($: CheerioAPI, rules: readonly FieldRule[]): Record<strin
     } catch (error) {
       throw new InvalidFieldRuleError(rule.name, rule.selector, { cause: error });
     }
+    const name = `fields.${rule.name}`;
     const values: string[] = [];
     for (const element of elements) {
       const value =
         rule.attribute === undefined ? textOf(element).trim() : element.attribs[rule.attribute.toLowerCase()];
       if (value === undefined) continue;
-      values.push(value);
+      if (values.length === RECORD_CAPS.fieldValues) {
+        truncated.note(name); // a value beyond the count cap exists: the rest are dropped unread
+        break;
+      }
+      values.push(truncated.cap(name, value, RECORD_CAPS.fieldValue));
       if (rule.all !== true) break;
     }
     fields[rule.name] = rule.all === true ? values : (values[0] ?? null);

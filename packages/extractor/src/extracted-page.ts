@@ -16,9 +16,9 @@ export interface FieldRule {
 
 /** What `extractPage` found in one HTML document. */
 export interface ExtractedPage {
-  /** First `<title>` outside SVG, trimmed, whitespace collapsed; null if absent or blank. */
+  /** First `<title>` outside SVG, trimmed, whitespace collapsed, at most 1,000 code points; null if absent or blank. */
   readonly title: string | null;
-  /** `<meta name="description">` content, trimmed, whitespace collapsed. */
+  /** `<meta name="description">` content, trimmed, whitespace collapsed, at most 2,000 code points. */
   readonly description: string | null;
   /** `<link rel="canonical">` as a normalised absolute URL. */
   readonly canonical: string | null;
@@ -52,4 +52,10 @@ export interface ExtractedPage {
    * kept (counted as written, not deduplicated); 0 under the cap.
    */
   readonly linksTruncated: number;
+  /**
+   * What the record caps (`RECORD_CAPS`) shortened, in this order: `title`
+   * (over 1,000 code points), `description` (2,000), `fields.NAME` (a value
+   * over 10,000, or an `all` field over 1,000 values). Empty when nothing was cut.
+   */
+  readonly truncated: string[];
 }

@@ -6,3 +6,4 @@ export { decodeBody } from './decode-body.js';
 export type { DecodedBody } from './decode-body.js';
 export { InvalidFieldRuleError } from './invalid-field-rule-error.js';
 export { validateFieldRules } from './validate-field-rules.js';
+export { RECORD_CAPS, capCodePoints } from './record-caps.js';

@@ -2,17 +2,21 @@ import http from 'node:http';
 import https from 'node:https';
 import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import got, { RequestError } from 'got';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import got, { HTTPError, RequestError, TimeoutError } from 'got';
 import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
+import { cappedBody } from './capped-body.js';
 import { drainRedirectBody } from './drain-redirect-body.js';
-import { PermanentFetchError, RetryableFetchError } from './fetch-error.js';
+import { PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
 import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
 import { resolveFetcherOptions } from './fetcher-options.js';
-import type { AttemptHooks, Fetcher, FetchRequest, FetchResult } from './fetcher-types.js';
+import type { AttemptHooks, Fetcher, FetchRequest, FetchResult, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
 import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
-import { ExchangeRecorder } from './raw-exchange.js';
+import { ExchangeRecorder, type RawExchange } from './raw-exchange.js';
 import {
+  backoffDelayMs,
   createCalculateDelay,
   isRetryableStatus,
   parseRetryAfter,
@@ -229,8 +233,8 @@ class GotFetcher implements Fetcher {
     };
   }
 
-  async fetch(url: string, request: FetchRequest = {}): Promise<FetchResult> {
-    const started = performance.now();
+  /** Checks shared by `fetch()` and `stream()` before anything is sent. */
+  #begin(url: string, request: StreamRequest): { target: string; state: FetchState } {
     if (this.#closed) {
       throw new RetryableFetchError({ url, code: 'ERR_FETCHER_CLOSED', retries: 0 });
     }
@@ -240,15 +244,19 @@ class GotFetcher implements Fetcher {
     } catch (error) {
       throw error instanceof PolicyViolation ? permanent(url, error) : error;
     }
-    const { signal } = request;
-    signal?.throwIfAborted();
-
+    request.signal?.throwIfAborted();
     const maxRedirects = Math.max(0, Math.min(request.maxRedirects ?? Number.POSITIVE_INFINITY, this.#config.maxRedirects));
-    const state = new FetchState(url, request.attemptHooks, maxRedirects);
+    return { target, state: new FetchState(url, request.attemptHooks, maxRedirects) };
+  }
+
+  async fetch(url: string, request: FetchRequest = {}): Promise<FetchResult> {
+    const started = performance.now();
+    const { target, state } = this.#begin(url, request);
+    const { signal } = request;
     if (request.bodyPrefixBytes !== undefined) return this.#fetchPrefix(target, { state, request, started });
     const promise = this.#got(target, {
       context: { [STATE_KEY]: state },
-      maxRedirects,
+      maxRedirects: state.maxRedirects,
       // Already the instance default; repeated so the result is typed as Buffer.
       responseType: 'buffer',
       ...(signal === undefined ? {} : { signal }),
@@ -281,36 +289,7 @@ class GotFetcher implements Fetcher {
       state.settled = true;
     }
 
-    const status = response.statusCode;
-    // A status line such as `000` parses as 0: no HTTP status, no result to record.
-    if (!(status >= 100 && status <= 999)) {
-      throw new PermanentFetchError({ url, reason: 'invalid-status', detail: `status line ${String(status).padStart(3, '0')} is not an HTTP status` });
-    }
-    const { 'set-cookie': _setCookie, ...headers } = response.headers;
-    if (isRetryableStatus(status)) {
-      throw new RetryableFetchError({
-        url,
-        code: 'ERR_HTTP_STATUS',
-        status,
-        retryAfterMs: parseRetryAfter(headers['retry-after']),
-        retries: state.retries,
-      });
-    }
-    const body = response.body;
-    const exchange = recorder?.result();
-    return {
-      ...(exchange === undefined ? {} : { exchange }),
-      url,
-      finalUrl: response.url,
-      status,
-      contentType: headers['content-type'],
-      headers,
-      body,
-      bodyBytes: body.length,
-      redirects: state.redirects,
-      retries: state.retries,
-      fetchMs: performance.now() - started,
-    };
+    return this.#result(state, { response, body: response.body, started, exchange: recorder?.result() });
   }
 
   /**
@@ -359,25 +338,130 @@ class GotFetcher implements Fetcher {
       stream.destroy();
     }
     if (response === undefined) throw new RetryableFetchError({ url: state.url, code: 'ERR_NO_RESPONSE', retries: 0 });
+    return this.#result(state, { response, body: Buffer.concat(chunks, size), started, truncated });
+  }
+
+  /**
+   * The result of a response read whole or as a prefix, or the error its
+   * status means: 408, 429 and 5xx are retryable failures, and so is a status
+   * line that holds no HTTP status (`000`, parsed as 0): a server that cannot
+   * say what it answered is treated like one that did not answer (#10).
+   */
+  #result(
+    state: FetchState,
+    read: { response: PlainResponse; body: Buffer; started: number; truncated?: boolean; exchange?: RawExchange | undefined },
+  ): FetchResult {
+    const { response, body, exchange } = read;
+    const { url, retries } = state;
     const status = response.statusCode;
+    if (!(status >= 100 && status <= 999)) {
+      const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
+      throw new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries });
+    }
     const { 'set-cookie': _setCookie, ...headers } = response.headers;
     if (isRetryableStatus(status)) {
-      throw new RetryableFetchError({ url: state.url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: 0 });
+      throw new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries });
     }
-    const body = Buffer.concat(chunks, size);
     return {
-      url: state.url,
+      ...(exchange === undefined ? {} : { exchange }),
+      url,
       finalUrl: response.url,
       status,
       contentType: headers['content-type'],
       headers,
       body,
       bodyBytes: body.length,
-      truncated,
+      ...(read.truncated === undefined ? {} : { truncated: read.truncated }),
       redirects: state.redirects,
-      retries: 0,
-      fetchMs: performance.now() - started,
+      retries,
+      fetchMs: performance.now() - read.started,
     };
+  }
+
+  async stream(url: string, request: StreamRequest = {}): Promise<StreamedFetchResult> {
+    const started = performance.now();
+    const { target, state } = this.#begin(url, request);
+    const { signal } = request;
+    const maxBodyBytes = this.#config.maxBodyBytes;
+    for (;;) {
+      // A retry asks again where the failure happened, with the redirects left.
+      const attempt = this.#got.stream(state.redirects.at(-1) ?? target, {
+        context: { [STATE_KEY]: state },
+        maxRedirects: state.maxRedirects - state.redirects.length,
+        // got's stream API leaves retries to the caller: see #retryStream.
+        retry: { limit: 0 },
+        ...(signal === undefined ? {} : { signal }),
+      });
+      const hooks = state.hooks;
+      if (hooks?.onRequestSent) attempt.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+      let response: PlainResponse;
+      try {
+        response = await responseOf(attempt);
+      } catch (error) {
+        // A late second error (got's own "aborted") must find a listener.
+        attempt.on('error', () => undefined).destroy();
+        const failure = this.#translate(error, state, signal);
+        const retryable = state.hookFailure === undefined && failure instanceof RetryableFetchError && RETRY_ERROR_CODES.includes(failure.code);
+        if (retryable && (await this.#retryStream(state, failure, signal))) continue;
+        state.settled = true;
+        throw failure;
+      }
+      const status = response.statusCode;
+      if (!(status >= 100 && status <= 999)) {
+        attempt.destroy();
+        state.settled = true;
+        // Like #result: a status line with no HTTP status is a server that did not answer.
+        const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
+        throw new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries: state.retries });
+      }
+      const { 'set-cookie': _setCookie, ...headers } = response.headers;
+      if (isRetryableStatus(status)) {
+        attempt.destroy();
+        const failure = new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: state.retries });
+        if (RETRY_STATUS_CODES.includes(status) && (await this.#retryStream(state, failure, signal))) continue;
+        state.settled = true;
+        throw failure;
+      }
+      state.settled = true;
+      const tooLarge = () => new PermanentFetchError({ url, reason: 'body-too-large', detail: `body exceeds ${maxBodyBytes} bytes` });
+      // Still there only when got does not decompress: the bytes to come, known up front.
+      const declared = Number(headers['content-length']);
+      if (Number.isFinite(declared) && declared > maxBodyBytes) {
+        attempt.destroy();
+        throw tooLarge();
+      }
+      return {
+        url,
+        finalUrl: response.url,
+        status,
+        contentType: headers['content-type'],
+        headers,
+        body: cappedBody(attempt, { maxBytes: maxBodyBytes, tooLarge, translate: (error) => this.#translate(error, state, signal) }),
+        redirects: state.redirects,
+        retries: state.retries,
+        fetchMs: performance.now() - started,
+      };
+    }
+  }
+
+  /**
+   * Whether a streamed fetch tries again after `failure` (a retryable status
+   * or network error before any body was handed out), as got would for
+   * `fetch()`: within the retry limit, after the server's `Retry-After` (not
+   * over `maxRetryAfterMs`) or a backoff, then `attemptHooks.beforeRetry`.
+   * @throws the error `beforeRetry` threw; `signal.reason` on abort.
+   */
+  async #retryStream(state: FetchState, failure: RetryableFetchError, signal: AbortSignal | undefined): Promise<boolean> {
+    const { retry } = this.#config;
+    if (this.#closed || state.retries >= retry.limit || failure.status === 413) return false;
+    const retryAfterMs = failure.retryAfterMs;
+    if (retryAfterMs !== undefined && retryAfterMs > retry.maxRetryAfterMs) return false;
+    const retryCount = state.retries + 1;
+    await sleep(retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : backoffDelayMs(retryCount, retry), undefined, signal === undefined ? undefined : { signal });
+    if (this.#closed) return false;
+    state.retries = retryCount;
+    await state.hooks?.beforeRetry?.({ url: state.redirects.at(-1) ?? state.url, retryCount, error: failure, status: failure.status, retryAfterMs });
+    return true;
   }
 
   /** Maps whatever got rejected with to the error `fetch()` promises. */
@@ -408,6 +492,18 @@ class GotFetcher implements Fetcher {
         return new PermanentFetchError({ url, reason: 'scheme', detail: error.message, cause: error });
       default: {
         const response = error.response;
+        // A response arrived and then reading it failed (reset, timeout, bad
+        // gzip): the failure is the code, not the status the response had.
+        if (response !== undefined && !(error instanceof HTTPError)) {
+          return new RetryableFetchError({
+            url,
+            code: error.code,
+            reason: bodyReadReason(error),
+            detail: `reading an HTTP ${response.statusCode} response`,
+            retries: state.retries,
+            cause: error,
+          });
+        }
         return new RetryableFetchError({
           url,
           code: error.code,
@@ -426,4 +522,21 @@ class GotFetcher implements Fetcher {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
   }
+}
+
+/** What failed while a response's body was read: zlib and brotli name their errors `Z_…` and `ERR_…BROTLI…`/`ERR__ERROR_…`. */
+function bodyReadReason(error: RequestError): RetryableFetchReason {
+  if (error instanceof TimeoutError) return 'timeout';
+  const code = (error.cause as { code?: unknown } | undefined)?.code ?? error.code;
+  if (typeof code === 'string' && (code.startsWith('Z_') || code.includes('BROTLI') || code.startsWith('ERR__ERROR'))) return 'decompression';
+  return 'network';
+}
+
+/** The final response head of a got stream (after redirects), or its error. */
+function responseOf(stream: Readable): Promise<PlainResponse> {
+  return new Promise((resolve, reject) => {
+    // Both listeners stay: an error after the head must still find one (the body takes it from there).
+    stream.once('response', resolve);
+    stream.once('error', reject);
+  });
 }

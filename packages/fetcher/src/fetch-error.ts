@@ -27,8 +27,24 @@ export interface RetryableFetchErrorInit {
   readonly status?: number | undefined;
   readonly retryAfterMs?: number | undefined;
   readonly retries: number;
+  /**
+   * What the failure was, when `status` and `code` alone would mislead: a
+   * reset while reading a 200's body is `network`, not a 200 (the dead
+   * letter would otherwise say `http-200`).
+   */
+  readonly reason?: RetryableFetchReason | undefined;
+  /** Said after the code in the message: `reading an HTTP 200 response`. */
+  readonly detail?: string | undefined;
   readonly cause?: unknown;
 }
+
+/**
+ * Why a {@link RetryableFetchError} was raised, when it is more than its status
+ * or code: the connection failed, timed out or the body did not decompress
+ * while a response was read, or the status line held no HTTP status (`000`,
+ * answered like an unreachable server).
+ */
+export type RetryableFetchReason = 'network' | 'timeout' | 'decompression' | 'invalid-status';
 
 /**
  * The fetch failed in a way that may heal: 408, 429 or 5xx after got's retries,
@@ -46,19 +62,23 @@ export class RetryableFetchError extends FetchError {
   readonly retryAfterMs: number | undefined;
   /** Retries got performed before giving up. */
   readonly retries: number;
+  /** Set when the failure is not what `status` or `code` would suggest (see the init field). */
+  readonly reason: RetryableFetchReason | undefined;
 
   constructor(init: RetryableFetchErrorInit) {
     const what = init.status === undefined ? init.code : `HTTP ${init.status}`;
-    super(`Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}`, init.url, { cause: init.cause });
+    const detail = init.detail === undefined ? '' : ` (${init.detail})`;
+    super(`Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}${detail}`, init.url, { cause: init.cause });
     this.code = init.code;
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
     this.retries = init.retries;
+    this.reason = init.reason;
   }
 }
 
 /** Why a {@link PermanentFetchError} was raised. */
-export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url' | 'invalid-status';
+export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url';
 
 /** Fields of a {@link PermanentFetchError}. */
 export interface PermanentFetchErrorInit {
@@ -72,8 +92,7 @@ export interface PermanentFetchErrorInit {
 /**
  * The fetch can never succeed as asked: the URL is invalid or not http(s), the
  * target (or a redirect hop) is blocked by the SSRF policy, the body is over the
- * size cap, redirects exceed the limit, or the status line holds no HTTP status
- * (`000`). Do not retry.
+ * size cap, or redirects exceed the limit. Do not retry.
  */
 export class PermanentFetchError extends FetchError {
   override readonly name = 'PermanentFetchError';

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { RawExchange } from './raw-exchange.js';
 
 /** What {@link AttemptHooks.beforeRetry} is told about the retry about to start. */
@@ -103,17 +104,43 @@ export interface FetchResult {
   readonly exchange?: RawExchange;
 }
 
+/** Per-fetch options of {@link Fetcher.stream}. */
+export type StreamRequest = Pick<FetchRequest, 'signal' | 'attemptHooks' | 'maxRedirects'>;
+
+/** A response whose body is read as it arrives (see {@link Fetcher.stream}). */
+export interface StreamedFetchResult extends Pick<FetchResult, 'url' | 'finalUrl' | 'status' | 'contentType' | 'headers' | 'redirects' | 'retries'> {
+  /**
+   * The decompressed body, as it arrives and with backpressure. Past
+   * `maxBodyBytes` it fails with a `PermanentFetchError` (`'body-too-large'`);
+   * a network error or timeout while it arrives fails it with a
+   * `RetryableFetchError`, an abort with `signal.reason`. Read it to its end
+   * or `destroy()` it: its connection stays open until it closes.
+   */
+  readonly body: Readable;
+  /** Wall time until the response head arrived, including retries and their waits, in ms. */
+  readonly fetchMs: number;
+}
+
 /** An HTTP fetcher owning one got instance and its keep-alive agents. */
 export interface Fetcher {
   /**
    * GETs `url`, following redirects and retrying transient failures.
    * Resolves for 2xx, 3xx and 4xx other than 408/429.
-   * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), timeouts and network errors.
+   * @throws RetryableFetchError for 408, 429, 5xx (after got's retries), a status line with no HTTP status (`000`), timeouts and network errors (also while reading a body).
    * @throws PermanentFetchError for an invalid or non-http(s) URL, an SSRF-blocked target, a body over the cap, too many redirects.
    * @throws the same error object an `attemptHooks.beforeRetry` or `beforeRedirect` threw.
    * @throws `signal.reason` when the signal aborted the fetch.
    */
   fetch(url: string, request?: FetchRequest): Promise<FetchResult>;
+  /**
+   * GETs `url` like {@link fetch} (same redirects, SSRF checks, hooks, and
+   * retries while no body has been handed out) but resolves as soon as the
+   * response head arrives, with the body still streaming. For documents
+   * read by a streaming parser (sitemaps): memory stays bounded whatever
+   * their size. Resolves and throws as `fetch()` does, except that a body
+   * over the cap (when no `Content-Length` announced it) fails the body.
+   */
+  stream(url: string, request?: StreamRequest): Promise<StreamedFetchResult>;
   /** Destroys the agents (and with them in-flight and pooled sockets). Later fetches fail. Idempotent. */
   close(): void;
 }

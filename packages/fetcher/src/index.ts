@@ -1,6 +1,6 @@
 export { createFetcher } from './create-fetcher.js';
 export type { RawExchange, RawHeader } from './raw-exchange.js';
-export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RedirectInfo, RetryInfo } from './fetcher-types.js';
+export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RedirectInfo, RetryInfo, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
 export { DEFAULT_ACCEPT, DEFAULT_USER_AGENT, resolveFetcherOptions } from './fetcher-options.js';
 export type {
   AddressPolicy,
@@ -12,5 +12,5 @@ export type {
   TimeoutOptions,
 } from './fetcher-options.js';
 export { FetchError, PermanentFetchError, RetryableFetchError } from './fetch-error.js';
-export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit } from './fetch-error.js';
+export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit, RetryableFetchReason } from './fetch-error.js';
 export { isRetryableStatus, parseRetryAfter } from './retry-policy.js';

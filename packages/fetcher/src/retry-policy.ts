@@ -56,13 +56,20 @@ export interface BackoffOptions {
  * exponential backoff with full jitter, or the server's `Retry-After`.
  */
 export function createCalculateDelay(options: BackoffOptions): (retry: RetryObject) => number {
-  const { backoffBaseMs, backoffMaxMs, stop } = options;
+  const { stop } = options;
   return (retry) => {
     if (retry.computedValue === 0 || stop(retry)) return 0;
     // got hands back a truthy, in-cap Retry-After as the computed value itself.
     if (retry.retryAfter !== undefined && retry.retryAfter > 0) return retry.computedValue;
-    const ceiling = Math.min(backoffMaxMs, backoffBaseMs * 2 ** (retry.attemptCount - 1));
-    // 0 would tell got "do not retry", so the smallest wait is 1 ms.
-    return Math.max(1, Math.random() * ceiling);
+    return backoffDelayMs(retry.attemptCount, options);
   };
+}
+
+/**
+ * The wait before retry `attempt` (1-based): exponential backoff with full
+ * jitter, at least 1 ms (0 would tell got "do not retry").
+ */
+export function backoffDelayMs(attempt: number, options: Pick<BackoffOptions, 'backoffBaseMs' | 'backoffMaxMs'>): number {
+  const ceiling = Math.min(options.backoffMaxMs, options.backoffBaseMs * 2 ** (attempt - 1));
+  return Math.max(1, Math.random() * ceiling);
 }

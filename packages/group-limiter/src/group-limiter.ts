@@ -84,7 +84,11 @@ export interface GroupLimiter {
   limitsFor(group: string): GroupLimits;
   /** Asks to start one request now; one round trip. */
   acquire(request: AcquireRequest): Promise<Admission>;
-  /** Gives the concurrency slot back (idempotent) and reports the outcome; one round trip. */
+  /**
+   * Gives the concurrency slot back (idempotent) and reports the outcome; one
+   * round trip. An invalid outcome still gives the slot back (without the
+   * outcome), then rejects with GroupLimiterArgumentError.
+   */
   release(lease: Lease, outcome?: Outcome): Promise<void>;
   /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
   abandon(lease: Lease): Promise<void>;
@@ -272,10 +276,18 @@ class RedisGroupLimiter implements GroupLimiter {
   async release(lease: Lease, outcome: Outcome = {}): Promise<void> {
     checkName(lease.group, 'group', 'release');
     checkName(lease.leaseId, 'leaseId', 'release');
-    if (outcome.status !== undefined && !(Number.isInteger(outcome.status) && outcome.status >= 100 && outcome.status <= 999)) {
-      throw new GroupLimiterArgumentError(`status must be an HTTP status code, got ${outcome.status}`, { operation: 'release', argument: 'status' });
+    // An outcome it cannot take (a `000` status line, a negative Retry-After)
+    // must not cost the slot until the lease expires (#10): the slot goes
+    // back without it, then the bad argument is reported.
+    const invalid = invalidOutcome(outcome);
+    if (invalid) {
+      await this.#release(lease, { ...(outcome.sent === undefined ? {} : { sent: outcome.sent }) });
+      throw invalid;
     }
-    if (outcome.retryAfterMs !== undefined) checkDuration(outcome.retryAfterMs, 'retryAfterMs', 'release');
+    await this.#release(lease, outcome);
+  }
+
+  async #release(lease: Lease, outcome: Outcome): Promise<void> {
     await this.#call('release', releaseScript, () => ({
       keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
       args: [
@@ -568,6 +580,17 @@ function checkName(value: unknown, argument: string, operation: string): void {
   if (typeof value !== 'string' || value.length === 0) {
     throw new GroupLimiterArgumentError(`${argument} must be a non-empty string`, { operation, argument });
   }
+}
+
+function invalidOutcome(outcome: Outcome): GroupLimiterArgumentError | undefined {
+  const { status, retryAfterMs } = outcome;
+  if (status !== undefined && !(Number.isInteger(status) && status >= 100 && status <= 999)) {
+    return new GroupLimiterArgumentError(`status must be an HTTP status code, got ${status}`, { operation: 'release', argument: 'status' });
+  }
+  if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
+    return new GroupLimiterArgumentError(`retryAfterMs must be a finite number >= 0, got ${retryAfterMs}`, { operation: 'release', argument: 'retryAfterMs' });
+  }
+  return undefined;
 }
 
 function checkDuration(value: number, argument: string, operation: string): void {

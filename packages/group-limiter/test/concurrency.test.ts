@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroupLimiter, type GroupLimiter } from '../src/index.js';
+import { createGroupLimiter, GroupLimiterArgumentError, type GroupLimiter } from '../src/index.js';
 import { sleep, testPrefix } from './support.js';
 
 let server: TestRedis;
@@ -96,5 +96,19 @@ describe('concurrency leases across instances', () => {
     expect((await a.acquire({ group, leaseId: 'y' })).admitted).toBe(true);
     expect((await a.acquire({ group, leaseId: 'z' })).admitted).toBe(true);
     expect((await a.acquire({ group, leaseId: 'w' })).admitted).toBe(false);
+  });
+
+  it('a release with an outcome it cannot take still gives the slot back, then says what was wrong', async () => {
+    const group = 'bad-outcome.test';
+    // A lease far longer than the test: expiry cannot be what frees the slot.
+    const a = createGroupLimiter({ redis: server.client(), prefix: testPrefix() });
+    await a.setPolicy({ defaults: { rate: null, concurrency: 2 }, leaseMs: 60_000 });
+    for (const [leaseId, outcome] of [['zero', { status: 0, sent: true }], ['negative', { status: 200, retryAfterMs: -1 }]] as const) {
+      expect((await a.acquire({ group, leaseId })).admitted).toBe(true);
+      await expect(a.release({ group, leaseId }, outcome)).rejects.toBeInstanceOf(GroupLimiterArgumentError);
+      // Not held until the lease expires (60 s here): free at once.
+      expect((await a.status(group)).inFlight).toBe(0);
+    }
+    expect((await a.status(group)).started).toBe(1);
   });
 });

@@ -1,5 +1,6 @@
 import { redactUrl } from '@crawlq/urls';
 import { Redis, type RedisOptions } from 'ioredis';
+import { assertDatabase } from './database-check.js';
 
 /**
  * Workers block on Redis and must ride out reconnects (BullMQ requires
@@ -24,7 +25,10 @@ export function redisOptionsFor(options: ConnectOptions): RedisOptions {
     : { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: name, retryStrategy: (times) => (times > 3 ? null : 200 * times) };
 }
 
-/** Opens a connection and waits until Redis answers; rejects with a clear error otherwise. */
+/**
+ * Opens a connection and waits until Redis answers; rejects with a clear error
+ * otherwise, or with RedisDatabaseError when the server lacks the URL's database.
+ */
 export async function connectRedis(url: string, options: ConnectOptions): Promise<Redis> {
   const redis = new Redis(url, { ...redisOptionsFor(options), lazyConnect: true });
   // Connection errors reach callers as rejected commands (or as waits, for a
@@ -37,6 +41,12 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
   } catch (error) {
     redis.disconnect();
     throw new RedisUnavailableError(url, { cause: error });
+  }
+  try {
+    await assertDatabase(redis, url);
+  } catch (error) {
+    redis.disconnect();
+    throw error;
   }
   return redis;
 }

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { checkDatabase } from './database-check.js';
 
 /** `redis-server` is not installed and no REDIS_URL was given. */
 export class RedisNotInstalledError extends Error {
@@ -39,13 +40,15 @@ interface ServerRecord {
 }
 
 /**
- * With a URL: uses it. Without: joins the private redis-server that another
+ * With a URL: checks that the server has its database (RedisDatabaseError
+ * otherwise) and uses it. Without: joins the private redis-server that another
  * crawlq process on this machine runs from the same state directory, or
  * starts one (append-only file on, `noeviction`), so `enqueue`, `worker` and
  * `crawl` run in separate terminals share one crawl and data survives restarts.
  */
 export async function resolveRedis(options: { url?: string | undefined; stateDir: string }): Promise<RedisHandle> {
   if (options.url !== undefined) {
+    await checkDatabase(options.url);
     return { url: options.url, embedded: false, release: () => Promise.resolve() };
   }
   const dir = resolve(options.stateDir, 'redis');

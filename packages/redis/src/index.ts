@@ -1,3 +1,4 @@
 export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
+export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';

@@ -60,7 +60,7 @@ export function watchRedisOutage(redis: Redis, options: RedisOutageWatchOptions)
       timer = setTimeout(() => {
         stop();
         onOutage(new RedisOutageError(performance.now() - since, limitMs));
-      }, limitMs).unref();
+      }, Math.min(limitMs, MAX_TIMER_MS)).unref();
     }
     options.onLost?.();
   };
@@ -85,6 +85,9 @@ export function watchRedisOutage(redis: Redis, options: RedisOutageWatchOptions)
     stop,
   };
 }
+
+/** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** `4 s`, `4.5 s`, `5 min`: how a limit was given, roughly. */
 function formatLimit(ms: number): string {

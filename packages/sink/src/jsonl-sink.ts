@@ -12,24 +12,27 @@ export function openJsonlSink(path: string): ResultSink {
   mkdirSync(dirname(file), { recursive: true });
   const stream: WriteStream = createWriteStream(file, { flags: 'a' });
   let failure: Error | undefined;
+  // One listener for the stream's life: a listener per write would pile up past
+  // Node's limit of 10 under concurrent writers (and warn on every crawl).
   stream.on('error', (error) => {
-    failure = error;
+    failure ??= error;
   });
   return {
     write(record) {
       if (failure) return Promise.reject(failure);
       const line = `${JSON.stringify(record)}\n`;
-      // Respect backpressure: wait for drain instead of buffering without bound.
-      return stream.write(line)
-        ? Promise.resolve()
-        : new Promise<void>((resolveWrite, reject) => {
-            const onError = (error: Error) => reject(error);
-            stream.once('error', onError);
-            stream.once('drain', () => {
-              stream.off('error', onError);
-              resolveWrite();
-            });
-          });
+      // Settle when the line has reached the file (the write callback), not when it
+      // is buffered: the job completes only after its record is written, and each
+      // worker has at most `concurrency` lines in flight, so the buffer stays bounded.
+      return new Promise<void>((resolveWrite, reject) => {
+        stream.write(line, (error) => {
+          // The callback can run before 'error' is emitted: keep the first cause here
+          // too, so later writes report it rather than "stream destroyed".
+          if (error) failure ??= error;
+          if (failure) reject(failure);
+          else resolveWrite();
+        });
+      });
     },
     close() {
       return new Promise((resolveClose, reject) => {

@@ -33,6 +33,10 @@ const MAX_LOC_CHARS = 8192;
 const MAX_LASTMOD_CHARS = 64;
 // Sitemaps nest four levels deep; a hundred is already a hostile document.
 const MAX_NESTING = 100;
+// htmlparser2 keeps the text of a token (comment, tag, processing
+// instruction) until the token ends: one longer than this is no sitemap,
+// and must not grow to the size of the document (#10).
+const MAX_TOKEN_CHARS = 1024 * 1024;
 
 /**
  * Parses one sitemap document (XML bytes, not gzipped) as a stream: yields the
@@ -61,6 +65,8 @@ export async function* parseSitemapStream(
   // Decodes UTF-8 across chunk boundaries and drops a byte-order mark.
   const decoder = new TextDecoder('utf-8');
   let bytes = 0;
+  /** Characters given to the parser, in its index units. */
+  let chars = 0;
   for await (const chunk of byteChunks(source)) {
     bytes += chunk.length;
     if (bytes > maxBytes) {
@@ -69,13 +75,23 @@ export async function* parseSitemapStream(
         message: `sitemap is larger than ${maxBytes} bytes`,
       });
     }
-    parser.write(decoder.decode(chunk, { stream: true }));
+    const text = decoder.decode(chunk, { stream: true });
+    chars += text.length;
+    parser.write(text);
+    // Entries completed before an error in the same chunk are yielded first.
     yield* handler.take();
+    handler.throwIfFailed();
+    // `startIndex` is where the token still being read began.
+    if (chars - parser.startIndex > MAX_TOKEN_CHARS) {
+      const message = `an XML token (tag, comment or declaration) is longer than ${MAX_TOKEN_CHARS} characters`;
+      throw new SitemapParseError(options.sitemap === undefined ? message : `${message} (${options.sitemap})`, { sitemap: options.sitemap });
+    }
   }
   parser.write(decoder.decode());
   handler.ending = true;
   parser.end();
   yield* handler.take();
+  handler.throwIfFailed();
 }
 
 /** htmlparser2 callbacks that turn parse events into {@link SitemapItem}s. */
@@ -105,16 +121,31 @@ class SitemapHandler {
     this.#sitemap = sitemap;
   }
 
-  /** Entries completed since the last call; throws the first error found. */
+  /** Entries completed since the last call (none are completed after an error). */
   take(): SitemapItem[] {
-    if (this.#error !== undefined) throw this.#error;
     const ready = this.#ready;
     this.#ready = [];
     return ready;
   }
 
+  /** Throws the first error found, if any. */
+  throwIfFailed(): void {
+    if (this.#error !== undefined) throw this.#error;
+  }
+
   onparserinit(parser: Parser): void {
     this.#parser = parser;
+  }
+
+  // Comments and processing instructions are ignored, but handled: only a
+  // handled token lets htmlparser2 drop the input it has read (without them
+  // a document of back-to-back comments would be kept whole).
+  oncomment(): void {
+    this.#justOpened = false;
+  }
+
+  onprocessinginstruction(): void {
+    this.#justOpened = false;
   }
 
   onopentag(name: string): void {

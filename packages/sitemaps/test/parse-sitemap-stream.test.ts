@@ -71,6 +71,32 @@ describe('parseSitemapStream', () => {
     expect(items).toEqual(['https://e.test/1']);
   });
 
+  it('yields the entries completed before an error in the same chunk', async () => {
+    const items: string[] = [];
+    const run = async () => {
+      const body = '<urlset><url><loc>https://e.test/1</loc></url><url><loc>https://e.test/2</loc></url><url><loc>x</loc></uurl></urlset>';
+      for await (const item of parseSitemapStream(chunksOf(body, 64 * 1024))) items.push(item.loc);
+    };
+    await expect(run()).rejects.toBeInstanceOf(SitemapParseError);
+    expect(items).toEqual(['https://e.test/1', 'https://e.test/2']);
+  });
+
+  it('reads past many large comments, and refuses one token over 1 MiB instead of holding it', async () => {
+    const comments = `<!-- ${'c'.repeat(500_000)} -->`.repeat(8);
+    const body = `<urlset><url><loc>https://e.test/1</loc></url>${comments}<url><loc>https://e.test/2</loc></url></urlset>`;
+    expect((await collect(parseSitemapStream(chunksOf(body, 16 * 1024)))).map((item) => item.loc)).toEqual(['https://e.test/1', 'https://e.test/2']);
+
+    const items: string[] = [];
+    const run = async () => {
+      const huge = `<urlset><url><loc>https://e.test/1</loc></url><!-- ${'c'.repeat(3 * 1024 * 1024)} --></urlset>`;
+      for await (const item of parseSitemapStream(chunksOf(huge, 16 * 1024))) items.push(item.loc);
+    };
+    const error: unknown = await run().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SitemapParseError);
+    expect((error as Error).message).toContain('longer than 1048576 characters');
+    expect(items).toEqual(['https://e.test/1']);
+  });
+
   it('accepts self-closing elements and ignores an oversized loc', async () => {
     const body = `<urlset><url/><url><loc>https://e.test/${'x'.repeat(10_000)}</loc></url><url><loc>https://e.test/ok</loc><lastmod/></url></urlset>`;
     expect(await collect(parseSitemapStream(chunksOf(body, 100)))).toEqual([{ kind: 'url', loc: 'https://e.test/ok' }]);

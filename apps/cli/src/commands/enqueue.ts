@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { definitionAuthor, openCrawlServices, publishCrawlDefinition, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
 import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
+import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -28,6 +29,8 @@ export function registerEnqueue(program: Command): void {
         // Seeds are admitted under the fleet's definition, updated first with the options given here.
         const { notice } = await publishCrawlDefinition(services, definitionAuthor('enqueue'));
         if (notice) process.stderr.write(`warning: ${notice}\n`);
+        const evictionWarning = await checkEvictionPolicy(services.redis);
+        if (evictionWarning) process.stderr.write(`warning: ${evictionWarning}\n`);
         const rejectedOut = (lineNumber: number, rejected: { reason: string; message: string }) =>
           process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
         const sum: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };
@@ -51,7 +54,7 @@ export function registerEnqueue(program: Command): void {
         const log = (line: string) => process.stderr.write(`${line}\n`);
         const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, [...origins]) : [])];
         if (sitemaps.length > 0) {
-          const seeded = await seedFromSitemaps(services, sitemaps, log);
+          const seeded = await seedFromSitemaps(services, sitemaps, { log });
           log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
           sum.accepted += seeded.accepted;
           sum.duplicate += seeded.duplicate;

@@ -1,0 +1,112 @@
+import { ConfigError } from '@crawlq/config';
+import { redactUrl } from '@crawlq/urls';
+import { Redis, ReplyError } from 'ioredis';
+
+/**
+ * The Redis URL names a database the server does not have (`/99` on a server
+ * with `databases 16`). An input error like a bad option: exit 2, not retried.
+ */
+export class RedisDatabaseError extends ConfigError {
+  override readonly name = 'RedisDatabaseError';
+  /** The server, without credentials or path. */
+  readonly server: string;
+  readonly database: number;
+  /** The server's `databases` setting, when CONFIG GET may be used. */
+  readonly databases: number | undefined;
+
+  constructor(url: string, found: { readonly database: number; readonly databases: number | undefined }, options?: ErrorOptions) {
+    const { database, databases } = found;
+    const server = serverOf(url);
+    const why = databases !== undefined && database >= databases
+      ? `has no database ${database} (it has ${databases}; databases setting)`
+      : `refused database ${database} (${(options?.cause as Error | undefined)?.message ?? 'SELECT failed'})`;
+    super('redisUrl', why, options);
+    // The sentence names the server itself; no option prefix (the URL may come from a flag or REDIS_URL).
+    this.message = `Redis at ${server} ${why}`;
+    this.server = server;
+    this.database = database;
+    this.databases = databases;
+  }
+}
+
+/** The database a redis:// URL selects, read as ioredis reads it (the path, else `?db=`); 0 when none. */
+export function databaseIndexOf(url: string): number {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 0;
+  }
+  const text = parsed.pathname.length > 1 ? parsed.pathname.slice(1) : (parsed.searchParams.get('db') ?? '');
+  const index = Number.parseInt(text, 10);
+  return Number.isNaN(index) ? 0 : index;
+}
+
+/**
+ * ioredis selects a URL's database after connecting and, when the server
+ * refuses, only emits an `error` event: every command then runs in database 0
+ * of the server. `crawl` wrote its crawl there and `status` read an empty
+ * database 0 as `"done":true` (#10). This selects it again and turns a
+ * refusal into a RedisDatabaseError.
+ * @throws RedisDatabaseError when the server refuses the URL's database
+ */
+export async function assertDatabase(redis: Redis, url: string): Promise<void> {
+  const database = databaseIndexOf(url);
+  if (database === 0) return;
+  try {
+    await redis.select(database);
+  } catch (error) {
+    if (!(error instanceof ReplyError)) throw error; // the connection failed: not a database question
+    throw new RedisDatabaseError(url, { database, databases: await databaseCount(redis) }, { cause: error });
+  }
+}
+
+/**
+ * Checks the URL's database on a short-lived connection before anything else
+ * uses the URL (every connection of BullMQ, the dead-letter store and the
+ * health probe is opened from the URL alone). No connection at all for
+ * database 0. A server that cannot be reached is left to whoever uses the
+ * URL next, which reports that as it always did.
+ * @throws RedisDatabaseError when the server refuses the URL's database
+ */
+export async function checkDatabase(url: string): Promise<void> {
+  if (databaseIndexOf(url) === 0) return;
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 5_000,
+    connectionName: `crawlq:${process.pid}:database-check`,
+  });
+  redis.on('error', () => undefined); // ioredis's own failed SELECT lands here; ours below says it
+  try {
+    try {
+      await redis.connect();
+    } catch {
+      return;
+    }
+    await assertDatabase(redis, url);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function databaseCount(redis: Redis): Promise<number | undefined> {
+  try {
+    const reply = (await redis.config('GET', 'databases')) as string[];
+    const count = Number(reply[1]);
+    return Number.isInteger(count) && count > 0 ? count : undefined;
+  } catch {
+    return undefined; // CONFIG may be disabled on managed Redis: say what SELECT said instead
+  }
+}
+
+/** `redis://host:port`: no credentials, no database, no query. */
+function serverOf(url: string): string {
+  try {
+    const parsed = new URL(redactUrl(url));
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return redactUrl(url);
+  }
+}
