@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig, OPTION_TABLE, type OptionName } from '@crawlq/config';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT, runCli } from './support/cli.js';
 
@@ -20,6 +21,23 @@ describe('README', () => {
     expect(printed.code).toBe(0);
     const documented = /<!-- options:start -->\n([\s\S]*?)\n<!-- options:end -->/.exec(readme)?.[1];
     expect(documented).toBe(printed.stdout.trim());
+  });
+
+  it('prints each default so that, given back to its option, it means the default', async () => {
+    const printed = await runCli(['options'], { env: cliEnv(undefined) });
+    const rows = printed.stdout.split('\n').filter((line) => line.startsWith('| `--'));
+    const checked: string[] = [];
+    for (const row of rows) {
+      const [, , key, shown] = row.split(' | ');
+      const name = key?.replace(/`/g, '') as OptionName;
+      const option = OPTION_TABLE[name];
+      if (option?.env === undefined || shown === undefined || ['unset', 'none', 'unlimited'].includes(shown)) continue;
+      const config = loadConfig({ env: { [option.env]: shown.replace(/^`|`$/g, '') } }) as unknown as Record<string, unknown>;
+      expect(config[name], `${option.flag ?? name} printed as ${shown}`).toEqual(option.default);
+      checked.push(name);
+    }
+    // Durations, sizes, ratios and plain numbers are among them (a ratio once printed as "0.05ms").
+    expect(checked).toEqual(expect.arrayContaining(['requestTimeout', 'maxBodySize', 'spacingMargin', 'robotsTtl', 'concurrency']));
   });
 
   it('has a two-command quick start whose second command is what CI runs', () => {
