@@ -27,16 +27,24 @@ describe('several `crawlq worker` processes on one Redis', () => {
     const namespace = `multi-${workers}`;
     const common = ['--namespace', namespace, '--allow-private-network', '--rate', 'none', '--domain-concurrency', '4', '--scope', 'any', '--max-depth', '50'];
     const env = cliEnv(redis.url);
-    const enqueued = await runCli(['enqueue', ...site.seeds, ...common], { env });
-    expect(enqueued.code, enqueued.stderr).toBe(0);
-    expect(enqueued.stdout).toContain(`accepted ${site.seeds.length}, duplicate 0, rejected 0`);
-
+    // The definition first, then every worker up and waiting, then the seeds: a worker
+    // that starts slowly (seconds on a loaded machine) would otherwise find the whole
+    // crawl done by the others, and "each worker took part" would test start-up speed.
+    const defined = await runCli(['config', 'set', ...common], { env });
+    expect(defined.code, defined.stderr).toBe(0);
     const processes = Array.from({ length: workers }, (_, i) =>
-      startCli(['worker', ...common, '--concurrency', '4', '--out', join(dir, `worker-${i}.jsonl`)], { env }),
+      startCli(['worker', '--namespace', namespace, '--concurrency', '4', '--out', join(dir, `worker-${i}.jsonl`)], { env }),
     );
     const logs = processes.map(() => ({ text: '' }));
     processes.forEach((child, i) => child.stderr?.on('data', (chunk: Buffer) => (logs[i]!.text += chunk.toString())));
     try {
+      await waitFor(() => (logs.every((log) => /started \(concurrency/.test(log.text)) ? true : undefined), {
+        timeoutMs: 90_000,
+        what: 'every worker to start',
+      });
+      const enqueued = await runCli(['enqueue', ...site.seeds, '--namespace', namespace], { env });
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      expect(enqueued.stdout).toContain(`accepted ${site.seeds.length}, duplicate 0, rejected 0`);
       await waitFor(
         async () => {
           const status = await runCli(['status', '--json', '--namespace', namespace], { env });
