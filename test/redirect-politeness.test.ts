@@ -172,7 +172,17 @@ describe('redirect hops pass the gate of the group they go to', () => {
     expect(all.find((record) => record.url === hosts!.url(e, '/private/x'))).toMatchObject({ skipped: 'robots', robotsUrl: hosts.url(e, '/robots.txt') });
     expect(all.find((record) => record.url === hosts!.url(d, '/out'))).toMatchObject({ skipped: 'scope', redirectTo: hosts.url(outside, '/page'), status: 302 });
     // The hop went out without the Location's credentials, and no record holds them.
-    expect(all.find((record) => record.url === hosts!.url(d, '/cred'))).toMatchObject({ finalUrl: hosts.url(d, '/landing'), status: 200 });
+    // A same-group hop is followed inline when the gate admits it within the short wait,
+    // else handed over as a job of its own (on a loaded machine, either can happen).
+    const landing = hosts.url(d, '/landing');
+    const cred = all.find((record) => record.url === hosts!.url(d, '/cred'));
+    if (cred?.skipped === 'redirect-queued') {
+      expect(cred).toMatchObject({ redirectTo: landing });
+      expect(all.find((record) => record.url === landing)).toMatchObject({ status: 200 });
+    } else {
+      expect(cred).toMatchObject({ finalUrl: landing, status: 200 });
+    }
+    expect(hosts.at(d).filter((request) => request.path === '/landing')).toHaveLength(1);
     for (const file of fleet.resultFiles()) expect(readFileSync(file, 'utf8')).not.toContain(secret);
     expect((await fleet.cli(['dlq', 'list', '--json'])).stdout).not.toContain(secret);
   });
