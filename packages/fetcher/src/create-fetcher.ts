@@ -342,26 +342,35 @@ class GotFetcher implements Fetcher {
   }
 
   /**
-   * The result of a response read whole or as a prefix, or the error its
-   * status means: 408, 429 and 5xx are retryable failures, and so is a status
-   * line that holds no HTTP status (`000`, parsed as 0): a server that cannot
-   * say what it answered is treated like one that did not answer (#10).
+   * The error a response's status means, if any: 408, 429 and 5xx are
+   * retryable failures, and so is a status line that holds no HTTP status
+   * (`000`, parsed as 0): a server that cannot say what it answered is treated
+   * like one that did not answer (#10). Shared by `fetch()` and `stream()`.
    */
+  #statusFailure(state: FetchState, response: PlainResponse): RetryableFetchError | undefined {
+    const { url, retries } = state;
+    const status = response.statusCode;
+    if (!(status >= 100 && status <= 999)) {
+      const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
+      return new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries });
+    }
+    if (isRetryableStatus(status)) {
+      return new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(response.headers['retry-after']), retries });
+    }
+    return undefined;
+  }
+
+  /** The result of a response read whole or as a prefix, or the error its status means (see #statusFailure). */
   #result(
     state: FetchState,
     read: { response: PlainResponse; body: Buffer; started: number; truncated?: boolean; exchange?: RawExchange | undefined },
   ): FetchResult {
     const { response, body, exchange } = read;
     const { url, retries } = state;
+    const failure = this.#statusFailure(state, response);
+    if (failure) throw failure;
     const status = response.statusCode;
-    if (!(status >= 100 && status <= 999)) {
-      const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
-      throw new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries });
-    }
     const { 'set-cookie': _setCookie, ...headers } = response.headers;
-    if (isRetryableStatus(status)) {
-      throw new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries });
-    }
     return {
       ...(exchange === undefined ? {} : { exchange }),
       url,
@@ -407,21 +416,15 @@ class GotFetcher implements Fetcher {
         throw failure;
       }
       const status = response.statusCode;
-      if (!(status >= 100 && status <= 999)) {
+      const failure = this.#statusFailure(state, response);
+      if (failure) {
         attempt.destroy();
-        state.settled = true;
-        // Like #result: a status line with no HTTP status is a server that did not answer.
-        const detail = `status line ${String(status).padStart(3, '0')} is not an HTTP status`;
-        throw new RetryableFetchError({ url, code: 'ERR_INVALID_STATUS', reason: 'invalid-status', detail, retries: state.retries });
-      }
-      const { 'set-cookie': _setCookie, ...headers } = response.headers;
-      if (isRetryableStatus(status)) {
-        attempt.destroy();
-        const failure = new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status, retryAfterMs: parseRetryAfter(headers['retry-after']), retries: state.retries });
-        if (RETRY_STATUS_CODES.includes(status) && (await this.#retryStream(state, failure, signal))) continue;
+        // got's own rule for fetch(): only its listed statuses are retried in-process (a `000` is not).
+        if (failure.status !== undefined && RETRY_STATUS_CODES.includes(failure.status) && (await this.#retryStream(state, failure, signal))) continue;
         state.settled = true;
         throw failure;
       }
+      const { 'set-cookie': _setCookie, ...headers } = response.headers;
       state.settled = true;
       const tooLarge = () => new PermanentFetchError({ url, reason: 'body-too-large', detail: `body exceeds ${maxBodyBytes} bytes` });
       // Still there only when got does not decompress: the bytes to come, known up front.
