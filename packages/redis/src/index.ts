@@ -2,3 +2,14 @@ export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableErr
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
 export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
+export {
+  defineLuaScript,
+  luaInclude,
+  LuaScript,
+  CLOCK_INCLUDE,
+  ARGS_INCLUDE,
+  type LuaInclude,
+  type LuaScriptSpec,
+  type LuaReply,
+  type LuaArg,
+} from './lua-script.js';
