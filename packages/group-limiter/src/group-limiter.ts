@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { LuaArg, LuaScript } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import type { Admission, Lease, Outcome, StartCheck } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
-import type { LuaScript } from './commands/lua-script.js';
 import { pauseScript } from './commands/pause.js';
 import { planScript } from './commands/plan.js';
 import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
@@ -467,7 +467,7 @@ class RedisGroupLimiter implements GroupLimiter {
   async #call(
     operation: string,
     script: LuaScript,
-    build: () => { keys: readonly string[]; args: readonly (string | number)[] },
+    build: () => { keys: readonly string[]; args: readonly LuaArg[] },
   ): Promise<unknown[]> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       let reply: unknown;
@@ -483,15 +483,8 @@ class RedisGroupLimiter implements GroupLimiter {
     throw new PolicyVersionRaceError({ operation, attempts: MAX_ATTEMPTS });
   }
 
-  async #runScript(script: LuaScript, call: { keys: readonly string[]; args: readonly (string | number)[] }): Promise<unknown> {
-    const args = call.args.map(String);
-    try {
-      return await this.#redis.evalsha(script.sha, call.keys.length, ...call.keys, ...args);
-    } catch (error) {
-      // First use on this server (or after a restart / SCRIPT FLUSH): send the source once.
-      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-      return await this.#redis.eval(script.source, call.keys.length, ...call.keys, ...args);
-    }
+  #runScript(script: LuaScript, call: { keys: readonly string[]; args: readonly LuaArg[] }): Promise<unknown> {
+    return script.run(this.#redis, call.keys, call.args);
   }
 
   /** Loads the stored policy (concurrent callers share one read). */

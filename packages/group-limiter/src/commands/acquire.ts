@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -19,9 +20,11 @@ import { ScriptCode } from './script-code.js';
  *       12 global interval (0 = no fleet-wide cap)
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
-export const acquireScript = luaScript(
-  'acquire',
-  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+export const acquireScript = defineLuaScript({
+  name: 'acquire',
+  keys: 5,
+  includes: [CLOCK_INCLUDE, PACING_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local max_inline = tonumber(ARGV[4])
 local interval = tonumber(ARGV[5])
@@ -98,4 +101,4 @@ local confirm = 0
 if (conc > 0 and start > now) or start - now >= tonumber(ARGV[11]) then confirm = 1 end
 return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm}
 `,
-);
+});

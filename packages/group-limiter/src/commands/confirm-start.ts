@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaScript } from './lua-script.js';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -11,9 +12,11 @@ import { ScriptCode } from './script-code.js';
  * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms
  * Reply: {Ok} | {DeniedPaused, pausedForMs} | {DeniedConcurrency, wakeInMs}
  */
-export const confirmStartScript = luaScript(
-  'confirm-start',
-  `${LUA_PRELUDE}
+export const confirmStartScript = defineLuaScript({
+  name: 'confirm-start',
+  keys: 2,
+  includes: [CLOCK_INCLUDE, PACING_INCLUDE],
+  lua: `
 local now = now_ms()
 local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'wakeAt', 'holdMs')
 local paused_until = num(h[1], 0)
@@ -39,4 +42,4 @@ if conc > 0 then
 end
 return {${ScriptCode.Ok}}
 `,
-);
+});

@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -7,13 +8,15 @@ import { ScriptCode } from './script-code.js';
  * ARGV: 1 policy version, 2 group, 3 forMs, 4 reason, 5 maxPauseMs
  * Reply: {Ok, pausedForMs} | {StalePolicy, version}
  */
-export const pauseScript = luaScript(
-  'pause',
-  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+export const pauseScript = defineLuaScript({
+  name: 'pause',
+  keys: 3,
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local ms = math.min(math.max(tonumber(ARGV[3]), 0), tonumber(ARGV[5]))
 redis.call('HSET', KEYS[2], 'pausedUntil', fmt(now + ms), 'pauseReason', ARGV[4])
 redis.call('SADD', KEYS[3], ARGV[2])
 return {${ScriptCode.Ok}, math.ceil(ms)}
 `,
-);
+});

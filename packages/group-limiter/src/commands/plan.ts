@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -14,9 +15,11 @@ import { ScriptCode } from './script-code.js';
  *       then D triples (group, interval T', tolerance tau), then one 1-based group index per item
  * Reply: {Ok, delayMs per item...} | {StalePolicy, version}
  */
-export const planScript = luaScript(
-  'plan',
-  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+export const planScript = defineLuaScript({
+  name: 'plan',
+  keys: 'variadic',
+  includes: [CLOCK_INCLUDE, PACING_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local d = tonumber(ARGV[2])
 local min_step = tonumber(ARGV[3])
@@ -64,4 +67,4 @@ for i = 1, d do
 end
 return out
 `,
-);
+});

@@ -1,4 +1,4 @@
-import { LUA_PRELUDE, luaScript } from './lua-script.js';
+import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
 import { ScriptCode } from './script-code.js';
 
 /** Number of reply elements per group in `readStatusScript`. */
@@ -10,9 +10,11 @@ export const STATUS_FIELDS = 11;
  * Reply: {Ok, policy version, now, then per group: pausedUntil, pauseReason, strikes,
  *         admitted, deferred, lastAdmitAt, minInterval, lateStarts, slippedStarts, started, inFlight}
  */
-export const readStatusScript = luaScript(
-  'read-status',
-  `${LUA_PRELUDE}
+export const readStatusScript = defineLuaScript({
+  name: 'read-status',
+  keys: 'variadic',
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  lua: `
 local now = now_ms()
 local out = {${ScriptCode.Ok}, redis.call('HGET', KEYS[1], 'version') or '0', fmt(now)}
 for i = 2, #KEYS, 2 do
@@ -22,4 +24,4 @@ for i = 2, #KEYS, 2 do
 end
 return out
 `,
-);
+});

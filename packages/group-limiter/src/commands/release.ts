@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -17,9 +18,11 @@ import { ScriptCode } from './script-code.js';
  *       10 '1' = the request went out
  * Reply: {Ok} | {StalePolicy, version}
  */
-export const releaseScript = luaScript(
-  'release',
-  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+export const releaseScript = defineLuaScript({
+  name: 'release',
+  keys: 3,
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
 local started = nil
@@ -74,4 +77,4 @@ elseif strikes > 0 and not same_episode then
 end
 return {${ScriptCode.Ok}}
 `,
-);
+});

@@ -1,4 +1,4 @@
-import { luaScript } from './lua-script.js';
+import { defineLuaScript } from '@crawlq/redis';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -7,11 +7,12 @@ import { ScriptCode } from './script-code.js';
  * KEYS: 1 group hash
  * Reply: {Ok}
  */
-export const resumeScript = luaScript(
-  'resume',
-  `
+export const resumeScript = defineLuaScript({
+  name: 'resume',
+  keys: 1,
+  lua: `
 redis.call('HDEL', KEYS[1], 'pausedUntil', 'pauseReason', 'wakeAt')
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'strikes', 0) end
 return {${ScriptCode.Ok}}
 `,
-);
+});

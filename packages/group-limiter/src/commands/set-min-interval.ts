@@ -1,4 +1,5 @@
-import { LUA_PRELUDE, luaPolicyCheck, luaScript } from './lua-script.js';
+import { ARGS_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -10,9 +11,11 @@ import { ScriptCode } from './script-code.js';
  * ARGV: 1 policy version, 2 group, 3 minimum interval ms, 4 maxMinIntervalMs
  * Reply: {Ok} | {StalePolicy, version}
  */
-export const setMinIntervalScript = luaScript(
-  'set-min-interval',
-  `${luaPolicyCheck(ScriptCode.StalePolicy)}${LUA_PRELUDE}
+export const setMinIntervalScript = defineLuaScript({
+  name: 'set-min-interval',
+  keys: 3,
+  includes: [ARGS_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local ms = tonumber(ARGV[3])
 redis.call('SADD', KEYS[3], ARGV[2])
 if ms <= 0 then
@@ -28,4 +31,4 @@ if last and own > 0 and last + own > num(h[1], 0) then
 end
 return {${ScriptCode.Ok}}
 `,
-);
+});

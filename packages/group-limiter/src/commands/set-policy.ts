@@ -1,4 +1,4 @@
-import { luaScript } from './lua-script.js';
+import { defineLuaScript } from '@crawlq/redis';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -8,9 +8,10 @@ import { ScriptCode } from './script-code.js';
  * ARGV: 1 policy JSON, 2 nonce
  * Reply: {Ok | Unchanged, previous JSON ('' = none), version}
  */
-export const setPolicyScript = luaScript(
-  'set-policy',
-  `
+export const setPolicyScript = defineLuaScript({
+  name: 'set-policy',
+  keys: 1,
+  lua: `
 local current = redis.call('HMGET', KEYS[1], 'json', 'version')
 if current[1] == ARGV[1] then return {${ScriptCode.Unchanged}, current[1], current[2]} end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
@@ -18,4 +19,4 @@ local version = seq .. ':' .. ARGV[2]
 redis.call('HSET', KEYS[1], 'json', ARGV[1], 'version', version)
 return {${ScriptCode.Ok}, current[1] or '', version}
 `,
-);
+});

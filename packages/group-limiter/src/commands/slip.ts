@@ -1,4 +1,4 @@
-import { LUA_PRELUDE, luaScript } from './lua-script.js';
+import { ARGS_INCLUDE, defineLuaScript } from '@crawlq/redis';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -10,9 +10,11 @@ import { ScriptCode } from './script-code.js';
  * ARGV: 1 ms late beyond the allowance
  * Reply: {Ok}
  */
-export const slipScript = luaScript(
-  'slip',
-  `${LUA_PRELUDE}
+export const slipScript = defineLuaScript({
+  name: 'slip',
+  keys: 2,
+  includes: [ARGS_INCLUDE],
+  lua: `
 local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
 if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
 local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
@@ -20,4 +22,4 @@ if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 return {${ScriptCode.Ok}}
 `,
-);
+});
