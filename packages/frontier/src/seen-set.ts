@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import type { LuaArg } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
-import { CHECK_SEEN_SCRIPT } from './commands/check-seen.js';
-import { CLAIM_SCRIPT } from './commands/claim.js';
-import { MARK_SEEN_SCRIPT } from './commands/mark-seen.js';
-import { RESERVE_SCRIPT } from './commands/reserve.js';
+import { checkSeenScript } from './commands/check-seen.js';
+import { claimScript } from './commands/claim.js';
+import { markSeenScript } from './commands/mark-seen.js';
+import { reserveScript } from './commands/reserve.js';
 import { SeenScriptStatus, type ReserveCode } from './commands/seen-script-status.js';
 import { FrontierArgumentError, FrontierError, SeenSetMismatchError } from './frontier-errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -11,7 +12,7 @@ import { bloomFalsePositiveRate, bloomGeometry, DEFAULT_SEEN_SET_MODE, type Bloo
 
 /** Options for {@link SeenSet}. */
 export interface SeenSetOptions {
-  /** A connection the seen-set may share; it defines four Lua commands on it. */
+  /** A connection the seen-set may share. */
   readonly redis: Redis;
   /** The crawl's namespace: keys live under its hash tag (see `frontierKeys`). */
   readonly namespace: string;
@@ -63,7 +64,7 @@ const FINGERPRINT = /^u[A-Za-z0-9_-]{22}$/;
  * is refused ({@link SeenSetMismatchError}) instead of silently deduping nothing.
  */
 export class SeenSet {
-  readonly #redis: RedisWithSeenCommands;
+  readonly #redis: Redis;
   readonly #keys: FrontierKeys;
   readonly #mode: SeenSetMode;
   readonly #config: readonly (string | number)[];
@@ -72,12 +73,7 @@ export class SeenSet {
     this.#mode = options.mode ?? DEFAULT_SEEN_SET_MODE;
     this.#keys = frontierKeys(options.namespace);
     this.#config = configArgs(this.#mode);
-    const redis = options.redis;
-    redis.defineCommand('crawlqSeenReserve', { numberOfKeys: 3, lua: RESERVE_SCRIPT });
-    redis.defineCommand('crawlqSeenMark', { numberOfKeys: 1, lua: MARK_SEEN_SCRIPT });
-    redis.defineCommand('crawlqSeenCheck', { numberOfKeys: 1, lua: CHECK_SEEN_SCRIPT });
-    redis.defineCommand('crawlqSeenClaim', { numberOfKeys: 1, lua: CLAIM_SCRIPT });
-    this.#redis = redis as unknown as RedisWithSeenCommands;
+    this.#redis = options.redis;
   }
 
   /** The configured mode (the stored one must match it). */
@@ -94,10 +90,10 @@ export class SeenSet {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: (string | number | Buffer)[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup];
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup];
       for (const { fingerprint, group } of chunk) args.push(fingerprintBytes(fingerprint), group);
       const reply = await this.#run('reserve', () =>
-        this.#redis.crawlqSeenReserve(this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, ...args),
+        reserveScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup], args),
       );
       if (reply.length !== chunk.length) throw unexpectedReply('reserve', reply);
       codes.push(...(reply as ReserveCode[]));
@@ -110,7 +106,7 @@ export class SeenSet {
     let added = 0;
     for (let start = 0; start < fingerprints.length; start += CHUNK) {
       const args = fingerprints.slice(start, start + CHUNK).map(fingerprintBytes);
-      const reply = await this.#run('mark', () => this.#redis.crawlqSeenMark(this.#keys.seen, ...this.#config, ...args));
+      const reply = await this.#run('mark', () => markSeenScript.run(this.#redis, [this.#keys.seen], [...this.#config, ...args]));
       added += Number(reply[0]);
     }
     return added;
@@ -121,7 +117,7 @@ export class SeenSet {
     const seen: boolean[] = [];
     for (let start = 0; start < fingerprints.length; start += CHUNK) {
       const chunk = fingerprints.slice(start, start + CHUNK);
-      const reply = await this.#run('has', () => this.#redis.crawlqSeenCheck(this.#keys.seen, ...this.#config, ...chunk.map(fingerprintBytes)));
+      const reply = await this.#run('has', () => checkSeenScript.run(this.#redis, [this.#keys.seen], [...this.#config, ...chunk.map(fingerprintBytes)]));
       if (reply.length !== chunk.length) throw unexpectedReply('has', reply);
       for (const flag of reply) seen.push(flag === 1);
     }
@@ -139,7 +135,7 @@ export class SeenSet {
     // entry, the fingerprint of the pair.
     const tag = owner === '' ? '' : digest16('crawlq-owner', owner);
     const pair = owner !== '' && this.#mode.mode === 'bloom' ? digest16('crawlq-claim', owner, bytes) : '';
-    const reply = await this.#run('claim', () => this.#redis.crawlqSeenClaim(this.#keys.seen, ...this.#config, bytes, tag, pair));
+    const reply = await this.#run('claim', () => claimScript.run(this.#redis, [this.#keys.seen], [...this.#config, bytes, tag, pair]));
     return reply[0] === 1;
   }
 
@@ -187,15 +183,6 @@ export class SeenSet {
     if (reply[0] !== SeenScriptStatus.Ok) throw unexpectedReply(operation, reply);
     return reply.slice(1) as unknown[];
   }
-}
-
-interface RedisWithSeenCommands {
-  crawlqSeenReserve(...args: (string | number | Buffer)[]): Promise<unknown>;
-  crawlqSeenMark(...args: (string | number | Buffer)[]): Promise<unknown>;
-  crawlqSeenCheck(...args: (string | number | Buffer)[]): Promise<unknown>;
-  crawlqSeenClaim(...args: (string | number | Buffer)[]): Promise<unknown>;
-  type(key: string): Promise<string>;
-  hgetall(key: string): Promise<Record<string, string>>;
 }
 
 /** The ARGV prefix every seen-set script reads: see SEEN_CONFIG_ARGS. */

@@ -1,4 +1,5 @@
-import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
 import { SeenScriptStatus } from './seen-script-status.js';
 
 /**
@@ -7,7 +8,11 @@ import { SeenScriptStatus } from './seen-script-status.js';
  * ARGV: the seen-set config (SEEN_CONFIG_ARGS), then fingerprints (16 bytes each)
  * Reply: {Ok, 1 (seen) or 0 per fingerprint} | {ModeMismatch, stored}
  */
-export const CHECK_SEEN_SCRIPT = `${SEEN_SET_LUA}
+export const checkSeenScript = defineLuaScript({
+  name: 'seen-check',
+  keys: 1,
+  includes: [SEEN_SET_INCLUDE],
+  lua: `
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
 local fps = {}
@@ -17,4 +22,5 @@ for _, seen in ipairs(seen_has_many(s, fps)) do
   out[#out + 1] = seen and 1 or 0
 end
 return out
-`;
+`,
+});

@@ -1,4 +1,5 @@
-import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
 import { SeenScriptStatus } from './seen-script-status.js';
 
 const FIRST = SEEN_CONFIG_ARGS + 1;
@@ -15,7 +16,11 @@ const FIRST = SEEN_CONFIG_ARGS + 1;
  *       owner digest (16 bytes; '' = none), pair fingerprint (16 bytes; bloom with an owner only)
  * Reply: {Ok, 1 new or claimed before by this owner | 0 seen} | {ModeMismatch, stored}
  */
-export const CLAIM_SCRIPT = `${SEEN_SET_LUA}
+export const claimScript = defineLuaScript({
+  name: 'seen-claim',
+  keys: 1,
+  includes: [SEEN_SET_INCLUDE],
+  lua: `
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
 local fp = ARGV[${FIRST}]
@@ -37,4 +42,5 @@ elseif owner ~= '' then
 end
 seen_save(s)
 return {${SeenScriptStatus.Ok}, result}
-`;
+`,
+});

@@ -1,4 +1,5 @@
-import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
 import { SeenScriptStatus } from './seen-script-status.js';
 
 /**
@@ -7,7 +8,11 @@ import { SeenScriptStatus } from './seen-script-status.js';
  * ARGV: the seen-set config (SEEN_CONFIG_ARGS), then fingerprints (16 bytes each)
  * Reply: {Ok, how many were new} | {ModeMismatch, stored}
  */
-export const MARK_SEEN_SCRIPT = `${SEEN_SET_LUA}
+export const markSeenScript = defineLuaScript({
+  name: 'seen-mark',
+  keys: 1,
+  includes: [SEEN_SET_INCLUDE],
+  lua: `
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
 local fps = {}
@@ -18,4 +23,5 @@ for _, new in ipairs(seen_add_many(s, fps, '')) do
 end
 seen_save(s)
 return {${SeenScriptStatus.Ok}, added}
-`;
+`,
+});

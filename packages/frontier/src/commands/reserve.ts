@@ -1,4 +1,5 @@
-import { SEEN_CONFIG_ARGS, SEEN_SET_LUA } from './seen-set-lua.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
 import { ReserveCode, SeenScriptStatus } from './seen-script-status.js';
 
 const FIRST = SEEN_CONFIG_ARGS + 1;
@@ -6,7 +7,7 @@ const FIRST = SEEN_CONFIG_ARGS + 1;
 /**
  * Picks which candidates are new and within the page budgets, and counts them
  * against the budgets, in one atomic step. It does not mark them seen: the
- * caller adds the jobs first and marks them after (MARK_SEEN_SCRIPT), so a
+ * caller adds the jobs first and marks them after (markSeenScript), so a
  * worker killed in between leaves the URLs unmarked (fetched again at worst),
  * never lost.
  *
@@ -15,7 +16,11 @@ const FIRST = SEEN_CONFIG_ARGS + 1;
  *       maxPagesPerGroup (0 = none), then pairs fingerprint (16 bytes), group
  * Reply: {Ok, one ReserveCode per candidate} | {ModeMismatch, stored}
  */
-export const RESERVE_SCRIPT = `${SEEN_SET_LUA}
+export const reserveScript = defineLuaScript({
+  name: 'seen-reserve',
+  keys: 3,
+  includes: [SEEN_SET_INCLUDE],
+  lua: `
 local s, stored = seen_open()
 if not s then return seen_mismatch(stored) end
 local maxPages = tonumber(ARGV[${FIRST}])
@@ -43,4 +48,5 @@ for j = 1, #fps do
 end
 redis.call('SET', KEYS[2], admitted)
 return result
-`;
+`,
+});

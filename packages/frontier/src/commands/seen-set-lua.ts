@@ -1,3 +1,4 @@
+import { luaInclude } from '@crawlq/redis';
 import { BLOOM_BLOCK_BITS } from '../seen-set-mode.js';
 import { SeenScriptStatus } from './seen-script-status.js';
 
@@ -37,7 +38,9 @@ export const EXACT_BUCKET_LOAD = 40;
  * Defines: seen_open(), seen_has_many(s, fps), seen_get(s, fp),
  * seen_add_many(s, fps, value), seen_save(s), seen_mismatch(stored).
  */
-export const SEEN_SET_LUA = `
+export const SEEN_SET_INCLUDE = luaInclude(
+  'seen-set',
+  `
 local SEEN_META = KEYS[1]
 local SEEN_LOAD = ${EXACT_BUCKET_LOAD}
 local BLOOM_BLOCK = ${BLOOM_BLOCK_BITS}
@@ -276,4 +279,5 @@ local function seen_add_many(s, fps, value)
   s.dirty = true
   return added
 end
-`;
+`,
+);
