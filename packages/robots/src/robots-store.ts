@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RELEASE_LOCK_LUA } from './commands/release-lock.js';
+import { releaseLockScript } from './commands/release-lock.js';
 import { RobotsStoreError } from './robots-error.js';
 import type { FailureStreak } from './retry-schedule.js';
 
@@ -151,7 +151,7 @@ export class RobotsStore {
   /** Releases the lock if `token` still holds it. */
   async unlock(origin: string, token: string): Promise<void> {
     try {
-      await this.#redis.eval(RELEASE_LOCK_LUA, 1, this.lockKey(origin), token);
+      await releaseLockScript.run(this.#redis, [this.lockKey(origin)], [token]);
     } catch (error) {
       throw new RobotsStoreError({ origin, operation: 'unlock', cause: error });
     }
