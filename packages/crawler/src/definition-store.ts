@@ -1,24 +1,40 @@
 import { canonicalJson, parseDefinitionValues, type CrawlDefinition, type DefinitionValues } from '@crawlq/config';
 import { stateKeyPrefix } from '@crawlq/queue';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
+
+/** What the compare-and-set answered: stored as the next version, or another writer came first. */
+type WriteReply = { readonly stored: true; readonly version: number; readonly setAtMs: number } | { readonly stored: false };
 
 /**
  * Compare-and-set of the definition: stores it only if the version is still
  * the one the writer read (0 = none yet), so two producers racing cannot lose
  * each other's change silently, and the first worker to publish wins.
+ * setAt is the Redis server's clock in whole ms, so writers with skewed clocks agree.
  * KEYS: 1 definition hash
  * ARGV: 1 expected version, 2 values JSON, 3 setBy
  * Reply: {1, new version, setAt ms} or {0, current version}
  */
-const WRITE_DEFINITION = `
+const writeDefinitionScript = defineLuaScript({
+  name: 'write-definition',
+  keys: 1,
+  includes: [CLOCK_INCLUDE],
+  lua: `
 local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if current ~= tonumber(ARGV[1]) then return {0, current} end
-local now = redis.call('TIME')
-local at = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local at = math.floor(now_ms())
 local version = current + 1
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', version, 'setBy', ARGV[3], 'setAt', at)
 return {1, version, at}
-`;
+`,
+  decode: (reply): WriteReply => {
+    if (Array.isArray(reply) && reply[0] === 0) return { stored: false };
+    if (Array.isArray(reply) && reply[0] === 1 && typeof reply[1] === 'number' && typeof reply[2] === 'number') {
+      return { stored: true, version: reply[1], setAtMs: reply[2] };
+    }
+    throw new Error(`write-definition: unexpected script reply ${JSON.stringify(reply)}`);
+  },
+});
 
 /** Identifies one stored version cheaply: the number and its time (a cleared namespace restarts the numbers). */
 export type DefinitionStamp = string;
@@ -53,9 +69,9 @@ export class DefinitionStore {
 
   /** Stores `values` as the next version if the stored version is still `expectedVersion`; null if another writer came first. */
   async write(values: DefinitionValues, expectedVersion: number, setBy: string): Promise<CrawlDefinition | null> {
-    const reply = (await this.#redis.eval(WRITE_DEFINITION, 1, this.#key, expectedVersion, canonicalJson(values), setBy)) as number[];
-    if (reply[0] !== 1) return null;
-    return { version: Number(reply[1]), setBy, setAt: new Date(Number(reply[2])).toISOString(), values };
+    const reply = await writeDefinitionScript.run(this.#redis, [this.#key], [expectedVersion, canonicalJson(values), setBy]);
+    if (!reply.stored) return null;
+    return { version: reply.version, setBy, setAt: new Date(reply.setAtMs).toISOString(), values };
   }
 }
 
