@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
-import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
+import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
@@ -129,7 +130,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const config = services.config;
   const connection = { url: redisUrl };
   const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => unlessRedisDown(line) });
-  const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
+  const deadLetters: DeadLetterRecorder = createDeadLetterRecorder({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
   try {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { formatDuration, type CrawlqConfig } from '@crawlq/config';
-import { createAlerts, createDeadLetters } from '@crawlq/dead-letter';
+import { createAlerts } from '@crawlq/alerts';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
 import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
@@ -56,7 +57,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   // The coordinator only waits for the crawl to end: its connections ride out
   // a Redis restart instead of failing after one retry (#10).
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
-  const deadLetters = createDeadLetters({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
+  const deadLetters = createDeadLetterAdmin({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
   // Set before any teardown: a worker that exits while we stop is not respawned.
   let stopping = false;

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type CrawlqConfig } from '@crawlq/config';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES, queuePrefix, stateKeyPrefix } from '@crawlq/queue';
@@ -214,7 +214,7 @@ async function expectSlotsFreeBy(group: string, deadline: number): Promise<void>
 }
 
 async function deadLetterReason(namespace: string, url: string): Promise<string | undefined> {
-  const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace });
+  const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
   try {
     for (let i = 0; i < 200; i += 1) {
       const entry = (await deadLetters.list()).find((candidate) => candidate.url === url);
