@@ -145,6 +145,8 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     expect(first).toMatchObject({ total: 1, byGroup: { [group]: 1 }, byReason: { 'http-503': 1 }, digestId: 'digest-1' });
     expect(first!.subject).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
     expect(first!.text).toContain(pageUrls(0, 1)[0]);
+    // Workers run from the sources here (a dev checkout) in a namespace that is not the default.
+    expect(first!.text).toContain(`pnpm crawlq dlq list --namespace ${namespace}\n`);
     expect(second).toMatchObject({ total: 49, byGroup: { [group]: 49 }, byReason: { 'http-503': 49 }, digestId: 'digest-2' });
     expect(second!.subject).toBe(`[crawlq] 49 pages dead-lettered (namespace ${namespace})`);
     expect(first!.total + second!.total).toBe(50);
@@ -203,5 +205,6 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     expect(digest.subject).toBe('[crawlq] 1 page dead-lettered (namespace alerts-crawl)');
     expect(digest).toMatchObject({ total: 1, byReason: { 'http-503': 1 } });
     expect(digest.text).toContain(url);
+    expect(digest.text).toContain('pnpm crawlq dlq list --namespace alerts-crawl\n');
   });
 });
