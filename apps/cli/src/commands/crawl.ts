@@ -46,7 +46,7 @@ export function registerCrawl(program: Command): void {
           signal: interrupted.signal,
         });
         progress.done();
-        printSummary(summary, describeResults(config));
+        printSummary(summary, describeResults(config), reviewCommandFor(config.namespace));
         return 0;
       } catch (error) {
         // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).
