@@ -35,4 +35,4 @@ const config = loadConfig({
 });
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) throw new Error('REDIS_URL is required');
-await runWorkerUntilSignalled({ config, redisUrl, limiter: openGate, log: (line) => process.stdout.write(`${line}\n`) });
+await runWorkerUntilSignalled({ config, redisUrl, reviewCommand: 'pnpm crawlq dlq list', limiter: openGate, log: (line) => process.stdout.write(`${line}\n`) });

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { freePort, mailHeader, mimePart, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { SMTPServer } from 'smtp-server';
@@ -128,7 +128,7 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     // The storm, inside the window that e-mail opened. (Copies of the first
     // e-mail from the other alert workers would show up in the count below.)
     await enqueue(fleet, namespace, pageUrls(1, 49));
-    const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace });
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
     closers.push(() => deadLetters.close());
     await waitFor(async () => ((await deadLetters.count()) >= 50 ? true : undefined), { timeoutMs: 60_000, what: '50 dead letters' });
     await waitFor(() => (smtp.messages.length >= 2 ? true : undefined), { timeoutMs: 60_000, what: 'the digest' });
@@ -145,6 +145,8 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     expect(first).toMatchObject({ total: 1, byGroup: { [group]: 1 }, byReason: { 'http-503': 1 }, digestId: 'digest-1' });
     expect(first!.subject).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
     expect(first!.text).toContain(pageUrls(0, 1)[0]);
+    // Workers run from the sources here (a dev checkout) in a namespace that is not the default.
+    expect(first!.text).toContain(`pnpm crawlq dlq list --namespace ${namespace}\n`);
     expect(second).toMatchObject({ total: 49, byGroup: { [group]: 49 }, byReason: { 'http-503': 49 }, digestId: 'digest-2' });
     expect(second!.subject).toBe(`[crawlq] 49 pages dead-lettered (namespace ${namespace})`);
     expect(first!.total + second!.total).toBe(50);
@@ -203,5 +205,6 @@ describe.concurrent('dead-letter alert e-mails end to end', () => {
     expect(digest.subject).toBe('[crawlq] 1 page dead-lettered (namespace alerts-crawl)');
     expect(digest).toMatchObject({ total: 1, byReason: { 'http-503': 1 } });
     expect(digest.text).toContain(url);
+    expect(digest.text).toContain('pnpm crawlq dlq list --namespace alerts-crawl\n');
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { createDeadLetters, type DeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
 import { crawlCounts, openCrawlQueue, QUEUE_NAMES, queuePrefix, stateKeyPrefix, type CrawlCounts } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -73,8 +73,8 @@ async function cli(fleet: Fleet, args: string[]): Promise<string> {
 }
 
 /** In-process views for polling: a CLI run costs seconds on a loaded machine. */
-function probes(namespace: string): { deadLetters: DeadLetters; counts(): Promise<CrawlCounts> } {
-  const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace });
+function probes(namespace: string): { deadLetters: DeadLetterAdmin; counts(): Promise<CrawlCounts> } {
+  const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
   const queue = openCrawlQueue({ url: redis.url }, namespace);
   closers.push(() => deadLetters.close(), () => queue.close());
   return { deadLetters, counts: () => crawlCounts(queue) };

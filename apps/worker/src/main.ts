@@ -3,7 +3,7 @@
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '@crawlq/config';
-import { runWorkerUntilSignalled } from '@crawlq/crawler';
+import { dlqReviewCommand, runWorkerUntilSignalled } from '@crawlq/crawler';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -22,7 +22,9 @@ try {
     statsIntervalMs: config.statsInterval,
   });
   try {
-    await runWorkerUntilSignalled({ config, redisUrl: config.redisUrl, log: lineLogger(logger), telemetry: observability.telemetry });
+    // A fleet worker runs built JavaScript (systemd, containers): its operators review with the installed CLI.
+    const reviewCommand = dlqReviewCommand('crawlq', config.namespace);
+    await runWorkerUntilSignalled({ config, redisUrl: config.redisUrl, reviewCommand, log: lineLogger(logger), telemetry: observability.telemetry });
   } finally {
     await observability.close();
   }

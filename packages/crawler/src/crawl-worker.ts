@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
-import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
+import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, OPTION_TABLE, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
+import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
@@ -28,6 +29,11 @@ export interface CrawlWorkerOptions {
   readonly redisUrl: string;
   /** Log lines (warnings, dead letters) with a severity (default info); the app decides where they go. */
   readonly log: (line: string, level?: LogSeverity) => void;
+  /**
+   * The command alert e-mails tell operators to run to review dead letters
+   * (see `dlqReviewCommand`): only the app knows how it is invoked.
+   */
+  readonly reviewCommand: string;
   readonly onPage?: (record: PageRecord) => void;
   /** Metrics hooks; the app wires them to its metrics package. */
   readonly telemetry?: WorkerTelemetry;
@@ -128,8 +134,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config), log: (line) => unlessRedisDown(line) });
-  const deadLetters: DeadLetters = createDeadLetters({ connection, namespace: config.namespace, alerts });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log: (line) => unlessRedisDown(line) });
+  const deadLetters: DeadLetterRecorder = createDeadLetterRecorder({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
   try {
@@ -316,8 +322,8 @@ function fetchRetriesOf(error: unknown): number {
   return 0;
 }
 
-/** Alert settings a config describes. */
-export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
+/** Alert settings a config describes; `reviewCommand` comes from the app. */
+export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): AlertMailConfig {
   return {
     ...(config.smtpUrl === undefined ? {} : { smtpUrl: config.smtpUrl }),
     ...(config.smtpUser === undefined ? {} : { smtpUser: config.smtpUser }),
@@ -328,8 +334,19 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
     firstDelayMs: config.alertDelay,
     windowMs: config.alertWindow,
     ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
-    reviewCommand: 'pnpm crawlq dlq list',
+    reviewCommand,
   };
+}
+
+/**
+ * The command that lists a namespace's dead letters, for alert e-mails: `cli`
+ * is how the app's operators run the CLI (`crawlq` installed, `pnpm crawlq` in
+ * a dev checkout). A namespace other than the default is named, or the command
+ * would list the default namespace's entries. Namespaces are letters, digits,
+ * `-` and `_` only, so nothing needs shell quoting.
+ */
+export function dlqReviewCommand(cli: string, namespace: string): string {
+  return namespace === OPTION_TABLE.namespace.default ? `${cli} dlq list` : `${cli} dlq list --namespace ${namespace}`;
 }
 
 /**

@@ -2,6 +2,7 @@ export {
   startCrawlWorker,
   runWorkerUntilSignalled,
   alertMailConfig,
+  dlqReviewCommand,
   CRAWL_FINISHED_MESSAGE,
   REDIS_OUTAGE_MESSAGE,
   type CrawlWorker,

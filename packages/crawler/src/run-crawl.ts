@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { formatDuration, type CrawlqConfig } from '@crawlq/config';
-import { createAlerts, createDeadLetters } from '@crawlq/dead-letter';
+import { createAlerts } from '@crawlq/alerts';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
 import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
@@ -19,6 +20,8 @@ export interface RunCrawlOptions {
   /** Starts worker process number `index` (the app knows how to launch itself). */
   readonly spawnWorker: (index: number) => ChildProcess;
   readonly log: (line: string) => void;
+  /** The command the alert e-mail flushed at the end tells operators to run (see `dlqReviewCommand`). */
+  readonly reviewCommand: string;
   /** A one-line progress report, about twice a second. */
   readonly progress?: (status: CrawlStatus, elapsedMs: number) => void;
   /** Start from scratch even if an unfinished crawl is in the namespace. @default false */
@@ -56,7 +59,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   // The coordinator only waits for the crawl to end: its connections ride out
   // a Redis restart instead of failing after one retry (#10).
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
-  const deadLetters = createDeadLetters({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
+  const deadLetters = createDeadLetterAdmin({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
   // Set before any teardown: a worker that exits while we stop is not respawned.
   let stopping = false;
@@ -131,7 +134,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (lostRedis !== undefined) throw lostRedis;
     stopping = true;
     await stopChildren(children, options.signal?.aborted === true ? 'interrupted' : 'finished', config.gracePeriod);
-    const alert = await flushAlerts(config, options.redisUrl, log);
+    const alert = await flushAlerts(config, options, log);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   };
 
@@ -175,8 +178,8 @@ async function stopChildren(children: Set<ChildProcess>, how: 'finished' | 'inte
 }
 
 /** Sends a pending dead-letter digest now, so the crawl does not exit with an alert waiting. */
-async function flushAlerts(config: CrawlqConfig, redisUrl: string, log: (line: string) => void): Promise<string | undefined> {
-  const alerts = createAlerts({ connection: { url: redisUrl }, namespace: config.namespace, mail: alertMailConfig(config), log });
+async function flushAlerts(config: CrawlqConfig, options: Pick<RunCrawlOptions, 'redisUrl' | 'reviewCommand'>, log: (line: string) => void): Promise<string | undefined> {
+  const alerts = createAlerts({ connection: { url: options.redisUrl }, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log });
   try {
     const result = await alerts.flush();
     if (result.sent) return result.outboxFile ? `alert written to ${result.outboxFile}` : 'alert e-mail sent';

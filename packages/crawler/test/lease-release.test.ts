@@ -4,7 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type CrawlqConfig } from '@crawlq/config';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES, queuePrefix, stateKeyPrefix } from '@crawlq/queue';
@@ -214,7 +214,7 @@ async function expectSlotsFreeBy(group: string, deadline: number): Promise<void>
 }
 
 async function deadLetterReason(namespace: string, url: string): Promise<string | undefined> {
-  const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace });
+  const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
   try {
     for (let i = 0; i < 200; i += 1) {
       const entry = (await deadLetters.list()).find((candidate) => candidate.url === url);
@@ -317,7 +317,7 @@ describe('every way a job ends gives its gate slot back at once (lease time 60 s
     await services.frontier.addSeeds([seed]);
     await spec.before?.();
     const since = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
 
     const ended = await jobEnded(watched, { ends: spec.ends, since, group });
     await expectSlotsFreeBy(group, ended.at + BOUND_MS);
@@ -336,7 +336,7 @@ describe('a worker that stops mid-job', () => {
     const group = services.frontier.groupOf(seed);
     await services.frontier.addSeeds([seed]);
     const since = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
     for (let i = 0; i < 400 && hits.get('/hang') === undefined; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(hits.get('/hang')).toBe(1);
     // The body is still being read: the slot is held.
@@ -358,7 +358,7 @@ describe('a worker that stops mid-job', () => {
     // Nothing lost: the next worker fetches it, as its first attempt.
     const pages: PageRecord[] = [];
     const resumed = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (record) => pages.push(record) });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (record) => pages.push(record) });
     await jobEnded(seed, { ends: ['completed'], since: resumed, group });
     expect(pages).toMatchObject([{ url: seed, status: 200, attempts: 1 }]);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type CrawlqConfig } from '@crawlq/config';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -43,7 +43,7 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
   await publishCrawlDefinition(services, 'test');
   const pages: PageRecord[] = [];
-  worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
+  worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (page) => pages.push(page) });
   await services.frontier.addSeeds(seeds);
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -81,7 +81,7 @@ describe('crawl worker', () => {
     const pausedAt = Date.now();
     await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
     const pages: PageRecord[] = [];
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined, onPage: (page) => pages.push(page) });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (page) => pages.push(page) });
     await services.frontier.addSeeds([url]);
     for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
@@ -100,7 +100,7 @@ describe('crawl worker', () => {
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
     await publishCrawlDefinition(services, 'test');
     await services.limiter.pause(group, 60_000, 'paused by admin');
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
     const started = Date.now();
     await services.frontier.addSeeds([url]);
     // While it waits, the fleet's record says why.
@@ -110,7 +110,7 @@ describe('crawl worker', () => {
       waits = await readGroupWaits(services.redis, cfg.namespace);
     }
     expect(waits).toMatchObject([{ group, cause: 'pause', label: 'admin pause' }]);
-    const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
     try {
       for (let i = 0; i < 600 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
       const [entry] = await deadLetters.list();
@@ -131,7 +131,7 @@ describe('crawl worker', () => {
     const { config: cfg, pages } = await run({ allowPrivateNetwork: false, rate: 'none', attempts: 3 }, [url]);
     expect(pages).toEqual([]);
     expect(site.requests).toHaveLength(0);
-    const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
     try {
       for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
       const [entry] = await deadLetters.list();
@@ -201,7 +201,7 @@ describe('a status line that holds no HTTP status', () => {
       const group = `127.0.0.92:${origin.split(':')[2]}`;
       // The job is over and its one slot is free again, long before the lease would have expired.
       expect((await services!.limiter.status(group)).inFlight).toBe(0);
-      const deadLetters = createDeadLetters({ connection: { url: redis.url }, namespace: cfg.namespace });
+      const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
       try {
         for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
         const [entry] = await deadLetters.list();

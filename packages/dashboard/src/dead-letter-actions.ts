@@ -1,4 +1,4 @@
-import type { DeadLetterEntry, DeadLetters, DeadLetterStats } from '@crawlq/dead-letter';
+import type { DeadLetterEntry, DeadLetterAdmin, DeadLetterStats } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { describeFilter, type EntryFilter, type ListQuery } from './filters.js';
 import { publicEntry } from './public-entry.js';
@@ -21,7 +21,7 @@ export interface DeadLetterActions {
 }
 
 export interface DeadLetterActionsOptions {
-  readonly deadLetters: DeadLetters;
+  readonly deadLetters: DeadLetterAdmin;
   readonly crawlQueue: CrawlQueue;
   readonly jobPolicy: CrawlJobPolicy;
   readonly log: (line: string) => void;
@@ -30,7 +30,7 @@ export interface DeadLetterActionsOptions {
 export function createDeadLetterActions(options: DeadLetterActionsOptions): DeadLetterActions {
   const { deadLetters, crawlQueue, jobPolicy, log } = options;
 
-  /** Ids matching a filter with a reason: `DeadLetters` selects by group or all only. */
+  /** Ids matching a filter with a reason: `DeadLetterAdmin` selects by group or all only. */
   async function idsMatching(filter: EntryFilter): Promise<string[]> {
     const entries = await deadLetters.list({ ...filter, limit: Number.MAX_SAFE_INTEGER });
     return entries.map((entry) => entry.id);

@@ -1,3 +1,5 @@
+import { escapeHtml } from '@crawlq/urls';
+
 /** Markup that is already safe: escaped, or written by us. */
 export class SafeHtml {
   readonly value: string;
@@ -11,13 +13,6 @@ export class SafeHtml {
 
 /** What `html` accepts between its literal parts. Arrays are joined; null and undefined print nothing. */
 export type HtmlValue = SafeHtml | string | number | null | undefined | readonly HtmlValue[];
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
-
-/** Escapes text for an HTML element body or a quoted attribute value. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"'`]/g, (char) => ESCAPES[char] ?? char);
-}
 
 function render(value: HtmlValue): string {
   if (value === null || value === undefined) return '';

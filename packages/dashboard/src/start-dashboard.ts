@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
 import { apiRoutes } from './api-routes.js';
 import { basicAuth, type DashboardAuth } from './basic-auth.js';
@@ -99,7 +99,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   // Fail fast rather than queue requests while Redis is down: a page should error, not hang.
   const connection: QueueConnection = { url: options.redisUrl, maxRetriesPerRequest: 1 };
   const queues = openDashboardQueues(connection, options.namespace);
-  const deadLetters = createDeadLetters({ connection, namespace: options.namespace });
+  const deadLetters = createDeadLetterAdmin({ connection, namespace: options.namespace });
   const closeRedis = async (): Promise<void> => {
     await Promise.all([queues.close(), deadLetters.close().catch(() => undefined)]);
   };

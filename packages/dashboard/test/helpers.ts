@@ -1,26 +1,30 @@
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDeadLetters, type DeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin, createDeadLetterRecorder, type DeadLetterAdmin, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { CRAWL_JOB_NAME, crawlJobOptions, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 
-/** The crawl queue and dead letters of one namespace, opened by a test. */
+/** The crawl queue and dead letters of one namespace, opened by a test: `recorder` seeds, `dlq` checks. */
 export interface Namespace {
   readonly namespace: string;
   readonly crawl: CrawlQueue;
-  readonly dlq: DeadLetters;
+  readonly recorder: DeadLetterRecorder;
+  readonly dlq: DeadLetterAdmin;
   close(): Promise<void>;
 }
 
 export function openNamespace(redisUrl: string, namespace: string): Namespace {
   const connection = { url: redisUrl };
   const crawl = openCrawlQueue(connection, namespace);
-  const dlq = createDeadLetters({ connection, namespace });
+  const recorder = createDeadLetterRecorder({ connection, namespace });
+  const dlq = createDeadLetterAdmin({ connection, namespace });
   return {
     namespace,
     crawl,
+    recorder,
     dlq,
     async close() {
       await crawl.close();
+      await recorder.close();
       await dlq.close();
     },
   };
@@ -41,7 +45,7 @@ export async function seedDeadLetter(
     { ...crawlJobOptions({ attempts: 1, backoffMs: 10 }), jobId: spec.id },
   );
   const error = spec.error ?? Object.assign(new Error('HTTP 503'), { status: 503 });
-  const { created } = await space.dlq.record({ job, error, workerId: 'test-host:1' });
+  const { created } = await space.recorder.record({ job, error, workerId: 'test-host:1' });
   if (!created) throw new Error(`seeding ${spec.id}: entry already existed`);
 }
 

@@ -64,7 +64,7 @@ export interface DeadLetterStats {
   readonly byReason: Record<string, number>;
 }
 
-/** Receives each new entry; `createAlerts()` returns one. */
+/** Receives each new entry; `createAlerts()` of @crawlq/alerts returns one. */
 export interface AlertScheduler {
   notify(entry: DeadLetterEntry): Promise<void>;
 }

@@ -1,12 +1,12 @@
 export {
-  createDeadLetters,
-  DEAD_LETTER_JOB_NAME,
-  type DeadLetters,
-  type CreateDeadLettersOptions,
+  createDeadLetterRecorder,
+  type DeadLetterRecorder,
+  type CreateDeadLetterRecorderOptions,
   type RecordInput,
-  type FailedCrawlJob,
-  type CrawlQueueLike,
-} from './dead-letters.js';
+} from './dead-letter-recorder.js';
+export { createDeadLetterAdmin, type DeadLetterAdmin, type CreateDeadLetterAdminOptions } from './dead-letter-admin.js';
+export { DEAD_LETTER_JOB_NAME } from './dead-letter-store.js';
+export type { FailedCrawlJob, CrawlQueueLike } from './crawl-job.js';
 export {
   isDeadLetterEntry,
   type DeadLetterEntry,
@@ -20,22 +20,5 @@ export {
 export { classifyFailure, classifyFailureMessage, MAX_MESSAGE_LENGTH, type FailureClassification } from './classify-failure.js';
 export { isFinalFailure } from './final-failure.js';
 export { CSV_COLUMNS, csvField, type ExportFormat } from './export-format.js';
-export {
-  createAlerts,
-  DIGEST_JOB_NAME,
-  type Alerts,
-  type CreateAlertsOptions,
-  type FlushResult,
-  type DigestJobData,
-  type DigestJobResult,
-} from './alerts.js';
-export {
-  DEFAULT_FIRST_DELAY_MS,
-  DEFAULT_WINDOW_MS,
-  DEFAULT_DELIVERY_POLICY,
-  type AlertMailConfig,
-  type AlertDeliveryPolicy,
-} from './alert-config.js';
-export { MAX_DIGEST_EXAMPLES, type Digest, type DigestExample } from './digest.js';
-export { renderDigestEmail, escapeHtml, MAX_DIGEST_ROWS, type DigestEmail, type DigestEmailOptions } from './digest-email.js';
-export { DeadLetterInputError, AlertDeliveryError, AlertConfigError } from './errors.js';
+export { openRedis } from './open-redis.js';
+export { DeadLetterInputError } from './errors.js';

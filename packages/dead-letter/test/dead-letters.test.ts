@@ -6,7 +6,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { CRAWL_JOB_NAME, QUEUE_NAMES, crawlJobOptions, openCrawlQueue, queuePrefix, type CrawlJobData, type CrawlQueue } from '@crawlq/queue';
-import { createDeadLetters, isFinalFailure, type AlertScheduler, type DeadLetterEntry, type DeadLetters } from '../src/index.js';
+import {
+  createDeadLetterAdmin,
+  createDeadLetterRecorder,
+  isFinalFailure,
+  type AlertScheduler,
+  type DeadLetterAdmin,
+  type DeadLetterEntry,
+  type DeadLetterRecorder,
+} from '../src/index.js';
 import { waitFor } from './helpers.js';
 
 let redis: TestRedis;
@@ -26,13 +34,14 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-/** A fresh namespace with its crawl queue and dead letters, closed after the test. */
-function setup(options: { alerts?: AlertScheduler } = {}): { namespace: string; crawl: CrawlQueue; dlq: DeadLetters } {
+/** A fresh namespace with its crawl queue, dead-letter recorder (worker side) and admin (`dlq`), closed after the test. */
+function setup(options: { alerts?: AlertScheduler } = {}): { namespace: string; crawl: CrawlQueue; recorder: DeadLetterRecorder; dlq: DeadLetterAdmin } {
   const namespace = `t${randomUUID().slice(0, 8)}`;
   const crawl = openCrawlQueue(connection, namespace);
-  const dlq = createDeadLetters({ connection, namespace, ...options });
-  closers.push(() => crawl.close(), () => dlq.close());
-  return { namespace, crawl, dlq };
+  const recorder = createDeadLetterRecorder({ connection, namespace, ...options });
+  const dlq = createDeadLetterAdmin({ connection, namespace });
+  closers.push(() => crawl.close(), () => recorder.close(), () => dlq.close());
+  return { namespace, crawl, recorder, dlq };
 }
 
 function data(index: number, group = 'example.com'): CrawlJobData {
@@ -64,12 +73,12 @@ function failJobs(namespace: string, throwError: () => Error, onFailed?: (job: J
 describe('record', () => {
   it('keeps one entry per crawl job id, with the failure fields, and alerts it once', async () => {
     const notified: DeadLetterEntry[] = [];
-    const { crawl, dlq } = setup({ alerts: { notify: (entry) => Promise.resolve(void notified.push(entry)) } });
+    const { crawl, recorder, dlq } = setup({ alerts: { notify: (entry) => Promise.resolve(void notified.push(entry)) } });
     const job = await addJob(crawl, 'fp-a1', { ...data(1), url: 'https://user:pw@example.com/page/1?token=s3cret&x=1' });
     const before = Date.now();
 
-    const first = await dlq.record({ job, error: httpError(503), workerId: 'host:1' });
-    const second = await dlq.record({ job, error: httpError(503), workerId: 'host:2' });
+    const first = await recorder.record({ job, error: httpError(503), workerId: 'host:1' });
+    const second = await recorder.record({ job, error: httpError(503), workerId: 'host:2' });
 
     expect(first).toEqual({ created: true });
     expect(second).toEqual({ created: false });
@@ -97,13 +106,13 @@ describe('record', () => {
   });
 
   it('records the final failure of a real worker (attempts 2, status 503) and nothing for a 404 result', async () => {
-    const { namespace, crawl, dlq } = setup();
+    const { namespace, crawl, recorder, dlq } = setup();
     const recorded: Promise<unknown>[] = [];
     failJobs(
       namespace,
       () => httpError(503),
       (job, error) => {
-        if (job && isFinalFailure(job, error)) recorded.push(dlq.record({ job, error, workerId: 'w1' }));
+        if (job && isFinalFailure(job, error)) recorded.push(recorder.record({ job, error, workerId: 'w1' }));
       },
     );
     await addJob(crawl, 'fp-503', data(1));
@@ -122,7 +131,7 @@ describe('record', () => {
     });
     closers.push(() => okWorker.close());
     okWorker.on('failed', (job, error) => {
-      if (job && isFinalFailure(job, error)) void ok.dlq.record({ job, error, workerId: 'w1' });
+      if (job && isFinalFailure(job, error)) void ok.recorder.record({ job, error, workerId: 'w1' });
     });
     const done = new Promise((resolve) => okWorker.once('completed', resolve));
     await addJob(ok.crawl, 'fp-404', data(2));
@@ -132,13 +141,13 @@ describe('record', () => {
   });
 
   it('handleFailed notes the first failed attempt and records an UnrecoverableError at once', async () => {
-    const { namespace, crawl, dlq } = setup();
+    const { namespace, crawl, recorder, dlq } = setup();
     const handled: Promise<{ final: boolean; created: boolean }>[] = [];
     let calls = 0;
     failJobs(
       namespace,
       () => (++calls > 100 ? new Error('unreachable') : Object.assign(new Error('connect ETIMEDOUT 10.0.0.1:443'), { code: 'ETIMEDOUT' })),
-      (job, error) => handled.push(dlq.handleFailed(job, error, 'w2')),
+      (job, error) => handled.push(recorder.handleFailed(job, error, 'w2')),
     );
     await addJob(crawl, 'fp-timeout', data(3));
     const entry = await waitFor('the entry', () => dlq.show('fp-timeout'));
@@ -149,7 +158,7 @@ describe('record', () => {
 
     const permanent = setup();
     failJobs(permanent.namespace, () => new UnrecoverableError('PermanentFetchError: Fetching https://a:b@x.test/ refused (ssrf): 10.0.0.1 is private'), (job, error) => {
-      void permanent.dlq.handleFailed(job, error, 'w3');
+      void permanent.recorder.handleFailed(job, error, 'w3');
     });
     await addJob(permanent.crawl, 'fp-ssrf', data(4, 'x.test'));
     const ssrf = await waitFor('the ssrf entry', () => permanent.dlq.show('fp-ssrf'));
@@ -160,7 +169,7 @@ describe('record', () => {
 
 describe('reconcile', () => {
   it('records a final failure nobody recorded exactly once, and clears the failed set', async () => {
-    const { namespace, crawl, dlq } = setup();
+    const { namespace, crawl, recorder, dlq } = setup();
     // The worker "dies" right after the final failure: no failed listener at all.
     const worker = failJobs(namespace, () => httpError(502));
     await addJob(crawl, 'fp-lost', data(5));
@@ -169,10 +178,10 @@ describe('reconcile', () => {
     await worker.close();
     // One was recorded but its removal from the crawl queue did not happen.
     const kept = await crawl.getJob('fp-kept');
-    expect((await dlq.record({ job: kept!, error: httpError(502), workerId: 'w0', removeFromCrawlQueue: false })).created).toBe(true);
+    expect((await recorder.record({ job: kept!, error: httpError(502), workerId: 'w0', removeFromCrawlQueue: false })).created).toBe(true);
 
-    expect(await dlq.reconcile(crawl, 'w9')).toBe(1);
-    expect(await dlq.reconcile(crawl, 'w9')).toBe(0);
+    expect(await recorder.reconcile(crawl, 'w9')).toBe(1);
+    expect(await recorder.reconcile(crawl, 'w9')).toBe(0);
     expect(await dlq.count()).toBe(2);
     expect(await crawl.getFailedCount()).toBe(0);
     expect(await dlq.show('fp-lost')).toMatchObject({ reason: 'http-502', status: 502, attempts: 2, workerId: 'w9' });
@@ -181,19 +190,19 @@ describe('reconcile', () => {
 });
 
 describe('review operations', () => {
-  async function seed(dlq: DeadLetters, crawl: CrawlQueue): Promise<void> {
+  async function seed(recorder: DeadLetterRecorder, crawl: CrawlQueue): Promise<void> {
     const errors = [httpError(503), Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), httpError(500)];
     for (let index = 0; index < 9; index++) {
       const group = index % 3 === 0 ? 'a.test' : 'b.test';
       const job = await addJob(crawl, `fp-${index}`, { ...data(index, group), blockedSince: 1 });
-      await dlq.record({ job, error: errors[index % 3], workerId: 'w' });
+      await recorder.record({ job, error: errors[index % 3], workerId: 'w' });
       await new Promise((resolve) => setTimeout(resolve, 3)); // Distinct lastFailedAt: newest-first is testable.
     }
   }
 
   it('lists newest first with filters, shows, and counts', async () => {
-    const { crawl, dlq } = setup();
-    await seed(dlq, crawl);
+    const { crawl, recorder, dlq } = setup();
+    await seed(recorder, crawl);
     const all = await dlq.list();
     expect(all.map((entry) => entry.id)).toEqual(['fp-8', 'fp-7', 'fp-6', 'fp-5', 'fp-4', 'fp-3', 'fp-2', 'fp-1', 'fp-0']);
     expect((await dlq.list({ group: 'a.test' })).map((entry) => entry.id)).toEqual(['fp-6', 'fp-3', 'fp-0']);
@@ -212,12 +221,12 @@ describe('review operations', () => {
   });
 
   it('pages through more entries than one page, ties included', async () => {
-    const { crawl, dlq } = setup();
+    const { crawl, recorder, dlq } = setup();
     const job = await addJob(crawl, 'template', data(0));
     // 450 entries with only three distinct timestamps: pages must not lose or repeat tied ones.
     for (let index = 0; index < 450; index++) {
       const finishedOn = 1_700_000_000_000 + (index % 3);
-      await dlq.record({ job: { ...job, id: `bulk-${index}`, finishedOn, remove: () => Promise.resolve() }, error: httpError(503), workerId: 'w' });
+      await recorder.record({ job: { ...job, id: `bulk-${index}`, finishedOn, remove: () => Promise.resolve() }, error: httpError(503), workerId: 'w' });
     }
     const ids = (await dlq.list({ limit: 1000 })).map((entry) => entry.id);
     expect(ids).toHaveLength(450);
@@ -226,8 +235,8 @@ describe('review operations', () => {
   });
 
   it('retries by id, group and all with a fresh attempt budget; twice adds one job', async () => {
-    const { crawl, dlq } = setup();
-    await seed(dlq, crawl);
+    const { crawl, recorder, dlq } = setup();
+    await seed(recorder, crawl);
     const policy = { attempts: 5, backoffMs: 100 };
 
     expect(await dlq.retry({ ids: ['fp-1', 'fp-1', 'missing'] }, crawl, policy)).toEqual({ retried: 1 });
@@ -247,41 +256,41 @@ describe('review operations', () => {
   });
 
   it('retries a job whose failed copy is still in the crawl queue', async () => {
-    const { namespace, crawl, dlq } = setup();
+    const { namespace, crawl, recorder, dlq } = setup();
     const worker = failJobs(namespace, () => httpError(503));
     await addJob(crawl, 'fp-stuck', data(1));
     await waitFor('the failed job', async () => (await crawl.getFailedCount()) === 1);
     await worker.close();
     const failed = await crawl.getJob('fp-stuck');
-    await dlq.record({ job: failed!, error: httpError(503), workerId: 'w', removeFromCrawlQueue: false });
+    await recorder.record({ job: failed!, error: httpError(503), workerId: 'w', removeFromCrawlQueue: false });
     expect(await dlq.retry({ ids: ['fp-stuck'] }, crawl, { attempts: 3, backoffMs: 10 })).toEqual({ retried: 1 });
     expect(await crawl.getJobState('fp-stuck')).toBe('waiting');
     expect((await crawl.getJob('fp-stuck'))?.attemptsMade).toBe(0);
   });
 
   it('purges by age, by id and all; trims to a retention', async () => {
-    const { crawl, dlq } = setup();
+    const { crawl, recorder, dlq } = setup();
     const job = await addJob(crawl, 'template', data(0));
     const now = Date.now();
     const ages = [10 * 86_400_000, 5 * 86_400_000, 3_600_000, 0];
     for (const [index, age] of ages.entries()) {
-      await dlq.record({ job: { ...job, id: `age-${index}`, finishedOn: now - age, remove: () => Promise.resolve() }, error: httpError(503), workerId: 'w' });
+      await recorder.record({ job: { ...job, id: `age-${index}`, finishedOn: now - age, remove: () => Promise.resolve() }, error: httpError(503), workerId: 'w' });
     }
     expect(await dlq.purge({ olderThanMs: 7 * 86_400_000 })).toEqual({ purged: 1 });
-    expect(await dlq.trim({ maxAgeMs: 86_400_000 })).toEqual({ purged: 1 });
-    expect(await dlq.trim({ maxCount: 1 })).toEqual({ purged: 1 });
+    expect(await recorder.trim({ maxAgeMs: 86_400_000 })).toEqual({ purged: 1 });
+    expect(await recorder.trim({ maxCount: 1 })).toEqual({ purged: 1 });
     expect((await dlq.list()).map((entry) => entry.id)).toEqual(['age-3']);
     expect(await dlq.purge({ ids: ['age-3', 'age-3'] })).toEqual({ purged: 1 });
 
-    await seed(dlq, crawl);
+    await seed(recorder, crawl);
     expect(await dlq.purge({ all: true })).toEqual({ purged: 9 });
     expect(await dlq.count()).toBe(0);
     expect(await dlq.list()).toEqual([]);
   });
 
   it('never lets a worker process an entry: the dead-letter queue is paused', async () => {
-    const { namespace, crawl, dlq } = setup();
-    await seed(dlq, crawl);
+    const { namespace, crawl, recorder, dlq } = setup();
+    await seed(recorder, crawl);
     let processed = 0;
     const stray = new Worker(QUEUE_NAMES.deadLetter, () => Promise.resolve(void processed++), { connection, prefix: queuePrefix(namespace) });
     closers.push(() => stray.close());
@@ -291,10 +300,10 @@ describe('review operations', () => {
   });
 
   it('exports JSON lines and quoted CSV that parse back', async () => {
-    const { crawl, dlq } = setup();
+    const { crawl, recorder, dlq } = setup();
     const job = await addJob(crawl, 'fp-csv', { url: 'https://c.test/a,b?q="x"', depth: 2, group: 'c.test' });
-    await dlq.record({ job, error: new Error('bad, "quoted"\nmultiline =cmd'), workerId: 'w' });
-    await seed(dlq, crawl);
+    await recorder.record({ job, error: new Error('bad, "quoted"\nmultiline =cmd'), workerId: 'w' });
+    await seed(recorder, crawl);
 
     const jsonl = join(tmp, `${randomUUID()}.jsonl`);
     expect(await dlq.export(jsonl)).toEqual({ written: 10 });

@@ -14,3 +14,4 @@ export { classifyIp, isPublicIp } from './classify-ip.js';
 export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
 export { redactUrl, redactText, withoutUserinfo } from './redact-url.js';
+export { escapeHtml } from './escape-html.js';

@@ -8,6 +8,7 @@ import { formatProgress, progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
+import { reviewCommandFor } from '../review-command.js';
 import { printSummary } from './summary.js';
 
 export function registerCrawl(program: Command): void {
@@ -38,13 +39,14 @@ export function registerCrawl(program: Command): void {
           redisUrl,
           seeds,
           spawnWorker: (index) => launcher.spawn(index),
+          reviewCommand: reviewCommandFor(config.namespace),
           log: lineLogger(logger),
           progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
           fresh: flags.fresh === true,
           signal: interrupted.signal,
         });
         progress.done();
-        printSummary(summary, describeResults(config));
+        printSummary(summary, describeResults(config), reviewCommandFor(config.namespace));
         return 0;
       } catch (error) {
         // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).

@@ -5,6 +5,7 @@ import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.
 import { formatProgress, progressWriter } from '../output.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
+import { reviewCommandFor } from '../review-command.js';
 import { printSummary } from './summary.js';
 
 const DEMO_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
@@ -50,12 +51,13 @@ export function registerDemo(program: Command): void {
             redisUrl,
             seeds: [site.seeds[0] ?? ''],
             spawnWorker: (index) => launcher.spawn(index),
+            reviewCommand: reviewCommandFor(config.namespace),
             log: (line) => process.stderr.write(`${line}\n`),
             progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
             fresh: true,
           });
           progress.done();
-          printSummary(summary, config.out);
+          printSummary(summary, config.out, reviewCommandFor(config.namespace));
           printSamples(config.out);
           return 0;
         } finally {

@@ -1,15 +1,15 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
-import { createDeadLetters, type DeadLetterEntry, type DeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin, type DeadLetterEntry, type DeadLetterAdmin } from '@crawlq/dead-letter';
 import { readFleetConfig } from '@crawlq/crawler';
 import { openCrawlQueue } from '@crawlq/queue';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
 
-async function withDeadLetters<T>(config: CrawlqConfig, body: (deadLetters: DeadLetters, redisUrl: string) => Promise<T>): Promise<T> {
+async function withDeadLetters<T>(config: CrawlqConfig, body: (deadLetters: DeadLetterAdmin, redisUrl: string) => Promise<T>): Promise<T> {
   return withRedis(config, async (redisUrl) => {
-    const deadLetters = createDeadLetters({ connection: { url: redisUrl }, namespace: config.namespace });
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redisUrl }, namespace: config.namespace });
     try {
       return await body(deadLetters, redisUrl);
     } finally {

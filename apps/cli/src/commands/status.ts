@@ -1,5 +1,5 @@
 import { openCrawlServices, readCrawlStatus } from '@crawlq/crawler';
-import { createDeadLetters } from '@crawlq/dead-letter';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { formatStatusTable } from '../output.js';
@@ -11,7 +11,7 @@ export function registerStatus(program: Command): void {
     const config = configFrom(flags);
     const status = await withRedis(config, async (redisUrl) => {
       const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
-      const deadLetters = createDeadLetters({ connection: { url: redisUrl }, namespace: config.namespace });
+      const deadLetters = createDeadLetterAdmin({ connection: { url: redisUrl }, namespace: config.namespace });
       try {
         return await readCrawlStatus(services, () => deadLetters.count());
       } finally {

@@ -1,6 +1,7 @@
 import type { CrawlSummary } from '@crawlq/crawler';
 
-export function printSummary(summary: CrawlSummary, out: string): void {
+/** `reviewCommand`: how to list the dead letters, as the alert e-mails say it. */
+export function printSummary(summary: CrawlSummary, out: string, reviewCommand: string): void {
   const { status } = summary;
   const seconds = summary.elapsedMs / 1000;
   const statuses = Object.entries(status.byStatus)
@@ -13,7 +14,7 @@ export function printSummary(summary: CrawlSummary, out: string): void {
     `  pages          ${status.pages} in ${seconds.toFixed(1)} s (${seconds > 0 ? (status.pages / seconds).toFixed(1) : '0'} pages/s)`,
     `  statuses       ${statuses || 'none'}`,
     ...Object.entries(status.skipped).map(([reason, count]) => `  skipped        ${count} (${reason})`),
-    `  dead-lettered  ${status.deadLettered}${status.deadLettered > 0 ? '  (review: pnpm crawlq dlq list)' : ''}`,
+    `  dead-lettered  ${status.deadLettered}${status.deadLettered > 0 ? `  (review: ${reviewCommand})` : ''}`,
     `  results        ${out}`,
   ];
   if (summary.alert) lines.push(`  alerts         ${summary.alert}`);

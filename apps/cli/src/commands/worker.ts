@@ -9,6 +9,7 @@ import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
+import { reviewCommandFor } from '../review-command.js';
 
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
@@ -98,7 +99,7 @@ export function registerWorker(program: Command): void {
       });
       try {
         // Under `crawl` the coordinator decides when Redis has been gone too long, for all its workers.
-        await runWorkerUntilSignalled({ config, redisUrl, log, telemetry: observability.telemetry, stopOnRedisOutage: stop === undefined, ...(stop ? { stop } : {}) });
+        await runWorkerUntilSignalled({ config, redisUrl, log, reviewCommand: reviewCommandFor(config.namespace), telemetry: observability.telemetry, stopOnRedisOutage: stop === undefined, ...(stop ? { stop } : {}) });
       } catch (error) {
         if (!(error instanceof RedisOutageError)) throw error;
         outage = redisOutageLine(error, 'worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.', handle);

@@ -1,5 +1,5 @@
 import type { Digest } from './digest.js';
-import { redactUrl } from '@crawlq/urls';
+import { escapeHtml, redactUrl } from '@crawlq/urls';
 
 /** Rows per table in an alert e-mail. */
 export const MAX_DIGEST_ROWS = 20;
@@ -75,11 +75,6 @@ export function renderDigestEmail(digest: Digest, options: DigestEmailOptions): 
   ].join('\n');
 
   return { subject, text, html };
-}
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 function topRows(counts: Readonly<Record<string, number>>): { rows: [string, number][]; shownLabel: string } {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { openRedis, type AlertScheduler, type DeadLetterEntry } from '@crawlq/dead-letter';
 import { QUEUE_NAMES, queuePrefix } from '@crawlq/queue';
 import {
   DEFAULT_DELIVERY_POLICY,
@@ -12,12 +13,10 @@ import {
 import { accumulateAlertEvent } from './commands/accumulate-alert-event.js';
 import { bumpDigestSeq } from './commands/bump-digest-seq.js';
 import { takeDigest } from './commands/take-digest.js';
-import type { AlertScheduler, DeadLetterEntry } from './dead-letter-entry.js';
 import { MAX_DIGEST_EXAMPLES, digestFromTaken, type Digest, type DigestExample } from './digest.js';
 import { renderDigestEmail } from './digest-email.js';
 import { alertKeys, type AlertKeys } from './keys.js';
 import { createMailDelivery, type MailDelivery } from './mail-delivery.js';
-import { openRedis } from './open-redis.js';
 import { redactUrl } from '@crawlq/urls';
 
 /** BullMQ job name of a digest in the `alerts` queue. */

@@ -8,7 +8,8 @@ import { startTestRedis, freePort, mailHeader, mimePart, type TestRedis } from '
 import { CRAWL_JOB_NAME, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { takeDigest } from '../src/commands/take-digest.js';
 import { alertKeys } from '../src/keys.js';
-import { createAlerts, createDeadLetters, type AlertMailConfig, type Alerts, type CreateAlertsOptions, type DeadLetters } from '../src/index.js';
+import { createDeadLetterAdmin, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
+import { createAlerts, type AlertMailConfig, type Alerts, type CreateAlertsOptions } from '../src/index.js';
 import { groupCounts, startSmtp, waitFor, type TestSmtp } from './helpers.js';
 
 let redis: TestRedis;
@@ -41,10 +42,10 @@ function mail(overrides: Partial<AlertMailConfig> = {}): AlertMailConfig {
 }
 
 /** One "process": its own connections for the crawl queue, dead letters and alerts. */
-function node(namespace: string, options: Omit<CreateAlertsOptions, 'connection' | 'namespace'>): { alerts: Alerts; dlq: DeadLetters; crawl: CrawlQueue; logs: string[] } {
+function node(namespace: string, options: Omit<CreateAlertsOptions, 'connection' | 'namespace'>): { alerts: Alerts; dlq: DeadLetterRecorder; crawl: CrawlQueue; logs: string[] } {
   const logs: string[] = [];
   const alerts = createAlerts({ connection, namespace, log: (line) => logs.push(line), ...options });
-  const dlq = createDeadLetters({ connection, namespace, alerts });
+  const dlq = createDeadLetterRecorder({ connection, namespace, alerts });
   const crawl = openCrawlQueue(connection, namespace);
   closers.push(() => crawl.close(), () => dlq.close(), () => alerts.close());
   return { alerts, dlq, crawl, logs };
@@ -52,7 +53,7 @@ function node(namespace: string, options: Omit<CreateAlertsOptions, 'connection'
 
 let jobCounter = 0;
 /** Dead-letters one fresh crawl job of `group`. */
-async function deadLetter(target: { dlq: DeadLetters; crawl: CrawlQueue }, group: string, url?: string): Promise<void> {
+async function deadLetter(target: { dlq: DeadLetterRecorder; crawl: CrawlQueue }, group: string, url?: string): Promise<void> {
   jobCounter += 1;
   const job = await target.crawl.add(CRAWL_JOB_NAME, { url: url ?? `https://${group}/p/${jobCounter}`, depth: 0, group }, { jobId: `fp${jobCounter}x` });
   const error = Object.assign(new Error('Fetching failed after 2 retries: HTTP 503'), { status: 503 });
@@ -109,7 +110,9 @@ describe('digests', () => {
       for (const [group, count] of Object.entries(groupCounts(message.text))) seen[group] = (seen[group] ?? 0) + count;
     }
     expect(seen).toEqual(expected);
-    expect(await nodes[0]!.dlq.count()).toBe(50);
+    const admin = createDeadLetterAdmin({ connection, namespace });
+    closers.push(() => admin.close());
+    expect(await admin.count()).toBe(50);
   });
 
   it('delays an alert while SMTP refuses connections, then delivers it exactly once', async () => {
@@ -163,7 +166,7 @@ describe('digests', () => {
     const html = mimePart(raw, 'text/html');
     expect(text).toContain('https://x.test/a?session=***');
     expect(html).toContain('<table');
-    expect(html).toContain('<td>x&#60;b&#62;.test</td>');
+    expect(html).toContain('<td>x&lt;b&gt;.test</td>');
     expect(html).not.toContain('x<b>');
     for (const secret of ['hunter2', 'bob:', 'session=abc', 'secret']) expect(raw).not.toContain(secret);
     await waitFor('the log line', () => one.logs.some((line) => line.includes(file)));

@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SMTPServer } from 'smtp-server';
+
+/** A real SMTP server on loopback that keeps every message it accepts. */
+export interface TestSmtp {
+  readonly port: number;
+  readonly messages: string[];
+  /** MAIL FROM commands seen, accepted or not. */
+  mailFromCount(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts smtp-server on 127.0.0.1. `rejectFirst` MAIL FROM commands are
+ * refused with 421 (service not available), as a struggling server would.
+ */
+export async function startSmtp(options: { port?: number; rejectFirst?: number } = {}): Promise<TestSmtp> {
+  const messages: string[] = [];
+  let rejects = options.rejectFirst ?? 0;
+  let mailFrom = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onMailFrom(_address, _session, callback) {
+      mailFrom += 1;
+      if (rejects > 0) {
+        rejects -= 1;
+        callback(Object.assign(new Error('Service not available, try later'), { responseCode: 421 }));
+        return;
+      }
+      callback();
+    },
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        messages.push(Buffer.concat(chunks).toString('utf8'));
+        callback();
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const address = server.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    messages,
+    mailFromCount: () => mailFrom,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/null/false, or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Sums the "By group" rows of a digest's text part. */
+export function groupCounts(text: string): Record<string, number> {
+  const section = /By group[^\n]*:\n((?: {2}.*\n)+)/.exec(text)?.[1] ?? '';
+  const counts: Record<string, number> = {};
+  for (const line of section.split('\n')) {
+    const match = /^ {2}(\S+)\s+(\d+)$/.exec(line);
+    if (match?.[1] !== undefined) counts[match[1]] = Number(match[2]);
+  }
+  return counts;
+}
