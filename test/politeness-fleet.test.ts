@@ -44,7 +44,10 @@ async function site(spec: Parameters<typeof startDemoSite>[0]): Promise<DemoSite
 describe('fleet-wide politeness under failure and load', () => {
   it('kill -9 of a worker holding slots: capacity comes back within the lease time and the crawl completes', { timeout: 150_000 }, async () => {
     const host = '127.0.0.40';
-    const web = await site({ hosts: [host], pagesPerHost: 12, linksPerPage: 2 });
+    // Enough pages that the victim alone cannot finish the crawl while the
+    // second worker starts (seconds on a loaded machine): 40 pages at 1.5 s
+    // each, two at a time, keep it busy for 30 s at least.
+    const web = await site({ hosts: [host], pagesPerHost: 40, linksPerPage: 2 });
     web.setFaults([{ status: 200, delayMs: 1_500 }]);
     const leaseMs = 3_000;
     fleet = newFleet('fleet-kill', ['--rate', 'none', '--domain-concurrency', '2', '--lease-time', `${leaseMs}ms`, '--request-timeout', '2s', '--stall-timeout', '4s', '--max-depth', '20']);

@@ -38,5 +38,5 @@ describe('SSRF guard in a real crawl', () => {
     const allowed = await runCli(['crawl', ...seeds, '--out', out, '--namespace', 'ssrf-2', '--max-depth', '0', '--allow-private-network'], { env: cliEnv(redis.url) });
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(readRecords(out).map((record) => record.status)).toEqual([200, 200]);
-  });
+  }, 240_000); // Two whole crawls and two CLI calls: a minute each on a loaded machine.
 });
