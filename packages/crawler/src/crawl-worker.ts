@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { classifyFailure, createAlerts, createDeadLetters, type Alerts, type AlertMailConfig, type DeadLetters } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
@@ -328,7 +328,7 @@ export function alertMailConfig(config: CrawlqConfig): AlertMailConfig {
     firstDelayMs: config.alertDelay,
     windowMs: config.alertWindow,
     ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
-    reviewCommand: 'pnpm crawlq dlq list',
+    reviewCommand: crawlqCommand('dlq list', config.namespace, 'pnpm crawlq'),
   };
 }
 
