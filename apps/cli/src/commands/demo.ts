@@ -55,7 +55,7 @@ export function registerDemo(program: Command): void {
             fresh: true,
           });
           progress.done();
-          printSummary(summary, config.out);
+          printSummary(summary, config.out, { namespace: config.namespace });
           printSamples(config.out);
           return 0;
         } finally {
