@@ -91,7 +91,7 @@ const rate = z.preprocess((value) => {
   if (typeof value !== 'string') return value;
   const parsed = parseRate(value);
   return parsed === undefined ? value : parsed;
-}, rateSchema.nullable({ error: RATE_MESSAGE }));
+}, rateSchema.nullable());
 
 const list = z.preprocess(
   (value) =>
