@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './support/cli.js';
 
-// `pnpm crawlq` runs apps/cli/launcher.mjs (issue 12): the built CLI when it
-// is up to date, the sources through tsx otherwise, so an edit since the last
-// `pnpm build` never runs stale JavaScript. Checked on a small copy of the
+// `pnpm crawlq` runs apps/cli/launcher.mjs (issue 12): the built CLI when no
+// source it loads changed after the last `pnpm build` started, the sources
+// through tsx otherwise, so an edit since that build never runs stale JavaScript. Checked on a small copy of the
 // workspace's layout whose "built" and "source" entries say which one ran.
 function workspace(): { root: string; run(args?: string[]): { code: number | null; stdout: string; stderr: string } } {
   const root = mkdtempSync(join(tmpdir(), 'crawlq-launcher-'));
@@ -23,12 +23,11 @@ function workspace(): { root: string; run(args?: string[]): { code: number | nul
   write('packages/a/src/index.ts', 'export {};\n');
   write('packages/b/src/deep/util.ts', 'export {};\n');
   write('packages/unused/src/index.ts', 'export {};\n');
-  // Built after the sources.
-  const later = new Date(Date.now() + 60_000);
   write('apps/cli/dist/main.js', 'console.log(`built ${process.argv[1]}`);\nprocess.exit(Number(process.argv[2] ?? 0));\n');
   write('packages/a/dist/index.js', 'export {};\n');
   write('packages/b/dist/index.js', 'export {};\n');
-  for (const path of ['apps/cli/dist/main.js', 'packages/a/dist/index.js', 'packages/b/dist/index.js']) utimesSync(join(root, path), later, later);
+  // What `pnpm build` (build-stamp.mjs) leaves: when the last complete build started, after the sources were written.
+  write('apps/cli/dist/.build-started', `${Date.now() + 60_000}\n`);
   copyFileSync(join(REPO_ROOT, 'apps/cli/launcher.mjs'), join(root, 'apps/cli/launcher.mjs'));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules')); // tsx
   return {
@@ -66,9 +65,30 @@ describe('pnpm crawlq (apps/cli/launcher.mjs)', () => {
     expect(result.stdout.trim()).toBe(`source ${join(root, 'apps/cli/src/main.ts')}`);
   });
 
-  it('runs the sources when a package was never built', { timeout: 150_000 }, () => {
-    const { root, run } = workspace();
-    rmSync(join(root, 'packages/b/dist'), { recursive: true });
-    expect(run().stdout).toMatch(/^source /);
+  it('runs the sources when a package was never built, or no build completed', { timeout: 150_000 }, () => {
+    const first = workspace();
+    rmSync(join(first.root, 'packages/b/dist'), { recursive: true });
+    expect(first.run().stdout).toMatch(/^source /);
+    const second = workspace();
+    rmSync(join(second.root, 'apps/cli/dist/.build-started'));
+    expect(second.run().stdout).toMatch(/^source /);
+  });
+});
+
+describe('pnpm build (apps/cli/build-stamp.mjs)', () => {
+  it('dates the build by its start, and only once the build succeeded', () => {
+    const root = mkdtempSync(join(tmpdir(), 'crawlq-stamp-'));
+    mkdirSync(join(root, 'apps/cli'), { recursive: true });
+    copyFileSync(join(REPO_ROOT, 'apps/cli/build-stamp.mjs'), join(root, 'apps/cli/build-stamp.mjs'));
+    const stamp = join(root, 'apps/cli/dist/.build-started');
+    const build = (command: string) => spawnSync(process.execPath, [join(root, 'apps/cli/build-stamp.mjs'), process.execPath, '-e', command], { encoding: 'utf8' });
+    expect(build('process.exit(4)').status).toBe(4);
+    expect(existsSync(stamp)).toBe(false);
+    const before = Date.now();
+    expect(build('setTimeout(() => {}, 300)').status).toBe(0);
+    const started = Number(readFileSync(stamp, 'utf8'));
+    expect(started).toBeGreaterThanOrEqual(before);
+    // The start, not the end: a source saved while the build ran counts as newer.
+    expect(started).toBeLessThan(statSync(stamp).mtimeMs);
   });
 });

@@ -2,9 +2,9 @@
 // `pnpm crawlq`: runs the built CLI (dist/, from `pnpm build` or the setup
 // command) when it is up to date, which starts in a fraction of the time the
 // TypeScript sources take through tsx (issue 12). When any source of the CLI or
-// of a workspace package it uses is newer than that package's build (an edit
-// since the last `pnpm build`, a checkout, no build at all), it runs the
-// sources through tsx instead: stale JavaScript must never run silently.
+// of a workspace package it uses changed after the last `pnpm build` started
+// (an edit, a checkout, no build at all), it runs the sources through tsx
+// instead: stale JavaScript must never run silently.
 // Plain JavaScript on purpose: it must run before anything is built.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -15,6 +15,8 @@ const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(CLI_DIR, '..', '..');
 const BUILT_ENTRY = join(CLI_DIR, 'dist', 'main.js');
 const SOURCE_ENTRY = join(CLI_DIR, 'src', 'main.ts');
+/** Written by build-stamp.mjs once `pnpm build` succeeded: when that build started (ms). */
+const STAMP = join(CLI_DIR, 'dist', '.build-started');
 
 /** Newest modification time of the files under `dir` (0: none). */
 function newest(dir) {
@@ -40,6 +42,9 @@ function workspacePackages() {
 
 /** Why the build cannot be trusted, or undefined when every package the CLI loads was built after its last change. */
 function staleReason() {
+  if (!existsSync(STAMP)) return 'no complete `pnpm build` yet';
+  const built = Number(readFileSync(STAMP, 'utf8'));
+  if (!Number.isFinite(built)) return 'the build stamp is unreadable';
   const packages = workspacePackages();
   const pending = ['@crawlq/cli'];
   const seen = new Set(pending);
@@ -53,10 +58,7 @@ function staleReason() {
         pending.push(name);
       }
     }
-    // tsc writes every output on each build, so one of them dates the build.
-    const entry = ['index.js', 'main.js'].map((name) => join(dir, 'dist', name)).find((path) => existsSync(path));
-    if (entry === undefined) return `${manifest.name} is not built`;
-    const built = statSync(entry).mtimeMs;
+    if (!['index.js', 'main.js'].some((name) => existsSync(join(dir, 'dist', name)))) return `${manifest.name} is not built`;
     const changed = Math.max(
       newest(join(dir, 'src')),
       ...['package.json', 'tsconfig.json', 'tsconfig.build.json'].map((name) => (existsSync(join(dir, name)) ? statSync(join(dir, name)).mtimeMs : 0)),
