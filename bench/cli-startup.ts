@@ -40,6 +40,8 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
     { name: 'crawlq --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, '--help'] },
     { name: 'crawlq options', args: [CLI, 'options'] },
     { name: 'crawlq worker --help', args: [CLI, 'worker', '--help'] },
+    // What each worker `crawl` spawns loaded before `pnpm crawlq` ran the build.
+    { name: 'crawlq worker --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, 'worker', '--help'] },
     { name: 'every command module loaded (the eager CLI)', args: ['--input-type=module', '-e', eagerImports] },
   ];
   const wall = new Map<string, number[]>(cases.map((c) => [c.name, []]));

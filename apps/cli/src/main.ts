@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '@crawlq/config';
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './command-table.js';
 import { EXIT } from './exit-codes.js';
-import { checkOptionValues } from './option-values.js';
+import { checkOptionValues, UsageError } from './option-values.js';
 
 // The same relative path from src/main.ts and dist/main.js.
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -35,6 +34,7 @@ try {
   }
   process.stderr.write(`crawlq: ${error instanceof Error ? error.message : String(error)}\n`);
   // A bad or conflicting option (e.g. a worker flag the fleet's definition contradicts) is an input error; so is a
-  // configuration the services refused (a database password, say).
-  process.exit(error instanceof ConfigError ? EXIT.usage : EXIT.error);
+  // configuration the services refused (a database password, say). Loaded only now: `--help` must not pay for it.
+  const { ConfigError } = await import('@crawlq/config');
+  process.exit(error instanceof UsageError || error instanceof ConfigError ? EXIT.usage : EXIT.error);
 }
