@@ -9,7 +9,7 @@ import { REPO_ROOT } from './support/cli.js';
 // source it loads changed after the last `pnpm build` started, the sources
 // through tsx otherwise, so an edit since that build never runs stale JavaScript. Checked on a small copy of the
 // workspace's layout whose "built" and "source" entries say which one ran.
-function workspace(): { root: string; run(args?: string[]): { code: number | null; stdout: string; stderr: string } } {
+function workspace(): { root: string; run: (args?: string[]) => { code: number | null; stdout: string; stderr: string } } {
   const root = mkdtempSync(join(tmpdir(), 'crawlq-launcher-'));
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
