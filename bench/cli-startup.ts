@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = `${ROOT}apps/cli/dist/main.js`;
 const COMMANDS = `${ROOT}apps/cli/dist/commands`;
+const SOURCE_CLI = `${ROOT}apps/cli/src/main.ts`;
+/** What `pnpm crawlq` runs: checks the build is current, then runs it (else the sources through tsx). */
+const LAUNCHER = `${ROOT}apps/cli/launcher.mjs`;
 
 /** One start-up case: a command line and what it stands for. */
 interface Case {
@@ -15,7 +18,9 @@ interface Case {
 /**
  * Start-up time of the built CLI (issue 12): bare node, `--help` and small
  * commands, against loading every command module eagerly, which is what the
- * CLI did before commands were loaded on demand. Runs the cases interleaved,
+ * CLI did before commands were loaded on demand; and what `pnpm crawlq` runs
+ * (the launcher, which runs the build when it is current) against the sources
+ * through tsx, which `pnpm crawlq` ran before. Runs the cases interleaved,
  * `rounds` times, and reports the median wall time and CPU time (user + system,
  * less disturbed by a busy machine) of each, and each one's excess over bare
  * node. Needs `pnpm build` first.
@@ -31,8 +36,12 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
   const cases: Case[] = [
     { name: 'node -e 0 (bare node)', args: ['-e', '0'] },
     { name: 'crawlq --help', args: [CLI, '--help'] },
+    { name: 'pnpm crawlq --help (launcher: build check)', args: [LAUNCHER, '--help'] },
+    { name: 'crawlq --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, '--help'] },
     { name: 'crawlq options', args: [CLI, 'options'] },
     { name: 'crawlq worker --help', args: [CLI, 'worker', '--help'] },
+    // What each worker `crawl` spawns loaded before `pnpm crawlq` ran the build.
+    { name: 'crawlq worker --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, 'worker', '--help'] },
     { name: 'every command module loaded (the eager CLI)', args: ['--input-type=module', '-e', eagerImports] },
   ];
   const wall = new Map<string, number[]>(cases.map((c) => [c.name, []]));

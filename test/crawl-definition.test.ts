@@ -98,7 +98,7 @@ describe('one crawl definition for the fleet', () => {
     expect(lines[0]).toMatch(/^crawlq: --max-depth: /);
     expect(lines[0]).toContain('given 3');
     expect(lines[0]).toContain('(version 1) has 1');
-    expect(lines[0]).toContain('`crawlq config set --max-depth 3`');
+    expect(lines[0]).toContain('`crawlq config set --max-depth 3 --namespace def-conflict`');
 
     // The same through the environment, named the same way.
     const fromEnv = await runCli(['worker', '--namespace', namespace, '--out', out], { env: { ...env, CRAWLQ_MAX_DEPTH: '4' } });

@@ -57,6 +57,11 @@ describe('crawlq enqueue', () => {
     expect(first.stdout).toContain('accepted 2, duplicate 0, rejected 0');
     const second = await runCli(['enqueue', 'http://a.test/2', 'http://a.test/3', '--namespace', 'enqueue-stdin'], { env });
     expect(second.stdout).toContain('accepted 1, duplicate 1, rejected 0');
+    // --json: the same totals for scripts; rejected lines still on stderr.
+    const json = await runCli(['enqueue', 'http://a.test/3', 'http://a.test/4', 'ftp://a.test/', '--namespace', 'enqueue-stdin', '--json'], { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ accepted: 1, duplicate: 1, rejected: 1, overLimit: 0 });
+    expect(json.stderr).toMatch(/^line 3: rejected \(scheme\)/m);
   });
 
   it('fails with exit code 2 and names the option on a bad value', async () => {

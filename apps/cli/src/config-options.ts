@@ -1,5 +1,6 @@
-import { ConfigError, FLEET_OPTIONS, loadConfig, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
+import { ConfigError, FLEET_OPTIONS, loadConfig, OPTION_SECTION, OPTION_SECTIONS, OPTION_TABLE, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { Option, type Command } from 'commander';
+import { formatDefault } from './option-docs.js';
 
 /** Options that repeat (`--include a --include b`) or take comma lists. */
 const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
@@ -30,19 +31,24 @@ export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 's
  */
 export function addConfigOptions(command: Command, names: readonly OptionName[], options: { booleanValues?: boolean } = {}): Command {
   command.option('--config <file>', 'JSON config file (flags > environment > file > defaults)');
-  for (const name of names) {
+  // Listed by section (README: --help groups options), whatever order `names` has.
+  const listed = [...names].sort((a, b) => OPTION_SECTIONS.indexOf(OPTION_SECTION[a]) - OPTION_SECTIONS.indexOf(OPTION_SECTION[b]));
+  for (const name of listed) {
     const entry = OPTION_TABLE[name];
     if (entry.flag === undefined) continue;
     const env = entry.env === undefined ? '' : ` [env ${entry.env}]`;
+    // Shown, not set: a commander default would hide the environment and the config file.
+    const shown = entry.default === undefined && entry.doc.includes('unset') ? '' : ` (default: ${formatDefault(name)})`; // the doc says what unset means
+    const help = `${entry.doc}${shown}${env}`;
+    let option: Option;
     if (typeof entry.default === 'boolean') {
-      command.addOption(new Option(options.booleanValues === true ? `${entry.flag} [value]` : entry.flag, `${entry.doc}${env}`));
+      option = new Option(options.booleanValues === true ? `${entry.flag} [value]` : entry.flag, help);
     } else if (LIST_OPTIONS.has(name)) {
-      command.addOption(
-        new Option(`${entry.flag} <value>`, `${entry.doc}${env}`).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
-      );
+      option = new Option(`${entry.flag} <value>`, help).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     } else {
-      command.addOption(new Option(`${entry.flag} <value>`, `${entry.doc}${env}`));
+      option = new Option(`${entry.flag} <value>`, help);
     }
+    command.addOption(option.helpGroup(`${OPTION_SECTION[name]}:`));
   }
   return command;
 }

@@ -1,5 +1,17 @@
-import { ConfigError } from '@crawlq/config';
 import type { Command, Option } from 'commander';
+
+/**
+ * A command line crawlq refuses before running anything (exit 2). Not
+ * @crawlq/config's ConfigError: loading that package (zod, the public-suffix
+ * list) is most of what `crawlq --help` would otherwise cost (issue 12).
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+
+  constructor(option: string, message: string) {
+    super(`${option}: ${message}`);
+  }
+}
 
 /**
  * Commander hands an option that takes a value the next word, whatever it is:
@@ -15,7 +27,7 @@ import type { Command, Option } from 'commander';
  *
  * Which options take a value comes from the commands' own definitions, along
  * the chain of (sub)commands the words name.
- * @throws ConfigError naming the option as typed
+ * @throws UsageError naming the option as typed
  */
 export function checkOptionValues(program: Command, argv: readonly string[]): void {
   let command = program;
@@ -26,8 +38,8 @@ export function checkOptionValues(program: Command, argv: readonly string[]): vo
     if (word.startsWith('-')) {
       if (!takesValue(chain, word)) continue;
       const next = argv[index + 1];
-      if (next === undefined) throw new ConfigError(word, 'missing its value (nothing follows it)');
-      if (looksLikeFlag(next)) throw new ConfigError(word, `missing its value (the next word, ${next}, is a flag)`);
+      if (next === undefined) throw new UsageError(word, 'missing its value (nothing follows it)');
+      if (looksLikeFlag(next)) throw new UsageError(word, `missing its value (the next word, ${next}, is a flag)`);
       index++; // skip the value: it may spell a subcommand's name
       continue;
     }

@@ -1,7 +1,8 @@
 import type { RedisHandle, RedisOutageError } from '@crawlq/redis';
+import { EXIT } from './exit-codes.js';
 
 /** Exit code of a `crawl` or `worker` that stopped because Redis stayed unreachable past --redis-outage-limit (#10). */
-export const REDIS_OUTAGE_EXIT_CODE = 3;
+export const REDIS_OUTAGE_EXIT_CODE = EXIT.redisOutage;
 
 /**
  * The one line a process prints when it gives up on Redis: how long it was

@@ -1,14 +1,14 @@
-import { dlqReviewCommand } from '@crawlq/crawler';
+import { crawlqCommand } from '@crawlq/config';
 
 /**
- * How an operator runs this CLI: `pnpm crawlq` in a dev checkout, where it
- * runs from its TypeScript sources (the root `crawlq` script), otherwise
- * `crawlq`, the installed (built) binary. Workers that `crawl` spawns run
- * the same entry, so they say the same.
+ * How an operator runs this CLI: `pnpm crawlq` in a dev checkout (the root
+ * script's launcher says so through CRAWLQ_INVOKED_AS, whether it then runs
+ * the build or the sources), otherwise `crawlq`, the installed binary.
+ * Workers that `crawl` spawns inherit the variable, so they say the same.
  */
-const CLI = import.meta.url.endsWith('.ts') ? 'pnpm crawlq' : 'crawlq';
+const CLI = process.env.CRAWLQ_INVOKED_AS ?? (import.meta.url.endsWith('.ts') ? 'pnpm crawlq' : 'crawlq');
 
-/** The command alert e-mails from this process tell operators to run, with `--namespace` unless it is the default. */
+/** The command alert e-mails and the crawl summary tell operators to run, with `--namespace` unless it is the default. */
 export function reviewCommandFor(namespace: string): string {
-  return dlqReviewCommand(CLI, namespace);
+  return crawlqCommand('dlq list', namespace, CLI);
 }

@@ -2,8 +2,8 @@
 // crawlq-worker: the fleet worker, configured by environment variables and an
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
 import { hostname } from 'node:os';
-import { ConfigError, loadConfig } from '@crawlq/config';
-import { dlqReviewCommand, runWorkerUntilSignalled } from '@crawlq/crawler';
+import { ConfigError, crawlqCommand, loadConfig } from '@crawlq/config';
+import { runWorkerUntilSignalled } from '@crawlq/crawler';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -23,7 +23,7 @@ try {
   });
   try {
     // A fleet worker runs built JavaScript (systemd, containers): its operators review with the installed CLI.
-    const reviewCommand = dlqReviewCommand('crawlq', config.namespace);
+    const reviewCommand = crawlqCommand('dlq list', config.namespace);
     await runWorkerUntilSignalled({ config, redisUrl: config.redisUrl, reviewCommand, log: lineLogger(logger), telemetry: observability.telemetry });
   } finally {
     await observability.close();

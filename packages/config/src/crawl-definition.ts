@@ -155,14 +155,23 @@ export function formatOptionValue(name: OptionName, value: unknown): string {
   return canonicalJson(value);
 }
 
+/**
+ * A crawlq command line to print as a hint: with `--namespace` when the crawl
+ * is not in the default one, so the hint acts on the crawl it is about.
+ */
+export function crawlqCommand(words: string, namespace: string, prefix = 'crawlq'): string {
+  // Last: `--namespace` belongs to the innermost (sub)command.
+  return namespace === OPTION_TABLE.namespace.default ? `${prefix} ${words}` : `${prefix} ${words} --namespace ${shellWord(namespace)}`;
+}
+
 /** The one-line refusal a process prints when it was given a value the fleet does not use. */
-export function conflictMessage(conflict: DefinitionConflict, version: number): string {
+export function conflictMessage(conflict: DefinitionConflict, version: number, namespace: string = OPTION_TABLE.namespace.default): string {
   const { option, given, fleet } = conflict;
   const label = optionLabel(option);
   const how =
     OPTION_TABLE[option].flag === undefined
-      ? `crawlq config set --config FILE (with "${option}" in FILE)`
-      : `crawlq config set ${label} ${shellWord(formatOptionValue(option, given))}`;
+      ? `${crawlqCommand('config set --config FILE', namespace)} (with "${option}" in FILE)`
+      : crawlqCommand(`config set ${label} ${shellWord(formatOptionValue(option, given))}`, namespace);
   return `${label}: this process was given ${formatOptionValue(option, given)}, but the fleet's crawl definition (version ${version}) has ${formatOptionValue(option, fleet)}; start it without ${label} to follow the fleet, or change the fleet's with \`${how}\``;
 }
 

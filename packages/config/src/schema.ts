@@ -4,11 +4,31 @@ import { parseBytes, parseDurationMs, parseRate } from './units.js';
 // Values arrive as strings (flags, env) or as JSON values (config file); each
 // field accepts both and normalises to one type.
 
+// Every schema words its own errors by what the option expects: a user must
+// never read a validator's internal text ("Invalid input: expected object").
+
+/** The one message for any bad value of a whole-number option: what it must be, range included. */
+function integerMessage(min: number, max: number): string {
+  return max >= Number.MAX_SAFE_INTEGER ? `expected a whole number of ${min} or more` : `expected a whole number from ${min} to ${max}`;
+}
+
 const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(
     (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
-    z.number({ error: 'expected a whole number' }).int('expected a whole number').min(min).max(max),
+    z.number({ error: integerMessage(min, max) }).int().min(min).max(max),
   );
+
+/** One of a few words: the error lists them. */
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  const words = values.length === 1 ? values[0] : `${values.slice(0, -1).join(', ')} or ${values.at(-1) ?? ''}`;
+  return z.enum(values, { error: `expected ${words}` });
+}
+
+/** Free text, at least one character (at most `max`). */
+function text(max = Number.MAX_SAFE_INTEGER) {
+  const message = max >= Number.MAX_SAFE_INTEGER ? 'expected a non-empty value' : `expected a non-empty value of at most ${max} characters`;
+  return z.string({ error: message }).min(1).max(max);
+}
 
 const fraction = z.preprocess(
   (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
@@ -64,12 +84,14 @@ const bytes = z.preprocess(
   z.number({ error: 'expected a size such as 512kb or 10mb' }).int().min(1),
 );
 
-const rateSchema = z.object({ max: z.number().int().min(1), durationMs: z.number().int().min(1) });
+const RATE_MESSAGE = 'expected MAX/DURATION such as 5/1s, or none';
+const rateNumber = z.number({ error: RATE_MESSAGE }).int().min(1);
+const rateSchema = z.object({ max: rateNumber, durationMs: rateNumber }, { error: RATE_MESSAGE });
 const rate = z.preprocess((value) => {
   if (typeof value !== 'string') return value;
   const parsed = parseRate(value);
   return parsed === undefined ? value : parsed;
-}, rateSchema.nullable().refine((v) => v !== undefined, 'expected MAX/DURATION such as 5/1s, or none'));
+}, rateSchema.nullable());
 
 const list = z.preprocess(
   (value) =>
@@ -79,22 +101,22 @@ const list = z.preprocess(
           .map((item) => item.trim())
           .filter((item) => item !== '')
       : value,
-  z.array(z.string()),
+  z.array(z.string({ error: 'expected a comma-separated list of words' }), { error: 'expected a comma-separated list of words' }),
 );
 
 const redisUrl = z
-  .string()
+  .string({ error: 'expected a redis:// or rediss:// URL' })
   .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL')
   // ioredis would read `/db2` as no database and use 0 without a word (#10).
   .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2');
 
 // Never echoed back in an error: the value can hold a password.
 const postgresUrl = z
-  .string()
+  .string({ error: 'expected a postgres:// or postgresql:// URL' })
   .refine((value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL');
 
 const smtpUrl = z
-  .string()
+  .string({ error: 'expected an smtp:// or smtps:// URL' })
   .refine((value) => /^smtps?:\/\//.test(value) && URL.canParse(value), 'expected an smtp:// or smtps:// URL');
 
 /** A per-group limit rule from the config file; first match wins. */
@@ -124,9 +146,9 @@ export const fieldRuleSchema = z.strictObject({
  */
 export const OPTION_TABLE = {
   redisUrl: { scope: 'process', flag: '--redis-url', env: 'REDIS_URL', schema: redisUrl.optional(), default: undefined, doc: 'Redis to use; unset: a private redis-server under --state-dir' },
-  namespace: { scope: 'process', flag: '--namespace', env: 'CRAWLQ_NAMESPACE', schema: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'letters, digits, - and _ only'), default: 'crawlq', doc: 'Key namespace: one crawl per namespace on a Redis' },
-  stateDir: { scope: 'process', flag: '--state-dir', env: 'CRAWLQ_STATE_DIR', schema: z.string().min(1), default: '.crawlq', doc: 'Local state: the embedded Redis data, the alert outbox' },
-  scope: { scope: 'fleet', flag: '--scope', env: 'CRAWLQ_SCOPE', schema: z.enum(['host', 'domain', 'any']), default: 'host', doc: "Which discovered links to follow: the seeds' hosts, their registrable domains, or any" },
+  namespace: { scope: 'process', flag: '--namespace', env: 'CRAWLQ_NAMESPACE', schema: z.string({ error: 'expected 1 to 64 letters, digits, - and _' }).regex(/^[a-zA-Z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, - and _'), default: 'crawlq', doc: 'Key namespace: one crawl per namespace on a Redis' },
+  stateDir: { scope: 'process', flag: '--state-dir', env: 'CRAWLQ_STATE_DIR', schema: text(), default: '.crawlq', doc: 'Local state: the embedded Redis data, the alert outbox' },
+  scope: { scope: 'fleet', flag: '--scope', env: 'CRAWLQ_SCOPE', schema: oneOf(['host', 'domain', 'any'] as const), default: 'host', doc: "Which discovered links to follow: the seeds' hosts, their registrable domains, or any" },
   include: { scope: 'fleet', flag: '--include', env: 'CRAWLQ_INCLUDE', schema: list, default: [], doc: 'Only follow URLs matching one of these globs or /regexes/ (repeatable)' },
   exclude: { scope: 'fleet', flag: '--exclude', env: 'CRAWLQ_EXCLUDE', schema: list, default: [], doc: 'Never follow URLs matching these globs or /regexes/ (repeatable)' },
   maxDepth: { scope: 'fleet', flag: '--max-depth', env: 'CRAWLQ_MAX_DEPTH', schema: integer(0, 10_000), default: 5, doc: 'Link distance from a seed beyond which links are not followed' },
@@ -134,25 +156,25 @@ export const OPTION_TABLE = {
   maxPagesPerGroup: { scope: 'fleet', flag: '--max-pages-per-group', env: 'CRAWLQ_MAX_PAGES_PER_GROUP', schema: integer(1).optional(), default: undefined, doc: 'Stop admitting new URLs of one group after this many' },
   attempts: { scope: 'fleet', flag: '--attempts', env: 'CRAWLQ_ATTEMPTS', schema: integer(1, 100), default: 3, doc: 'Queue-level attempts per URL before it is dead-lettered' },
   backoff: { scope: 'fleet', flag: '--backoff', env: 'CRAWLQ_BACKOFF', schema: duration, default: 5_000, doc: 'Base of the exponential backoff between queue-level attempts (0: retry at once)' },
-  userAgent: { scope: 'fleet', flag: '--user-agent', env: 'CRAWLQ_USER_AGENT', schema: z.string().min(1).max(512), default: 'crawlq/0.1 (+https://github.com/crawlq/crawlq)', doc: 'User-Agent header, also matched against robots.txt' },
+  userAgent: { scope: 'fleet', flag: '--user-agent', env: 'CRAWLQ_USER_AGENT', schema: text(512), default: 'crawlq/0.1 (+https://github.com/crawlq/crawlq)', doc: 'User-Agent header, also matched against robots.txt' },
   allowPrivateNetwork: { scope: 'fleet', flag: '--allow-private-network', env: 'CRAWLQ_ALLOW_PRIVATE_NETWORK', schema: boolean, default: false, doc: 'Allow loopback, private and link-local targets (off: refused after DNS resolution and on redirects)' },
   sortQuery: { scope: 'fleet', flag: '--sort-query', env: 'CRAWLQ_SORT_QUERY', schema: boolean, default: false, doc: 'Sort query parameters when normalising URLs' },
   workers: { scope: 'process', flag: '--workers', env: 'CRAWLQ_WORKERS', schema: integer(1, 256), default: 1, doc: '`crawl`: worker processes to run' },
   concurrency: { scope: 'process', flag: '--concurrency', env: 'CRAWLQ_CONCURRENCY', schema: integer(1, 10_000), default: 16, doc: 'Jobs in flight per worker process' },
   out: {
     scope: 'process', flag: '--out', env: 'CRAWLQ_OUT',
-    schema: z.string().min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
+    schema: z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
     default: './crawl-results.jsonl', doc: 'Where page records go: a JSONL file, or a postgres:// URL (the PostgreSQL sink)',
   },
-  sink: { scope: 'process', flag: '--sink', env: 'CRAWLQ_SINK', schema: z.enum(['jsonl', 'postgres']).optional(), default: undefined, doc: 'Results sink: jsonl (the --out file) or postgres (--database-url); default: postgres when a database URL is given' },
+  sink: { scope: 'process', flag: '--sink', env: 'CRAWLQ_SINK', schema: oneOf(['jsonl', 'postgres'] as const).optional(), default: undefined, doc: 'Results sink: jsonl (the --out file) or postgres (--database-url); default: postgres when a database URL is given' },
   databaseUrl: { scope: 'process', flag: '--database-url', env: 'CRAWLQ_DATABASE_URL', schema: postgresUrl.optional(), default: undefined, doc: 'PostgreSQL for the results sink and `results export/stats` (postgres://user:pass@host/db)' },
   sinkBatchSize: { scope: 'process', flag: '--sink-batch-size', env: 'CRAWLQ_SINK_BATCH_SIZE', schema: integer(1, 10_000), default: 200, doc: 'PostgreSQL sink: most rows per INSERT' },
   storeBody: { scope: 'process', flag: '--store-body', env: 'CRAWLQ_STORE_BODY', schema: boolean, default: false, doc: 'Keep the decoded HTML of each page in the results (field body)' },
-  warc: { scope: 'process', flag: '--warc', env: 'CRAWLQ_WARC', schema: z.string().min(1).optional(), default: undefined, doc: 'Directory for WARC 1.1 archives of every fetched page (request and response records)' },
+  warc: { scope: 'process', flag: '--warc', env: 'CRAWLQ_WARC', schema: text().optional(), default: undefined, doc: 'Directory for WARC 1.1 archives of every fetched page (request and response records)' },
   warcMaxSize: { scope: 'process', flag: '--warc-max-size', env: 'CRAWLQ_WARC_MAX_SIZE', schema: bytes, default: 1_000_000_000, doc: 'A WARC file is closed and the next one started at this size' },
   gracePeriod: { scope: 'process', flag: '--grace-period', env: 'CRAWLQ_GRACE_PERIOD', schema: duration, default: 30_000, doc: 'On SIGTERM/SIGINT: how long in-flight jobs may finish (0: stop at once; unfinished jobs are picked up again after --stall-timeout)' },
   redisOutageLimit: { scope: 'process', flag: '--redis-outage-limit', env: 'CRAWLQ_REDIS_OUTAGE_LIMIT', schema: positiveDuration, default: 300_000, doc: '`crawl` and `worker` stop (exit code 3) when Redis stays unreachable longer than this; shorter outages are ridden through' },
-  groupBy: { scope: 'fleet', flag: '--group-by', env: 'CRAWLQ_GROUP_BY', schema: z.enum(['host', 'domain']), default: 'host', doc: 'Politeness group of a URL: its host, or its registrable domain' },
+  groupBy: { scope: 'fleet', flag: '--group-by', env: 'CRAWLQ_GROUP_BY', schema: oneOf(['host', 'domain'] as const), default: 'host', doc: 'Politeness group of a URL: its host, or its registrable domain' },
   rate: { scope: 'fleet', flag: '--rate', env: 'CRAWLQ_RATE', schema: rate, default: { max: 2, durationMs: 1_000 }, doc: 'Per-group request starts, MAX/DURATION (5/1s, 60/1m) or none; across all workers' },
   burst: { scope: 'fleet', flag: '--burst', env: 'CRAWLQ_BURST', schema: integer(1, 10_000), default: 1, doc: 'Starts a group may make back to back (1: evenly spaced)' },
   domainConcurrency: { scope: 'fleet', flag: '--domain-concurrency', env: 'CRAWLQ_DOMAIN_CONCURRENCY', schema: integer(1, 10_000), default: 2, doc: 'Per-group requests in flight, across all workers' },
@@ -181,30 +203,30 @@ export const OPTION_TABLE = {
   robotsRetryBudget: { scope: 'fleet', flag: '--robots-retry-budget', env: 'CRAWLQ_ROBOTS_RETRY_BUDGET', schema: durationAtLeast(1_000, 'expected at least 1s'), default: 120_000, doc: "How long an unreachable robots.txt (5xx, timeout, refused) is retried before its host's waiting URLs are dead-lettered" },
   maxCrawlDelay: { scope: 'fleet', flag: '--max-crawl-delay', env: 'CRAWLQ_MAX_CRAWL_DELAY', schema: positiveDuration, default: 30_000, doc: 'Cap on a robots.txt Crawl-delay (it only ever slows a group down)' },
   sitemaps: { scope: 'process', flag: '--sitemaps', env: 'CRAWLQ_SITEMAPS', schema: boolean, default: false, doc: "Also enqueue the pages listed in the seeds' robots.txt Sitemap: lines" },
-  seenSet: { scope: 'fleet', flag: '--seen-set', env: 'CRAWLQ_SEEN_SET', schema: z.enum(['exact', 'bloom']), default: 'exact', doc: 'Dedupe with an exact set, or a Bloom filter of bounded memory (a false positive skips a URL)' },
+  seenSet: { scope: 'fleet', flag: '--seen-set', env: 'CRAWLQ_SEEN_SET', schema: oneOf(['exact', 'bloom'] as const), default: 'exact', doc: 'Dedupe with an exact set, or a Bloom filter of bounded memory (a false positive skips a URL)' },
   expectedUrls: { scope: 'fleet', flag: '--expected-urls', env: 'CRAWLQ_EXPECTED_URLS', schema: integer(1_000, 10_000_000_000), default: 10_000_000, doc: 'Bloom mode: URLs the filter is sized for' },
   falsePositiveRate: { scope: 'fleet', flag: '--false-positive-rate', env: 'CRAWLQ_FALSE_POSITIVE_RATE', schema: fraction, default: 0.001, doc: 'Bloom mode: share of new URLs wrongly taken as seen, at --expected-urls' },
   ignoreRobots: { scope: 'fleet', flag: '--ignore-robots', env: 'CRAWLQ_IGNORE_ROBOTS', schema: boolean, default: false, doc: 'Do not fetch or obey robots.txt' },
   dlqMaxAge: { scope: 'process', flag: '--dlq-max-age', env: 'CRAWLQ_DLQ_MAX_AGE', schema: positiveDuration.optional(), default: undefined, doc: 'Dead letters older than this are deleted by workers (unset: kept until reviewed)' },
   dlqMaxCount: { scope: 'process', flag: '--dlq-max-count', env: 'CRAWLQ_DLQ_MAX_COUNT', schema: integer(1).optional(), default: undefined, doc: 'Only the newest this many dead letters are kept (unset: all)' },
   smtpUrl: { scope: 'process', flag: '--smtp-url', env: 'SMTP_URL', schema: smtpUrl.optional(), default: undefined, doc: 'SMTP server for alerts (smtp:// or smtps://); unset: .eml files in the outbox' },
-  smtpUser: { scope: 'process', flag: undefined, env: 'SMTP_USER', schema: z.string().optional(), default: undefined, doc: 'SMTP user, if not in SMTP_URL' },
-  smtpPassword: { scope: 'process', flag: undefined, env: 'SMTP_PASSWORD', schema: z.string().optional(), default: undefined, doc: 'SMTP password, if not in SMTP_URL' },
-  alertFrom: { scope: 'process', flag: '--alert-from', env: 'ALERT_FROM', schema: z.string().min(3), default: 'crawlq <crawlq@localhost>', doc: 'From address of alert e-mails' },
+  smtpUser: { scope: 'process', flag: undefined, env: 'SMTP_USER', schema: z.string({ error: 'expected text' }).optional(), default: undefined, doc: 'SMTP user, if not in SMTP_URL' },
+  smtpPassword: { scope: 'process', flag: undefined, env: 'SMTP_PASSWORD', schema: z.string({ error: 'expected text' }).optional(), default: undefined, doc: 'SMTP password, if not in SMTP_URL' },
+  alertFrom: { scope: 'process', flag: '--alert-from', env: 'ALERT_FROM', schema: z.string({ error: 'expected an address such as crawlq <crawlq@example.org>' }).min(3), default: 'crawlq <crawlq@localhost>', doc: 'From address of alert e-mails' },
   alertTo: { scope: 'process', flag: '--alert-to', env: 'ALERT_TO', schema: list, default: [], doc: 'Alert recipients, comma-separated' },
-  outboxDir: { scope: 'process', flag: '--outbox-dir', env: 'CRAWLQ_OUTBOX_DIR', schema: z.string().min(1).optional(), default: undefined, doc: 'Where alerts go as .eml files without SMTP (default: <state-dir>/outbox)' },
+  outboxDir: { scope: 'process', flag: '--outbox-dir', env: 'CRAWLQ_OUTBOX_DIR', schema: text().optional(), default: undefined, doc: 'Where alerts go as .eml files without SMTP (default: <state-dir>/outbox)' },
   alertDelay: { scope: 'process', flag: '--alert-delay', env: 'CRAWLQ_ALERT_DELAY', schema: duration, default: 30_000, doc: 'Delay before the first dead-letter alert goes out (0: at once)' },
   alertWindow: { scope: 'process', flag: '--alert-window', env: 'CRAWLQ_ALERT_WINDOW', schema: duration, default: 900_000, doc: 'At most one alert e-mail per window, fleet-wide (0: no wait between e-mails)' },
-  dashboardUrl: { scope: 'process', flag: '--dashboard-url', env: 'CRAWLQ_DASHBOARD_URL', schema: z.string().url().optional(), default: undefined, doc: 'Public dashboard address, quoted in alert e-mails' },
-  dashboardHost: { scope: 'process', flag: '--host', env: 'CRAWLQ_DASHBOARD_HOST', schema: z.string().min(1), default: '127.0.0.1', doc: 'Dashboard bind address' },
+  dashboardUrl: { scope: 'process', flag: '--dashboard-url', env: 'CRAWLQ_DASHBOARD_URL', schema: z.string({ error: 'expected an http:// or https:// URL' }).url().optional(), default: undefined, doc: 'Public dashboard address, quoted in alert e-mails' },
+  dashboardHost: { scope: 'process', flag: '--host', env: 'CRAWLQ_DASHBOARD_HOST', schema: text(), default: '127.0.0.1', doc: 'Dashboard bind address' },
   dashboardPort: { scope: 'process', flag: '--port', env: 'CRAWLQ_DASHBOARD_PORT', schema: integer(0, 65_535), default: 3100, doc: 'Dashboard port' },
-  dashboardUser: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_USER', schema: z.string().min(1).optional(), default: undefined, doc: 'Dashboard basic-auth user (required off loopback)' },
-  dashboardPassword: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_PASSWORD', schema: z.string().min(1).optional(), default: undefined, doc: 'Dashboard basic-auth password' },
-  logLevel: { scope: 'process', flag: '--log-level', env: 'CRAWLQ_LOG_LEVEL', schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], { error: 'expected trace, debug, info, warn, error, fatal or silent' }), default: 'info', doc: 'Least severe log level written' },
-  logFormat: { scope: 'process', flag: '--log-format', env: 'CRAWLQ_LOG_FORMAT', schema: z.enum(['auto', 'json', 'pretty'], { error: 'expected json, pretty or auto' }), default: 'auto', doc: 'Log lines as JSON, short human lines, or auto: JSON unless stderr is a terminal' },
+  dashboardUser: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_USER', schema: text().optional(), default: undefined, doc: 'Dashboard basic-auth user (required off loopback)' },
+  dashboardPassword: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_PASSWORD', schema: text().optional(), default: undefined, doc: 'Dashboard basic-auth password' },
+  logLevel: { scope: 'process', flag: '--log-level', env: 'CRAWLQ_LOG_LEVEL', schema: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const), default: 'info', doc: 'Least severe log level written' },
+  logFormat: { scope: 'process', flag: '--log-format', env: 'CRAWLQ_LOG_FORMAT', schema: oneOf(['auto', 'json', 'pretty'] as const), default: 'auto', doc: 'Log lines as JSON, short human lines, or auto: JSON unless stderr is a terminal' },
   statsInterval: { scope: 'process', flag: '--stats-interval', env: 'CRAWLQ_STATS_INTERVAL', schema: duration, default: 60_000, doc: 'Workers log a stats line this often (0: never)' },
   metricsPort: { scope: 'process', flag: '--metrics-port', env: 'CRAWLQ_METRICS_PORT', schema: integer(0, 65_535).optional(), default: undefined, doc: 'Serve /metrics, /healthz and /readyz on this port (unset: off; `crawl` workers use PORT+index)' },
-  metricsHost: { scope: 'process', flag: '--metrics-host', env: 'CRAWLQ_METRICS_HOST', schema: z.string().min(1), default: '127.0.0.1', doc: 'Bind address of the metrics endpoints' },
+  metricsHost: { scope: 'process', flag: '--metrics-host', env: 'CRAWLQ_METRICS_HOST', schema: text(), default: '127.0.0.1', doc: 'Bind address of the metrics endpoints' },
   fields: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(fieldRuleSchema), default: [], doc: 'Config file only: extra fields to extract with CSS selectors' },
 } as const;
 

@@ -3,6 +3,7 @@ import {
   adoptDefinition,
   ConfigError,
   conflictMessage,
+  crawlqCommand,
   definitionConflicts,
   definitionValuesFrom,
   FLEET_OPTIONS,
@@ -67,6 +68,10 @@ describe('crawl definition', () => {
     expect(message).toContain('given 2/1s');
     expect(message).toContain('(version 4) has 5/1s');
     expect(message).toContain('`crawlq config set --rate 2/1s`');
+    // Outside the default namespace the fix names the crawl it is about.
+    expect(conflictMessage(rate, 4, 'shop')).toContain('`crawlq config set --rate 2/1s --namespace shop`');
+    expect(crawlqCommand('dlq list', 'crawlq', 'pnpm crawlq')).toBe('pnpm crawlq dlq list');
+    expect(crawlqCommand('dlq list', 'shop-eu')).toBe('crawlq dlq list --namespace shop-eu');
   });
 
   it('config-file-only options are named by key and changed with config set --config', () => {

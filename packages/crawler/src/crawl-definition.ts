@@ -27,11 +27,11 @@ export class DefinitionConflictError extends ConfigError {
   override readonly name = 'DefinitionConflictError';
   readonly conflicts: readonly DefinitionConflict[];
 
-  constructor(conflicts: readonly DefinitionConflict[], version: number) {
+  constructor(conflicts: readonly DefinitionConflict[], version: number, namespace?: string) {
     const first = conflicts[0];
     if (first === undefined) throw new RangeError('DefinitionConflictError needs at least one conflict');
     const more = conflicts.length > 1 ? ` (and ${conflicts.slice(1).map((c) => optionLabel(c.option)).join(', ')})` : '';
-    const message = conflictMessage(first, version);
+    const message = conflictMessage(first, version, namespace);
     super(optionLabel(first.option), `${message.slice(optionLabel(first.option).length + 2)}${more}`);
     this.conflicts = conflicts;
   }
@@ -99,7 +99,7 @@ export async function joinCrawlDefinition(services: CrawlServices, author: strin
     const current = await services.definitions.read();
     if (current !== null) {
       const conflicts = definitionConflicts(own, current.values);
-      if (conflicts.length > 0) throw new DefinitionConflictError(conflicts, current.version);
+      if (conflicts.length > 0) throw new DefinitionConflictError(conflicts, current.version, own.namespace);
       services.adopt(current);
       await syncLimitPolicy(services);
       return current;

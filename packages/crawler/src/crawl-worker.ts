@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, OPTION_TABLE, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
@@ -31,7 +31,7 @@ export interface CrawlWorkerOptions {
   readonly log: (line: string, level?: LogSeverity) => void;
   /**
    * The command alert e-mails tell operators to run to review dead letters
-   * (see `dlqReviewCommand`): only the app knows how it is invoked.
+   * (`crawlqCommand('dlq list', …)` from @crawlq/config): only the app knows how it is invoked.
    */
   readonly reviewCommand: string;
   readonly onPage?: (record: PageRecord) => void;
@@ -336,17 +336,6 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
     ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
     reviewCommand,
   };
-}
-
-/**
- * The command that lists a namespace's dead letters, for alert e-mails: `cli`
- * is how the app's operators run the CLI (`crawlq` installed, `pnpm crawlq` in
- * a dev checkout). A namespace other than the default is named, or the command
- * would list the default namespace's entries. Namespaces are letters, digits,
- * `-` and `_` only, so nothing needs shell quoting.
- */
-export function dlqReviewCommand(cli: string, namespace: string): string {
-  return namespace === OPTION_TABLE.namespace.default ? `${cli} dlq list` : `${cli} dlq list --namespace ${namespace}`;
 }
 
 /**

@@ -2,7 +2,6 @@ export {
   startCrawlWorker,
   runWorkerUntilSignalled,
   alertMailConfig,
-  dlqReviewCommand,
   CRAWL_FINISHED_MESSAGE,
   REDIS_OUTAGE_MESSAGE,
   type CrawlWorker,

@@ -20,7 +20,7 @@ export interface RunCrawlOptions {
   /** Starts worker process number `index` (the app knows how to launch itself). */
   readonly spawnWorker: (index: number) => ChildProcess;
   readonly log: (line: string) => void;
-  /** The command the alert e-mail flushed at the end tells operators to run (see `dlqReviewCommand`). */
+  /** The command the alert e-mail flushed at the end tells operators to run. */
   readonly reviewCommand: string;
   /** A one-line progress report, about twice a second. */
   readonly progress?: (status: CrawlStatus, elapsedMs: number) => void;

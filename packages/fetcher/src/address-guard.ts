@@ -14,6 +14,9 @@ export function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
+/** Every SSRF refusal says how to lift it: the crawler's own flag (README, "SSRF"). */
+const ALLOW_HINT = ' (--allow-private-network allows loopback, private and link-local targets)';
+
 function describe(address: string): string {
   try {
     return `${address} (${classifyIp(address)})`;
@@ -30,7 +33,7 @@ function describe(address: string): string {
 export function checkLiteralHost(hostname: string, policy: AddressPolicy): void {
   const host = bareHost(hostname);
   if (isIP(host) !== 0 && !policy(host, host)) {
-    throw new PolicyViolation('ssrf', `address ${describe(host)} is not allowed`);
+    throw new PolicyViolation('ssrf', `address ${describe(host)} is not allowed${ALLOW_HINT}`);
   }
 }
 
@@ -91,7 +94,7 @@ export function createGuardedLookup(options: GuardedLookupOptions): LookupFuncti
         const allowed = candidates.filter((candidate) => policy(candidate.address, hostname));
         const [refused] = candidates;
         if (allowed.length === 0 && refused !== undefined) {
-          callback(new PolicyViolation('ssrf', `${hostname} resolves to ${describe(refused.address)}, which is not allowed`), '');
+          callback(new PolicyViolation('ssrf', `${hostname} resolves to ${describe(refused.address)}, which is not allowed${ALLOW_HINT}`), '');
           return;
         }
         // Dropping the disallowed addresses (rather than failing) is safe: Node

@@ -84,6 +84,8 @@ describe('SSRF guard with the default policy (public addresses only)', () => {
     const connections = server.connections();
     const error = await refused(make(server.port), { resolve: undefined });
     expect(error).toMatchObject({ reason: 'ssrf', retryable: false });
+    // The refusal says how to lift it.
+    expect(error.message).toContain('--allow-private-network');
     expect(server.requests.length).toBe(before);
     expect(server.connections()).toBe(connections);
   });
@@ -92,7 +94,7 @@ describe('SSRF guard with the default policy (public addresses only)', () => {
     const before = server.requests.length;
     const error = await refused(`http://localhost:${server.port}/ok`, { resolve: undefined });
     expect(error.reason).toBe('ssrf');
-    expect(error.message).toMatch(/localhost resolves to/);
+    expect(error.message).toMatch(/localhost resolves to .*--allow-private-network/);
     expect(server.requests.length).toBe(before);
   });
 

@@ -9,16 +9,16 @@ import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../r
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
 import { reviewCommandFor } from '../review-command.js';
-import { printSummary } from './summary.js';
+import { everySeedRejected, printSummary, summaryExitCode } from './summary.js';
 
 export function registerCrawl(program: Command): void {
   const command = program
     .command('crawl')
     .description('Crawl from the seeds on this machine until the frontier is drained')
     .argument('<seed-url...>', 'where to start')
-    .option('--workers <n>', 'worker processes to run [env CRAWLQ_WORKERS]')
-    .option('--fresh', 'discard an unfinished crawl in the namespace instead of resuming it');
-  addConfigOptions(command, WORKER_OPTIONS).action(async (seeds: string[], flags: Record<string, unknown>) => {
+    .option('--fresh', 'discard an unfinished crawl in the namespace instead of resuming it')
+    .option('--json', 'print the summary as one JSON object on stdout');
+  addConfigOptions(command, [...WORKER_OPTIONS, 'workers']).action(async (seeds: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     let outage: string | undefined;
     const code = await withRedis(config, async (redisUrl, handle) => {
@@ -46,8 +46,9 @@ export function registerCrawl(program: Command): void {
           signal: interrupted.signal,
         });
         progress.done();
-        printSummary(summary, describeResults(config), reviewCommandFor(config.namespace));
-        return 0;
+        printSummary(summary, describeResults(config), { namespace: config.namespace, json: flags.json === true });
+        if (everySeedRejected(summary)) logger.error('every seed was rejected (see above): nothing to crawl');
+        return summaryExitCode(summary);
       } catch (error) {
         // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).
         if (!(error instanceof RedisOutageError)) throw error;

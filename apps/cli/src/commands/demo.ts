@@ -57,7 +57,7 @@ export function registerDemo(program: Command): void {
             fresh: true,
           });
           progress.done();
-          printSummary(summary, config.out, reviewCommandFor(config.namespace));
+          printSummary(summary, config.out, { namespace: config.namespace });
           printSamples(config.out);
           return 0;
         } finally {

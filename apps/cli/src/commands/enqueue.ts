@@ -13,7 +13,8 @@ export function registerEnqueue(program: Command): void {
     .description('Validate, normalise and enqueue seed URLs (arguments, a file, or - for stdin)')
     .argument('[url...]', 'URLs to enqueue')
     .option('--file <file>', 'one URL per line; - reads standard input')
-    .option('--sitemap <url>', 'enqueue the pages of this sitemap or sitemap index (repeatable; .gz fine)', (value: string, previous: string[] = []) => [...previous, value]);
+    .option('--sitemap <url>', 'enqueue the pages of this sitemap or sitemap index (repeatable; .gz fine)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--json', 'print the totals as one JSON object on stdout (rejected lines still go to stderr)');
   addConfigOptions(command, CRAWL_OPTIONS).action(async (urls: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const file = typeof flags.file === 'string' ? flags.file : undefined;
@@ -65,6 +66,10 @@ export function registerEnqueue(program: Command): void {
         await services.close();
       }
     });
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify(totals)}\n`);
+      return;
+    }
     process.stdout.write(
       `accepted ${totals.accepted}, duplicate ${totals.duplicate}, rejected ${totals.rejected}${totals.overLimit > 0 ? `, over --max-pages ${totals.overLimit}` : ''}\n`,
     );
