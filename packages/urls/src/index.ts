@@ -15,3 +15,14 @@ export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
 export { redactUrl, redactText, withoutUserinfo } from './redact-url.js';
 export { escapeHtml } from './escape-html.js';
+export {
+  FAILURE_REASONS,
+  failureReasonInMessage,
+  failureReasonOfCode,
+  httpFailureReason,
+  isFailureReason,
+  messageWithReason,
+  statusOfFailureReason,
+  type FailureReason,
+  type NamedFailureReason,
+} from './failure-reason.js';
