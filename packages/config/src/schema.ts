@@ -1,3 +1,4 @@
+import { GROUP_NAME_PATTERN } from '@crawlq/urls';
 import { z } from 'zod';
 import { parseBytes, parseDurationMs, parseRate } from './units.js';
 
@@ -179,7 +180,7 @@ export const OPTION_TABLE = {
   burst: { scope: 'fleet', flag: '--burst', env: 'CRAWLQ_BURST', schema: integer(1, 10_000), default: 1, doc: 'Starts a group may make back to back (1: evenly spaced)' },
   domainConcurrency: { scope: 'fleet', flag: '--domain-concurrency', env: 'CRAWLQ_DOMAIN_CONCURRENCY', schema: integer(1, 10_000), default: 2, doc: 'Per-group requests in flight, across all workers' },
   globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Request starts of the whole crawl, all groups and workers together, MAX/DURATION or none (enforced by the group gate)' },
-  groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(/^[A-Za-z0-9._:~-]{1,200}$/, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
+  groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(GROUP_NAME_PATTERN, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
   safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server (0: none)' },
   spacingMargin: { scope: 'fleet', flag: '--spacing-margin', env: 'CRAWLQ_SPACING_MARGIN', schema: ratio, default: 0.05, doc: 'Share of a rate\'s spacing (DURATION/MAX) added to it, so a server with a zero-burst leaky bucket (nginx limit_req) never sees two starts too close' },

@@ -13,9 +13,11 @@ import {
   type DefinitionConflict,
   type OptionName,
 } from '@crawlq/config';
+import type { CrawlJobPolicy } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
 import type { CrawlServices } from './crawl-services.js';
 import { DefinitionStore } from './definition-store.js';
+import { jobPolicyFrom } from './job-policy.js';
 import { limitPolicyFrom } from './limit-policy.js';
 
 /**
@@ -151,4 +153,18 @@ export async function readFleetConfig(config: CrawlqConfig, redisUrl: string): P
   } finally {
     await redis.quit().catch(() => redis.disconnect());
   }
+}
+
+/**
+ * The policy a job re-queued by hand (`dlq retry`, the dashboard) gets: a
+ * fresh budget by the fleet's crawl definition, except the options this
+ * command was given explicitly.
+ */
+export async function retryJobPolicyFor(config: CrawlqConfig, redisUrl: string): Promise<CrawlJobPolicy> {
+  const own = jobPolicyFrom(config);
+  const fleet = jobPolicyFrom((await readFleetConfig(config, redisUrl)).config);
+  return {
+    attempts: config.explicit.includes('attempts') ? own.attempts : fleet.attempts,
+    backoffMs: config.explicit.includes('backoff') ? own.backoffMs : fleet.backoffMs,
+  };
 }

@@ -1,4 +1,4 @@
-import { withoutUserinfo } from '@crawlq/urls';
+import { messageWithReason, withoutUserinfo, type FailureReason } from '@crawlq/urls';
 import type { DenialReason } from '@crawlq/group-limiter';
 import { UnrecoverableError } from 'bullmq';
 
@@ -55,6 +55,7 @@ export class BlockedGroupError extends Error {
   override readonly name = 'BlockedGroupError';
   readonly retryable = false;
   readonly reason = 'blocked-group';
+  readonly failureReason: FailureReason = 'blocked-group';
   readonly group: string;
   readonly blockedForMs: number;
   constructor(group: string, blockedForMs: number, why: string) {
@@ -73,6 +74,7 @@ export class RobotsUnreachableError extends Error {
   override readonly name = 'RobotsUnreachableError';
   readonly retryable = false;
   readonly reason = 'robots-unreachable';
+  readonly failureReason: FailureReason = 'robots-unreachable';
   readonly robotsUrl: string;
   /** Last HTTP status of robots.txt, `null` for a network error or timeout. */
   readonly status: number | null;
@@ -88,13 +90,17 @@ export class RobotsUnreachableError extends Error {
  * A failure no retry can fix (SSRF-blocked, bad scheme, body too large, a
  * group blocked too long). Extends BullMQ's UnrecoverableError so the job
  * fails at once, and keeps the structured fields the dead-letter entry needs.
+ * Its message starts with the reason (`messageWithReason`): BullMQ keeps only
+ * the message, and a worker may die before recording the dead letter.
  */
 export class PermanentJobError extends UnrecoverableError {
-  readonly reason: string;
+  readonly reason: FailureReason;
+  readonly failureReason: FailureReason;
   readonly status: number | null;
-  constructor(reason: string, message: string, options: { cause?: unknown; status?: number | null } = {}) {
-    super(`${reason}: ${message}`);
+  constructor(reason: FailureReason, message: string, options: { cause?: unknown; status?: number | null } = {}) {
+    super(messageWithReason(reason, message));
     this.reason = reason;
+    this.failureReason = reason;
     this.status = options.status ?? null;
     if (options.cause !== undefined) this.cause = options.cause;
   }

@@ -6,6 +6,7 @@ import { connectRedis } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
 import { DefinitionStore } from './definition-store.js';
+import { jobPolicyFrom } from './job-policy.js';
 
 /**
  * The Redis-backed parts every crawlq command shares: one connection for our
@@ -45,7 +46,7 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
     groupBy: config.groupBy,
     groupRules: config.groupRules,
     sortQuery: config.sortQuery,
-    jobPolicy: { attempts: config.attempts, backoffMs: config.backoff },
+    jobPolicy: jobPolicyFrom(config),
     seenSet:
       config.seenSet === 'bloom'
         ? { mode: 'bloom', expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate }

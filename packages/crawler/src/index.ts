@@ -17,6 +17,7 @@ export {
   refreshCrawlDefinition,
   definitionAuthor,
   readFleetConfig,
+  retryJobPolicyFor,
   DefinitionConflictError,
   type PublishedDefinition,
 } from './crawl-definition.js';
@@ -25,6 +26,7 @@ export { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
 export { clearNamespace } from './namespace-state.js';
 export { limitPolicyFrom } from './limit-policy.js';
+export { jobPolicyFrom } from './job-policy.js';
 export { fetcherOptionsFrom } from './fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { describeResults, resultsTargetOf } from './results-target.js';

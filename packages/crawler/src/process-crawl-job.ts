@@ -142,7 +142,7 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
       failures: failure?.failures ?? 0,
       forMs,
     });
-    throw new PermanentJobError(gaveUp.reason, gaveUp.message, { cause: gaveUp, status: gaveUp.status });
+    throw new PermanentJobError(gaveUp.failureReason, gaveUp.message, { cause: gaveUp, status: gaveUp.status });
   }
   if (verdict.reason === 'unreachable') {
     const retryInMs = Math.max(1_000, verdict.retryAfterMs ?? 60_000);
@@ -288,7 +288,7 @@ async function translateError(
         const why = deferral.why ?? (await pauseLabel(context, group, deferral));
         await context.waits?.clear(group);
         const blocked = new BlockedGroupError(group, blockedForMs, why);
-        return new PermanentJobError(blocked.reason, blocked.message, { cause: blocked });
+        return new PermanentJobError(blocked.failureReason, blocked.message, { cause: blocked });
       }
       // Wake at the --max-blocked deadline at the latest, so the bound holds
       // however long the pause or the robots.txt retry would have been.
@@ -304,8 +304,7 @@ async function translateError(
     return new DelayedError();
   }
   if (error instanceof FetchError && !error.retryable) {
-    const reason = (error as { reason?: unknown }).reason;
-    return new PermanentJobError(typeof reason === 'string' ? reason : 'permanent', error.message, { cause: error, status: statusOf(error) ?? null });
+    return new PermanentJobError(error.failureReason ?? 'error', error.message, { cause: error, status: statusOf(error) ?? null });
   }
   return error instanceof Error ? error : new Error(String(error));
 }

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
+import { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts } from '@crawlq/frontier';
 import { readSitemap } from '@crawlq/sitemaps';
 import { createScopeFilter, redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
@@ -15,13 +16,10 @@ const BATCH = 1_000;
 /** Entries read this long ago are enqueued, even if the batch is not full: a slow sitemap feeds the crawl as it arrives. */
 const MAX_BATCH_AGE_MS = 250;
 
-export interface SitemapSeedingResult {
+export interface SitemapSeedingResult extends Readonly<Omit<EnqueueCounts, 'rejected'>> {
   readonly sitemaps: readonly string[];
   readonly listed: number;
-  readonly accepted: number;
-  readonly duplicate: number;
   readonly outOfScope: number;
-  readonly overLimit: number;
   /** Sitemaps skipped with a warning (unreachable, not 2xx, too big, not XML). */
   readonly failed: number;
 }
@@ -58,7 +56,8 @@ export async function seedFromSitemaps(
   const aborted = (): boolean => signal?.aborted === true;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
   const open = createGatedStream({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
-  const totals = { listed: 0, accepted: 0, duplicate: 0, outOfScope: 0, overLimit: 0, failed: 0 };
+  const totals = { listed: 0, outOfScope: 0, failed: 0 };
+  const counts = emptyEnqueueCounts();
   const warn = (url: string, error: unknown): void => {
     totals.failed += 1;
     log(`warning: sitemap ${redactUrl(url)} skipped: ${reasonOf(error)}`);
@@ -95,9 +94,7 @@ export async function seedFromSitemaps(
             totals.outOfScope += batch.length - locs.length;
             if (locs.length === 0) return;
             const result = await services.frontier.addSeeds(locs);
-            totals.accepted += result.accepted;
-            totals.duplicate += result.duplicate;
-            totals.overLimit += result.overLimit;
+            addEnqueueCounts(counts, result);
           },
         });
       } catch (error) {
@@ -112,7 +109,8 @@ export async function seedFromSitemaps(
   } finally {
     fetcher.close();
   }
-  return { sitemaps: sitemapUrls, ...totals };
+  // Entries the frontier refused (invalid URLs) are not reported: a sitemap has no lines to point at.
+  return { sitemaps: sitemapUrls, ...totals, accepted: counts.accepted, duplicate: counts.duplicate, overLimit: counts.overLimit };
 }
 
 /** A sitemap URL answered with a status other than 2xx. */

@@ -1,11 +1,11 @@
-import { redactText } from '@crawlq/urls';
+import { failureReasonInMessage, failureReasonOfCode, isFailureReason, redactText, statusOfFailureReason } from '@crawlq/urls';
 
 /** What a failure was, in the fields a dead-letter entry keeps. */
 export interface FailureClassification {
   /**
-   * Short machine-friendly reason: `http-503`, `timeout`, `network`, `robots`,
-   * `ssrf`, `body-too-large`, `blocked-group`, `robots-unreachable`, `invalid-url`,
-   * `invalid-status`, `decompression`, `stalled`, `error`, ...
+   * Short machine-friendly reason: one of `FAILURE_REASONS` from @crawlq/urls
+   * (`timeout`, `network`, `ssrf`, `blocked-group`, ...) or `http-NNN`; a
+   * foreign error's own `reason` field, kebab-cased, when it has one.
    */
   readonly reason: string;
   /** HTTP status of the last response, when there was one. */
@@ -19,20 +19,12 @@ export interface FailureClassification {
 /** Longer messages are cut: an entry is ~1 KB of Redis memory, not a log file. */
 export const MAX_MESSAGE_LENGTH = 1000;
 
-const TIMEOUT_CODES = new Set([
-  'ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ETIMEOUT', 'ECONNABORTED',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
-]);
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN',
-  'ENETDOWN', 'EPIPE', 'EPROTO', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET', 'ERR_SSL_WRONG_VERSION_NUMBER',
-  'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
 /** Wrappers that say nothing about the failure itself; look past them for a class name. */
 const GENERIC_NAMES = new Set(['Error', 'UnrecoverableError']);
 
 interface Facts {
+  /** A crawlq error's `failureReason`: the thrower's own word, checked against the shared list. */
+  failureReason?: string;
   reason?: string;
   status?: number;
   code?: string;
@@ -40,11 +32,11 @@ interface Facts {
 }
 
 /**
- * Reads a thrown value into dead-letter fields. Structured fields win
- * (`reason`, then `status` / `statusCode` / `response.statusCode`, then `code`,
- * then `name`), looked up along the `cause` chain; the message is the fallback,
- * because BullMQ keeps only `failedReason` (the message) and wrappers such as
- * `new UnrecoverableError(`${error.name}: ${error.message}`)` keep nothing else.
+ * Reads a thrown value into dead-letter fields. crawlq's own errors say their
+ * reason as data: a `failureReason` from the shared list (@crawlq/urls), the
+ * first one along the `cause` chain. Foreign errors fall back to structured
+ * fields (`reason`, then `status` / `statusCode` / `response.statusCode`, then
+ * `code`, then `name`), then to the message (see {@link classifyFailureMessage}).
  * URLs in the message lose their userinfo and secret query values.
  */
 export function classifyFailure(error: unknown): FailureClassification {
@@ -60,6 +52,7 @@ export function classifyFailure(error: unknown): FailureClassification {
       break;
     }
     const record = current as Record<string, unknown>;
+    facts.failureReason ??= isFailureReason(record.failureReason) ? record.failureReason : undefined;
     facts.reason ??= reasonField(record.reason);
     facts.status ??= statusField(record.status) ?? statusField(record.statusCode) ?? responseStatus(record.response);
     facts.code ??= typeof record.code === 'string' ? record.code : undefined;
@@ -73,7 +66,13 @@ export function classifyFailure(error: unknown): FailureClassification {
   const specificName = facts.names.find((name) => !GENERIC_NAMES.has(name));
   const status = facts.status ?? fromText.status;
   return {
-    reason: facts.reason ?? (facts.status === undefined ? undefined : `http-${facts.status}`) ?? reasonFromCode(facts.code) ?? reasonFromNames(facts.names) ?? fromText.reason,
+    reason:
+      facts.failureReason ??
+      facts.reason ??
+      (facts.status === undefined ? undefined : `http-${facts.status}`) ??
+      failureReasonOfCode(facts.code) ??
+      reasonFromNames(facts.names) ??
+      fromText.reason,
     status,
     errorClass: specificName ?? (fromText.errorClass !== 'Error' ? fromText.errorClass : undefined) ?? facts.names[0] ?? 'Error',
     message: fromText.message,
@@ -83,16 +82,21 @@ export function classifyFailure(error: unknown): FailureClassification {
 /**
  * Classifies a failure from its message alone, and optionally the stack BullMQ
  * kept (`job.stacktrace`): what `reconcile()` has for a job whose worker died
- * before recording it.
+ * before recording it. crawlq's errors start the message with their reason
+ * (`timeout: ...`, see `messageWithReason` in @crawlq/urls); other messages are
+ * read by the patterns below, a fallback for foreign errors and for failures
+ * recorded before reasons were data.
  */
 export function classifyFailureMessage(message: string, stack?: string | null): FailureClassification {
   const clean = truncate(redactText(message.trim() || 'error without a message'));
-  const status = statusFromText(clean);
+  const stated = failureReasonInMessage(clean);
+  const status = (stated === undefined ? null : statusOfFailureReason(stated)) ?? statusFromText(clean);
   const errorClass =
     /^([A-Z][\w$]*(?:Error|Exception|Violation)):\s/.exec(clean)?.[1] ?? /^([A-Z][\w$]*)(?:\s\[[\w-]+\])?:\s/.exec(stack ?? '')?.[1] ?? 'Error';
-  return { reason: reasonFromText(clean, status), status, errorClass, message: clean };
+  return { reason: stated ?? reasonFromText(clean, status), status, errorClass, message: clean };
 }
 
+/** The fallback: crawlq's older wordings and foreign errors' messages. */
 function reasonFromText(text: string, status: number | null): string {
   const refused = /refused \(([a-z][a-z-]*)\)/i.exec(text)?.[1];
   if (refused) return refused.toLowerCase();
@@ -106,7 +110,7 @@ function reasonFromText(text: string, status: number | null): string {
   if (/stalled more than allowable limit/i.test(text)) return 'stalled';
   if (/\bE?TIMEDOUT\b|ESOCKETTIMEDOUT|timed? ?out\b|\btimeout\b/i.test(text)) return 'timeout';
   const code = /\b(E[A-Z]{3,}|UND_ERR_[A-Z_]+|ERR_[A-Z_]+|Z_[A-Z_]+)\b/.exec(text)?.[1];
-  return reasonFromCode(code) ?? (/socket hang up/i.test(text) ? 'network' : 'error');
+  return failureReasonOfCode(code) ?? (/socket hang up/i.test(text) ? 'network' : 'error');
 }
 
 function statusFromText(text: string): number | null {
@@ -117,17 +121,7 @@ function statusFromText(text: string): number | null {
   return digits === undefined ? null : Number(digits);
 }
 
-function reasonFromCode(code: string | undefined): string | undefined {
-  if (code === undefined) return undefined;
-  if (TIMEOUT_CODES.has(code)) return 'timeout';
-  if (NETWORK_CODES.has(code)) return 'network';
-  if (code === 'ERR_INVALID_URL') return 'invalid-url';
-  // The fetcher's code for a `000` status line; zlib's codes for a body that does not inflate.
-  if (code === 'ERR_INVALID_STATUS') return 'invalid-status';
-  if (code.startsWith('Z_')) return 'decompression';
-  return undefined;
-}
-
+/** got's error classes, for errors thrown by got itself rather than through the fetcher. */
 function reasonFromNames(names: readonly string[]): string | undefined {
   if (names.includes('TimeoutError')) return 'timeout';
   if (names.some((name) => name === 'RequestError' || name === 'ReadError')) return 'network';

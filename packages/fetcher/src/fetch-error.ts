@@ -1,4 +1,5 @@
-import { redactUrl } from '@crawlq/urls';
+import { failureReasonOfCode, httpFailureReason, messageWithReason, redactUrl, type FailureReason } from '@crawlq/urls';
+import { RequestError, TimeoutError } from 'got';
 
 /**
  * Base class of every error `Fetcher.fetch()` raises on its own behalf.
@@ -7,6 +8,8 @@ import { redactUrl } from '@crawlq/urls';
 export abstract class FetchError extends Error {
   /** Whether a later attempt (at the queue level) may succeed. */
   abstract readonly retryable: boolean;
+  /** Why the fetch failed, from the shared list (`FAILURE_REASONS` in @crawlq/urls); undefined when not known. */
+  abstract readonly failureReason: FailureReason | undefined;
   /** The URL passed to `fetch()`. */
   readonly url: string;
 
@@ -44,7 +47,7 @@ export interface RetryableFetchErrorInit {
  * while a response was read, or the status line held no HTTP status (`000`,
  * answered like an unreachable server).
  */
-export type RetryableFetchReason = 'network' | 'timeout' | 'decompression' | 'invalid-status';
+export type RetryableFetchReason = Extract<FailureReason, 'network' | 'timeout' | 'decompression' | 'invalid-status'>;
 
 /**
  * The fetch failed in a way that may heal: 408, 429 or 5xx after got's retries,
@@ -64,11 +67,21 @@ export class RetryableFetchError extends FetchError {
   readonly retries: number;
   /** Set when the failure is not what `status` or `code` would suggest (see the init field). */
   readonly reason: RetryableFetchReason | undefined;
+  /**
+   * `reason`, else `http-NNN` for `status`, else what `code` or got's error
+   * class says (`timeout`, `network`). Also the start of the message (see
+   * `messageWithReason`): BullMQ keeps only the message of a failed job.
+   */
+  readonly failureReason: FailureReason | undefined;
 
   constructor(init: RetryableFetchErrorInit) {
     const what = init.status === undefined ? init.code : `HTTP ${init.status}`;
     const detail = init.detail === undefined ? '' : ` (${init.detail})`;
-    super(`Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}${detail}`, init.url, { cause: init.cause });
+    const failureReason =
+      init.reason ?? (init.status === undefined ? undefined : httpFailureReason(init.status)) ?? failureReasonOfCode(init.code) ?? reasonOfGotError(init.cause);
+    const message = `Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}${detail}`;
+    super(failureReason === undefined ? message : messageWithReason(failureReason, message), init.url, { cause: init.cause });
+    this.failureReason = failureReason;
     this.code = init.code;
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
@@ -78,7 +91,7 @@ export class RetryableFetchError extends FetchError {
 }
 
 /** Why a {@link PermanentFetchError} was raised. */
-export type PermanentFetchReason = 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url';
+export type PermanentFetchReason = Extract<FailureReason, 'scheme' | 'ssrf' | 'body-too-large' | 'too-many-redirects' | 'invalid-url'>;
 
 /** Fields of a {@link PermanentFetchError}. */
 export interface PermanentFetchErrorInit {
@@ -98,9 +111,22 @@ export class PermanentFetchError extends FetchError {
   override readonly name = 'PermanentFetchError';
   readonly retryable = false;
   readonly reason: PermanentFetchReason;
+  /**
+   * The same as `reason`. Not in the message: the crawler fails the job with
+   * a `PermanentJobError`, whose message starts with it.
+   */
+  readonly failureReason: PermanentFetchReason;
 
   constructor(init: PermanentFetchErrorInit) {
     super(`Fetching ${redactUrl(init.url)} refused (${init.reason}): ${init.detail}`, init.url, { cause: init.cause });
     this.reason = init.reason;
+    this.failureReason = init.reason;
   }
+}
+
+/** A got error without a more telling code: a timeout, or another request failure (connection, TLS, stream). */
+function reasonOfGotError(cause: unknown): FailureReason | undefined {
+  if (cause instanceof TimeoutError) return 'timeout';
+  if (cause instanceof RequestError) return 'network';
+  return undefined;
 }

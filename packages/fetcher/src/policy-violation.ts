@@ -11,10 +11,13 @@ export class PolicyViolation extends Error {
   readonly code = 'ERR_CRAWLQ_POLICY';
   readonly retryable = false;
   readonly reason: PermanentFetchReason;
+  /** The same as `reason`, under the name every crawlq error uses for it. */
+  readonly failureReason: PermanentFetchReason;
 
   constructor(reason: PermanentFetchReason, message: string) {
     super(message);
     this.reason = reason;
+    this.failureReason = reason;
   }
 }
 

@@ -1,13 +1,5 @@
+import { addEnqueueCounts, emptyEnqueueCounts, type EnqueueTotals } from './enqueue-totals.js';
 import type { AddResult, Frontier, RejectedUrl } from './frontier.js';
-
-/** Running totals of a streamed enqueue. */
-export interface EnqueueTotals {
-  accepted: number;
-  duplicate: number;
-  rejected: number;
-  overLimit: number;
-  lines: number;
-}
 
 export interface EnqueueStreamOptions {
   /** URLs per Redis batch. @default 1000 */
@@ -37,7 +29,7 @@ export async function enqueueLines(
   options: EnqueueStreamOptions = {},
 ): Promise<EnqueueTotals> {
   const batchSize = options.batchSize ?? 1000;
-  const totals: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };
+  const totals: EnqueueTotals = { ...emptyEnqueueCounts(), lines: 0 };
   let batch: string[] = [];
   let firstLine = 1;
   const inFlight = new Set<Promise<void>>();
@@ -53,10 +45,7 @@ export async function enqueueLines(
     const added = frontier.addSeeds(lines);
     const task: Promise<void> = Promise.all([added, reported])
       .then(([result]: [AddResult, void]) => {
-        totals.accepted += result.accepted;
-        totals.duplicate += result.duplicate;
-        totals.overLimit += result.overLimit;
-        totals.rejected += result.rejected.length;
+        addEnqueueCounts(totals, result);
         for (const rejected of result.rejected) options.onRejected?.(first + rejected.index, rejected);
         options.onBatch?.(totals);
       })

@@ -1,5 +1,5 @@
 import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
-import { createScopeFilter, groupKeyOf, hostMatchesGlob, normalizeUrl, tryNormalizeUrl, urlFingerprint, type GroupBy, type ScopeMode } from '@crawlq/urls';
+import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import type { Redis } from 'ioredis';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -20,7 +20,7 @@ export interface FrontierSettings {
    * first match wins) belongs to `group` instead of its host or domain, e.g.
    * several CDN hosts that share one origin server.
    */
-  readonly groupRules?: readonly { readonly match: string; readonly group: string }[] | undefined;
+  readonly groupRules?: readonly GroupRule[] | undefined;
   readonly sortQuery: boolean;
   readonly jobPolicy: CrawlJobPolicy;
   /**
@@ -259,13 +259,7 @@ export class Frontier {
 
   /** The politeness group of a normalised URL: a matching group rule, else its host or domain. */
   groupOf(url: string): string {
-    const rules = this.#settings.groupRules;
-    if (rules !== undefined && rules.length > 0) {
-      const host = new URL(url).host;
-      const rule = rules.find((candidate) => hostMatchesGlob(host, candidate.match));
-      if (rule) return rule.group;
-    }
-    return groupKeyOf(url, this.#settings.groupBy);
+    return politenessGroupOf(url, this.#settings);
   }
 
   async #scopeFilter(): Promise<(url: string) => boolean> {

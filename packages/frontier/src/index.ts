@@ -1,5 +1,6 @@
 export { Frontier, type FrontierOptions, type FrontierSettings, type SlotPlanner, type AddResult, type RejectedUrl } from './frontier.js';
-export { enqueueLines, type EnqueueTotals, type EnqueueStreamOptions } from './enqueue-stream.js';
+export { enqueueLines, type EnqueueStreamOptions } from './enqueue-stream.js';
+export { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts, type EnqueueTotals } from './enqueue-totals.js';
 export { frontierKeys } from './keys.js';
 export { SeenSet, type SeenSetOptions, type SeenSetCandidate, type SeenSetInfo, type PageBudgets } from './seen-set.js';
 export {

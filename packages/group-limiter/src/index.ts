@@ -15,7 +15,6 @@ export {
   type RateLimit,
 } from './policy.js';
 export { paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
-export { matchHostGlob, isHostGlob } from './host-glob.js';
 export { limiterKeys, type LimiterKeys } from './keys.js';
 export { ScriptCode } from './commands/script-code.js';
 export {

@@ -1,5 +1,5 @@
+import { isHostGlob } from '@crawlq/urls';
 import { InvalidLimitPolicyError } from './errors.js';
-import { isHostGlob } from './host-glob.js';
 
 /** At most `max` request starts per `durationMs`. */
 export interface RateLimit {
@@ -19,7 +19,7 @@ export interface GroupLimits {
 
 /** Limits for the groups matching a host glob; unspecified fields fall back to the policy defaults. */
 export interface LimitRule extends Partial<GroupLimits> {
-  /** Host glob: `'*.example.com'`, `'example.com'` or `'*'` (see `matchHostGlob`). */
+  /** Host glob: `'*.example.com'`, `'example.com'` or `'*'`, optionally with `:port` (see `hostMatchesGlob` in @crawlq/urls). */
   readonly match: string;
 }
 
@@ -157,7 +157,7 @@ class PolicyChecker {
 
   rule(rule: LimitRule, path: string): LimitRule {
     if (typeof rule.match !== 'string' || !isHostGlob(rule.match)) {
-      this.issues.push(`${path}.match must be '*', '*.domain' or an exact host, got ${JSON.stringify(rule.match)}`);
+      this.issues.push(`${path}.match must be '*', '*.domain' or an exact host (optionally with :port), got ${JSON.stringify(rule.match)}`);
     }
     // Only the fields the rule sets: the others keep falling back to the defaults.
     const out: { match: string; rate?: RateLimit | null; burst?: number; concurrency?: number | null } = {

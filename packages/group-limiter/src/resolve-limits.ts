@@ -1,4 +1,4 @@
-import { matchHostGlob } from './host-glob.js';
+import { hostMatchesGlob } from '@crawlq/urls';
 import { DEFAULT_SPACING_MARGIN, type GroupLimits, type LimitPolicy, type RateLimit } from './policy.js';
 
 /** A group's limits plus the pacing numbers the Lua scripts work with. */
@@ -27,9 +27,13 @@ export function paceIntervalMs(rate: RateLimit | null, policy: LimitPolicy): num
   return own + Math.max(policy.safetyMarginMs / rate.max, (policy.spacingMargin ?? DEFAULT_SPACING_MARGIN) * own);
 }
 
-/** The limits for `group` under `policy`: the first matching rule, its unset fields taken from the defaults. */
+/**
+ * The limits for `group` under `policy`: the first rule whose host glob matches
+ * the group key (as group rules match hosts: a glob without a port matches any
+ * port), its unset fields taken from the defaults.
+ */
 export function resolveLimits(policy: LimitPolicy, group: string): ResolvedLimits {
-  const rule = policy.rules.find((candidate) => matchHostGlob(group, candidate.match));
+  const rule = policy.rules.find((candidate) => hostMatchesGlob(group, candidate.match));
   const limits: GroupLimits = {
     rate: rule?.rate !== undefined ? rule.rate : policy.defaults.rate,
     burst: rule?.burst ?? policy.defaults.burst,

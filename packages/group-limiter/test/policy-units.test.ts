@@ -2,35 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_LIMIT_POLICY,
   InvalidLimitPolicyError,
-  isHostGlob,
-  matchHostGlob,
   normalizePolicy,
   resolveLimits,
 } from '../src/index.js';
 import { maxInWindow } from './support.js';
-
-describe('matchHostGlob', () => {
-  it('matches subdomains with *.domain but not the domain itself', () => {
-    expect(matchHostGlob('a.example.com', '*.example.com')).toBe(true);
-    expect(matchHostGlob('a.b.example.com', '*.example.com')).toBe(true);
-    expect(matchHostGlob('example.com', '*.example.com')).toBe(false);
-    expect(matchHostGlob('badexample.com', '*.example.com')).toBe(false);
-  });
-
-  it('matches exact hosts case-insensitively, ignoring a trailing dot', () => {
-    expect(matchHostGlob('Example.COM.', 'example.com')).toBe(true);
-    expect(matchHostGlob('www.example.com', 'example.com')).toBe(false);
-  });
-
-  it('matches everything with *', () => {
-    expect(matchHostGlob('anything.test', '*')).toBe(true);
-  });
-
-  it('recognises only the supported glob forms', () => {
-    expect(['*', '*.example.com', 'example.com'].every(isHostGlob)).toBe(true);
-    expect(['', 'exa*mple.com', '*.', '*.*.com', 'a b'].some(isHostGlob)).toBe(false);
-  });
-});
 
 describe('normalizePolicy / resolveLimits', () => {
   it('fills documented defaults', () => {
@@ -70,6 +45,31 @@ describe('normalizePolicy / resolveLimits', () => {
     expect(resolveLimits(policy, 'api.example.com').limits).toEqual({ rate: { max: 5, durationMs: 1000 }, burst: 2, concurrency: 1 });
     expect(resolveLimits(policy, 'www.example.com').limits).toEqual({ rate: null, burst: 2, concurrency: 3 });
     expect(resolveLimits(policy, 'example.com').limits.rate).toEqual({ max: 1, durationMs: 500 });
+  });
+
+  it('matches groups with a port as group rules match hosts: a rule without a port applies on every port', () => {
+    const policy = normalizePolicy({
+      defaults: { rate: null, burst: 1, concurrency: null },
+      rules: [
+        { match: 'a.example.com:9090', concurrency: 9 },
+        { match: '*.example.com', concurrency: 2 },
+        { match: '*:8443', concurrency: 7 },
+      ],
+    });
+    // Before #11 a limit rule `*.example.com` missed the group `a.example.com:8080` that a group rule caught.
+    expect(resolveLimits(policy, 'a.example.com:8080').limits.concurrency).toBe(2);
+    expect(resolveLimits(policy, 'a.example.com').limits.concurrency).toBe(2);
+    // An explicit port matches only that port.
+    expect(resolveLimits(policy, 'a.example.com:9090').limits.concurrency).toBe(9);
+    expect(resolveLimits(policy, 'b.example.com:9090').limits.concurrency).toBe(2);
+    expect(resolveLimits(policy, 'other.test:8443').limits.concurrency).toBe(7);
+    expect(resolveLimits(policy, 'other.test:8080').limits.concurrency).toBeNull();
+  });
+
+  it('accepts the glob forms group rules accept, ports included, and refuses others', () => {
+    const rules = ['*', '*.example.com', 'example.com', '*:8080', 'example.com:8080', '[::1]:3000'].map((match) => ({ match }));
+    expect(normalizePolicy({ rules }).rules.map((rule) => rule.match)).toEqual(rules.map((rule) => rule.match));
+    for (const match of ['', 'exa*mple.com', '*.', '*.*.com', 'a b']) expect(() => normalizePolicy({ rules: [{ match }] })).toThrow(InvalidLimitPolicyError);
   });
 
   it("spaces starts by T' = S + max(margin / max, spacingMargin * S), S = duration / max, with tolerance (burst - 1) T'", () => {

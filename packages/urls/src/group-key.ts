@@ -1,8 +1,46 @@
 import { parse } from 'tldts';
+import { hostMatchesGlob } from './host-glob.js';
 import { InvalidUrlError } from './invalid-url-error.js';
 
 /** How URLs are grouped for politeness limits. */
 export type GroupBy = 'host' | 'domain';
+
+/** A custom group: URLs whose host matches the glob `match` share the group `group`. */
+export interface GroupRule {
+  readonly match: string;
+  readonly group: string;
+}
+
+/** How a crawl assigns politeness groups: custom rules first (first match wins), else by host or domain. */
+export interface Grouping {
+  readonly groupBy: GroupBy;
+  readonly groupRules?: readonly GroupRule[] | undefined;
+}
+
+/**
+ * What a custom group's name may be: like a group key, it sits inside Redis
+ * keys, so no `{` `}` (hash tags), `*` `?` (globs) or whitespace.
+ */
+export const GROUP_NAME_PATTERN = /^[A-Za-z0-9._:~-]{1,200}$/;
+
+/**
+ * The politeness group of a URL: the group of the first rule whose host glob
+ * (see `hostMatchesGlob`) matches its host, else {@link groupKeyOf}.
+ *
+ * @throws {InvalidUrlError} (`malformed`) when `url` does not parse.
+ */
+export function politenessGroupOf(url: string, grouping: Grouping): string {
+  const rules = grouping.groupRules;
+  if (rules === undefined || rules.length === 0) return groupKeyOf(url, grouping.groupBy);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch (error) {
+    throw new InvalidUrlError('malformed', url, { cause: error });
+  }
+  const rule = rules.find((candidate) => hostMatchesGlob(parsed.host, candidate.match));
+  return rule ? rule.group : groupKeyOfParsed(parsed, grouping.groupBy);
+}
 
 // Everything a host may legally contain after normalisation, plus the
 // brackets and colons of IPv6 literals and ports. Anything else (the WHATWG

@@ -3,15 +3,26 @@ export type { InvalidUrlReason } from './invalid-url-error.js';
 export { normalizeUrl, tryNormalizeUrl, DEFAULT_MAX_URL_LENGTH } from './normalize-url.js';
 export type { NormalizeOptions, NormalizeResult } from './normalize-url.js';
 export { urlFingerprint } from './url-fingerprint.js';
-export { groupKeyOf, domainOf } from './group-key.js';
-export type { GroupBy } from './group-key.js';
+export { groupKeyOf, politenessGroupOf, domainOf, GROUP_NAME_PATTERN } from './group-key.js';
+export type { GroupBy, GroupRule, Grouping } from './group-key.js';
 export { createScopeFilter } from './scope-filter.js';
 export type { ScopeMode, ScopeOptions } from './scope-filter.js';
 export { parsePattern } from './parse-pattern.js';
 export { InvalidPatternError } from './invalid-pattern-error.js';
-export { hostMatchesGlob } from './host-matches-glob.js';
+export { hostMatchesGlob, isHostGlob } from './host-glob.js';
 export { classifyIp, isPublicIp } from './classify-ip.js';
 export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
 export { redactUrl, redactText, withoutUserinfo } from './redact-url.js';
 export { escapeHtml } from './escape-html.js';
+export {
+  FAILURE_REASONS,
+  failureReasonInMessage,
+  failureReasonOfCode,
+  httpFailureReason,
+  isFailureReason,
+  messageWithReason,
+  statusOfFailureReason,
+  type FailureReason,
+  type NamedFailureReason,
+} from './failure-reason.js';

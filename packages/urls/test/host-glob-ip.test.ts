@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidIpError, classifyIp, hostMatchesGlob, isPublicIp } from '@crawlq/urls';
+import { InvalidIpError, classifyIp, hostMatchesGlob, isHostGlob, isPublicIp, politenessGroupOf } from '@crawlq/urls';
 import type { IpClass } from '@crawlq/urls';
 
 describe('hostMatchesGlob', () => {
@@ -19,8 +19,40 @@ describe('hostMatchesGlob', () => {
     ['a.example.com:3000', '*:3000', true],
     ['[::1]:3000', '[::1]', true],
     ['example.com.', 'example.com', true],
+    ['Example.COM.', 'example.com', true],
+    ['anything.test', '*', true],
+    ['a.example.com:8080', '*.example.com', true],
+    ['a.example.com:8080', '*.example.com:8080', true],
+    ['a.example.com:8081', '*.example.com:8080', false],
+    ['[::1]:3000', '[::1]:3001', false],
   ] as const)('%s vs %s -> %s', (host, glob, expected) => {
     expect(hostMatchesGlob(host, glob)).toBe(expected);
+  });
+});
+
+describe('isHostGlob', () => {
+  it('recognises *, *.suffix and exact hosts, each optionally with a port', () => {
+    expect(['*', '*.example.com', 'example.com', 'Example.COM.', '*:8080', 'example.com:8080', '*.example.com:8080', '[::1]:3000'].every(isHostGlob)).toBe(true);
+  });
+
+  it('refuses other uses of *, whitespace and empty hosts', () => {
+    expect(['', 'exa*mple.com', '*.', '*.*.com', 'a b', ':8080', '*.:80'].some(isHostGlob)).toBe(false);
+  });
+});
+
+describe('politenessGroupOf', () => {
+  const rules = [
+    { match: 'a.example.com:9090', group: 'nine' },
+    { match: '*.example.com', group: 'shared' },
+  ];
+
+  it('takes the first rule matching the host, a port included, else the host or domain key', () => {
+    expect(politenessGroupOf('http://a.example.com:8080/x', { groupBy: 'host', groupRules: rules })).toBe('shared');
+    expect(politenessGroupOf('http://a.example.com:9090/x', { groupBy: 'host', groupRules: rules })).toBe('nine');
+    expect(politenessGroupOf('http://b.example.com:9090/x', { groupBy: 'host', groupRules: rules })).toBe('shared');
+    expect(politenessGroupOf('http://other.test:8080/x', { groupBy: 'host', groupRules: rules })).toBe('other.test:8080');
+    expect(politenessGroupOf('http://a.b.other.co.uk/x', { groupBy: 'domain', groupRules: rules })).toBe('other.co.uk');
+    expect(politenessGroupOf('http://a.b.other.co.uk/x', { groupBy: 'domain' })).toBe('other.co.uk');
   });
 });
 

@@ -1,5 +1,4 @@
-import type { CrawlqConfig } from '@crawlq/config';
-import { readFleetConfig } from '@crawlq/crawler';
+import { retryJobPolicyFor } from '@crawlq/crawler';
 import type { Command } from 'commander';
 import { lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
@@ -27,7 +26,8 @@ export function registerDashboard(program: Command): void {
           host: config.dashboardHost,
           port: config.dashboardPort,
           ...(config.dashboardUser && config.dashboardPassword ? { auth: { user: config.dashboardUser, password: config.dashboardPassword } } : {}),
-          jobPolicy: await jobPolicyFor(config, redisUrl),
+          // Retries from the dashboard get the fleet's attempts and backoff, unless the command was given its own.
+          jobPolicy: await retryJobPolicyFor(config, redisUrl),
           log,
           opsEndpoints: observability.handle,
         });
@@ -49,13 +49,4 @@ export function registerDashboard(program: Command): void {
       await observability.close();
     });
   });
-}
-
-/** Retries from the dashboard get the fleet's attempts and backoff, unless the command was given its own. */
-async function jobPolicyFor(config: CrawlqConfig, redisUrl: string): Promise<{ attempts: number; backoffMs: number }> {
-  const fleet = (await readFleetConfig(config, redisUrl)).config;
-  return {
-    attempts: config.explicit.includes('attempts') ? config.attempts : fleet.attempts,
-    backoffMs: config.explicit.includes('backoff') ? config.backoff : fleet.backoff,
-  };
 }

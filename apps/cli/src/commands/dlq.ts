@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
 import { createDeadLetterAdmin, type DeadLetterEntry, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { readFleetConfig } from '@crawlq/crawler';
+import { retryJobPolicyFor } from '@crawlq/crawler';
 import { openCrawlQueue } from '@crawlq/queue';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
@@ -97,11 +97,7 @@ export function registerDlq(program: Command): void {
     const { retried } = await withDeadLetters(config, async (deadLetters, redisUrl) => {
       const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
       try {
-        // A fresh budget by the fleet's definition, unless this command was given its own.
-        const fleet = (await readFleetConfig(config, redisUrl)).config;
-        const attempts = config.explicit.includes('attempts') ? config.attempts : fleet.attempts;
-        const backoffMs = config.explicit.includes('backoff') ? config.backoff : fleet.backoff;
-        return await deadLetters.retry(selector, queue, { attempts, backoffMs });
+        return await deadLetters.retry(selector, queue, await retryJobPolicyFor(config, redisUrl));
       } finally {
         await queue.close();
       }

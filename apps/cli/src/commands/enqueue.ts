@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { definitionAuthor, openCrawlServices, publishCrawlDefinition, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
-import { enqueueLines, type EnqueueTotals } from '@crawlq/frontier';
+import { addEnqueueCounts, emptyEnqueueCounts, enqueueLines } from '@crawlq/frontier';
 import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
@@ -34,10 +34,7 @@ export function registerEnqueue(program: Command): void {
         if (evictionWarning) process.stderr.write(`warning: ${evictionWarning}\n`);
         const rejectedOut = (lineNumber: number, rejected: { reason: string; message: string }) =>
           process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
-        const sum: EnqueueTotals = { accepted: 0, duplicate: 0, rejected: 0, overLimit: 0, lines: 0 };
-        const add = (part: EnqueueTotals) => {
-          for (const key of Object.keys(sum) as (keyof EnqueueTotals)[]) sum[key] += part[key];
-        };
+        const sum = emptyEnqueueCounts();
         // --sitemaps reads the robots.txt of every seed's origin, whatever the seed's source (#10).
         const origins = new Set<string>();
         const noteOrigins = async function* (lines: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
@@ -46,20 +43,18 @@ export function registerEnqueue(program: Command): void {
             yield line;
           }
         };
-        if (urls.length > 0) add(await enqueueLines(services.frontier, noteOrigins(urls), { onRejected: rejectedOut }));
+        if (urls.length > 0) addEnqueueCounts(sum, await enqueueLines(services.frontier, noteOrigins(urls), { onRejected: rejectedOut }));
         if (file !== undefined) {
           const input = file === '-' ? process.stdin : createReadStream(file);
           const lines = createInterface({ input, crlfDelay: Infinity });
-          add(await enqueueLines(services.frontier, noteOrigins(lines), { onRejected: rejectedOut }));
+          addEnqueueCounts(sum, await enqueueLines(services.frontier, noteOrigins(lines), { onRejected: rejectedOut }));
         }
         const log = (line: string) => process.stderr.write(`${line}\n`);
         const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, [...origins]) : [])];
         if (sitemaps.length > 0) {
           const seeded = await seedFromSitemaps(services, sitemaps, { log });
           log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
-          sum.accepted += seeded.accepted;
-          sum.duplicate += seeded.duplicate;
-          sum.overLimit += seeded.overLimit;
+          addEnqueueCounts(sum, seeded);
         }
         return sum;
       } finally {

@@ -1,4 +1,11 @@
 /**
+ * Host globs, the one matcher behind both kinds of config rule: group rules
+ * (matched against a URL's `host`) and limit rules (matched against a group
+ * key). Both see `host:port` for a non-default port, so both must read a port
+ * in the same way.
+ */
+
+/**
  * Whether a host (or group key) matches a host glob, case-insensitively:
  * - `*` matches every host;
  * - `*.example.com` matches `a.example.com` and `a.b.example.com`, but not
@@ -6,9 +13,9 @@
  * - anything else must equal the host (`example.com`, `127.0.0.1`, `[::1]`).
  *
  * A glob with a port (`example.com:8080`, `*:8080`) matches only that port;
- * a glob without one matches the host on any port. One trailing dot is
- * ignored on both sides. Used for per-group limit rules, where the first
- * matching rule wins.
+ * a glob without one matches the host on any port, since a port does not make
+ * another site. One trailing dot is ignored on both sides. First matching rule
+ * wins, for group rules and limit rules alike.
  */
 export function hostMatchesGlob(host: string, glob: string): boolean {
   const target = splitHostPort(host.toLowerCase());
@@ -22,7 +29,25 @@ export function hostMatchesGlob(host: string, glob: string): boolean {
   return target.host === rule.host;
 }
 
+/**
+ * Whether `glob` is one of the forms {@link hostMatchesGlob} understands: `*`,
+ * `*.suffix` or an exact host, each optionally with `:port`. A `*` anywhere
+ * else, whitespace or an empty host is not.
+ */
+export function isHostGlob(glob: string): boolean {
+  const { host } = splitPort(glob.toLowerCase());
+  if (host === '*') return true;
+  const rest = host.startsWith('*.') ? host.slice(2) : host;
+  const exact = rest.endsWith('.') ? rest.slice(0, -1) : rest;
+  return exact.length > 0 && !exact.includes('*') && !/\s/.test(glob);
+}
+
 function splitHostPort(text: string): { host: string; port: string | undefined } {
+  const { host, port } = splitPort(text);
+  return { host: host.endsWith('.') ? host.slice(0, -1) : host, port };
+}
+
+function splitPort(text: string): { host: string; port: string | undefined } {
   let host = text;
   let port: string | undefined;
   const colon = text.lastIndexOf(':');
@@ -35,6 +60,5 @@ function splitHostPort(text: string): { host: string; port: string | undefined }
       port = text.slice(colon + 1);
     }
   }
-  if (host.endsWith('.')) host = host.slice(0, -1);
   return { host, port };
 }
