@@ -60,15 +60,45 @@ dl.fields dt { color: var(--muted); }
 dl.fields dd { margin: 0; word-break: break-all; }
 .actions-row { display: flex; gap: 8px; margin: 16px 0; }
 .spaced { margin-top: 16px; }
+.scroll { overflow-x: auto; }
+table.groups td.group { word-break: break-all; min-width: 140px; }
+table.groups td.actions select { padding: 2px 4px; }
+.tag.paused { background: #fdf0d5; color: #7a4b00; }
+.tag.done { background: var(--ok-bg); color: var(--ok-fg); }
+.note { margin-top: 20px; }
 `;
 
-/** Asks before submitting any form with `data-confirm`; the only script on our pages. */
+/**
+ * Asks before submitting any form with \`data-confirm\`, and refreshes the
+ * overview: it fetches the page again and swaps in its \`#overview\`, so the
+ * figures stay server-rendered (and escaped) in one place. No swap while a
+ * select in it has the focus: the operator is choosing a pause length.
+ */
 const SCRIPT = `
 document.addEventListener('submit', function (event) {
   var form = event.target;
   var question = form && form.getAttribute && form.getAttribute('data-confirm');
   if (question && !window.confirm(question)) event.preventDefault();
 });
+(function () {
+  var box = document.getElementById('overview');
+  if (!box || !window.fetch || !window.DOMParser) return;
+  var every = Number(box.getAttribute('data-refresh-ms')) || 5000;
+  function refresh() {
+    var focused = document.activeElement;
+    if (document.hidden || (focused && focused.tagName === 'SELECT' && box.contains(focused))) return schedule();
+    fetch(location.pathname, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (text) {
+        var next = text && new DOMParser().parseFromString(text, 'text/html').getElementById('overview');
+        if (next) { box.replaceWith(next); box = next; }
+      })
+      .catch(function () { /* Redis or the dashboard away: keep the last figures and try again. */ })
+      .then(schedule);
+  }
+  function schedule() { setTimeout(refresh, every); }
+  schedule();
+})();
 `;
 
 // Our own constants, not input: safe to embed as they are.
@@ -76,7 +106,7 @@ const OWN_STYLE = new SafeHtml(STYLE);
 const OWN_SCRIPT = new SafeHtml(SCRIPT);
 
 /** A complete HTML page around `body`. */
-export function layout(context: PageContext, page: { title: string; current: 'dead-letters' | 'none'; body: SafeHtml }): string {
+export function layout(context: PageContext, page: { title: string; current: 'overview' | 'dead-letters' | 'none'; body: SafeHtml }): string {
   const { flash } = context;
   return html`<!doctype html>
 <html lang="en">
@@ -93,6 +123,7 @@ export function layout(context: PageContext, page: { title: string; current: 'de
   <span class="brand">crawlq</span>
   <span class="ns">namespace <code>${context.namespace}</code></span>
   <nav>
+    <a href="/overview"${page.current === 'overview' ? html` aria-current="page"` : ''}>Overview</a>
     <a href="/dead-letters"${page.current === 'dead-letters' ? html` aria-current="page"` : ''}>Dead letters</a>
     <a href="/queues">Queues (Bull Board)</a>
   </nav>
