@@ -1,5 +1,5 @@
 import type { DeadLetterEntry, DeadLetterStats } from '@crawlq/dead-letter';
-import { listSearch, type ListQuery } from '../filters.js';
+import { groupMatches, listSearch, type ListQuery } from '../filters.js';
 import { html, type SafeHtml } from '../html.js';
 import { actionForm, entryPath, time, urlLink } from './format.js';
 import { layout, type PageContext } from './layout.js';
@@ -52,7 +52,7 @@ export function deadLetterListPage(context: PageContext, view: DeadLetterListVie
   const filtered = query.group !== undefined || query.reason !== undefined;
   const matching =
     query.group !== undefined && query.reason === undefined
-      ? (stats.byGroup[query.group] ?? 0)
+      ? Object.entries(stats.byGroup).reduce((sum, [group, count]) => sum + (groupMatches(query.group ?? '', group) ? count : 0), 0)
       : query.reason !== undefined && query.group === undefined
         ? (stats.byReason[query.reason] ?? 0)
         : filtered
