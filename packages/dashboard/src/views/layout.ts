@@ -46,7 +46,8 @@ form.inline { display: inline; margin: 0; }
 table.entries { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); }
 table.entries th, table.entries td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 table.entries th { background: #eef1f5; font-weight: 600; font-size: 12px; color: var(--muted); white-space: nowrap; }
-table.entries td.url { word-break: break-all; max-width: 480px; }
+table.entries td.url { word-break: break-all; min-width: 16em; max-width: 480px; }
+table.entries td.id code { word-break: break-all; }
 table.entries td.actions { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
@@ -66,6 +67,22 @@ table.groups td.actions select { padding: 2px 4px; }
 .tag.paused { background: #fdf0d5; color: #7a4b00; }
 .tag.done { background: var(--ok-bg); color: var(--ok-fg); }
 .note { margin-top: 20px; }
+/* Narrow windows: the dead-letter rows become cards, the URL on a line of its own. */
+@media (max-width: 960px) {
+  header { flex-wrap: wrap; gap: 6px 16px; padding: 10px 12px; }
+  header nav { margin-left: 0; flex-wrap: wrap; }
+  main { padding: 16px 12px 32px; }
+  .bulk { margin-left: 0; flex-wrap: wrap; }
+  .card { min-width: 0; flex: 1 1 200px; }
+  table.stack, table.stack tbody { display: block; border: 0; background: none; }
+  table.stack thead { display: none; }
+  table.stack tr { display: flex; flex-wrap: wrap; gap: 2px 12px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin-bottom: 10px; padding: 8px 4px; }
+  table.stack td { display: block; border: 0; padding: 2px 8px; text-align: left; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: 12px; }
+  table.stack td.url { order: -1; flex: 1 1 100%; min-width: 0; max-width: none; font-weight: 500; }
+  table.stack td.id { flex: 1 1 100%; }
+  table.stack td.actions { flex: 1 1 100%; }
+}
 `;
 
 /**
