@@ -1,7 +1,7 @@
 import type { DeadLetterEntry, DeadLetterStats } from '@crawlq/dead-letter';
 import { groupMatches, listSearch, type ListQuery } from '../filters.js';
 import { html, type SafeHtml } from '../html.js';
-import { actionForm, entryPath, time, urlLink } from './format.js';
+import { actionForm, entryPath, pausedQueueNote, time, urlLink } from './format.js';
 import { layout, type PageContext } from './layout.js';
 
 /** Rows of each counts card before "N more". */
@@ -96,6 +96,7 @@ ${
 <div class="pager">
   ${query.offset > 0 ? html`<a href="/dead-letters${listSearch({ ...query, offset: Math.max(0, query.offset - query.limit) })}">← Newer</a>` : ''}
   ${view.hasMore ? html`<a href="/dead-letters${listSearch({ ...query, offset: query.offset + query.limit })}">Older →</a>` : ''}
-</div>`;
+</div>
+${pausedQueueNote()}`;
   return layout(context, { title: 'Dead letters', current: 'dead-letters', body });
 }
