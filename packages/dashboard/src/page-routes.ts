@@ -10,7 +10,7 @@ import { deadLetterDetailPage } from './views/dead-letter-detail.js';
 import { deadLetterListPage } from './views/dead-letter-list.js';
 import type { PageContext } from './views/layout.js';
 import { messagePage } from './views/message-page.js';
-import { PAUSE_CHOICES, overviewPage } from './views/overview.js';
+import { OVERVIEW_FRAGMENT_PATH, PAUSE_CHOICES, overviewFragment, overviewPage } from './views/overview.js';
 
 export interface PageRoutesOptions {
   readonly actions: DeadLetterActions;
@@ -68,6 +68,10 @@ export function pageRoutes(options: PageRoutesOptions): Router {
 
   router.get('/overview', async (req, res) => {
     res.type('html').send(overviewPage(context(req, res), await options.overviews.read()));
+  });
+
+  router.get(OVERVIEW_FRAGMENT_PATH, async (_req, res) => {
+    res.type('html').send(overviewFragment({ csrfToken: csrf.value }, await options.overviews.read()).value);
   });
 
   router.get('/dead-letters', async (req, res) => {

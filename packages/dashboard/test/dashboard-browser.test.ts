@@ -132,6 +132,9 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     }
     await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click();
     await waitFor('the dead letter job in bull-board', async () => (await page.getByText('fp-beta').count()) > 0, 20_000);
+    // Its "[Paused]" badge comes with the reason, beside it in the queue's header.
+    await page.getByText('[ Paused ]').first().waitFor({ timeout: 20_000 });
+    expect(await page.getByText('Paused on purpose: no worker consumes dead letters', { exact: false }).count()).toBeGreaterThan(0);
     expect(requested.some((url) => /\/queues\/static\/js\/main\.[\w]+\.js$/.test(url))).toBe(true);
     expect(requested.some((url) => url.includes('/queues/api/queues'))).toBe(true);
     // Nothing from elsewhere (bull-board's Google Fonts link is blocked by our CSP before any request).
@@ -145,16 +148,52 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
       await page.goto(`${dashboard.url}/dead-letters?group=127.0.0.1`);
       const url = row(page, LONG_URL).locator('td.url');
       const box = await url.boundingBox();
-      const lineHeight = await url.evaluate((cell) => parseFloat(getComputedStyle(cell).lineHeight));
+      const lineHeight = await url.evaluate((cell) => parseFloat(cell.ownerDocument.defaultView?.getComputedStyle(cell).lineHeight ?? '20'));
       if (box === null) throw new Error('the URL cell is not rendered');
       // The old table gave it a sliver: about one character per line, dozens of lines.
       expect(box.width).toBeGreaterThanOrEqual(Math.min(300, width / 2));
       expect(box.height / lineHeight).toBeLessThanOrEqual(4);
       // Nothing sticks out of the page sideways: the buttons can be reached.
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(await page.locator('html').evaluate((root) => root.scrollWidth)).toBeLessThanOrEqual(width);
       expect(await row(page, LONG_URL).getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
       await page.screenshot({ path: `/tmp/crawlq-dashboard-${width}.png`, fullPage: true });
       expect(problems).toEqual([]);
     });
   }
+
+  it('lands on the overview, which refreshes itself, and pauses and resumes a group for the whole fleet', async () => {
+    const group = '127.0.0.1:18503';
+    await admin.limiter.acquire({ group, leaseId: 'browser-lease-1' });
+    const { page, problems } = await newPage();
+    let navigations = 0;
+    page.on('framenavigated', (frame) => {
+      if (frame === page.mainFrame()) navigations += 1;
+    });
+    await page.goto(`${dashboard.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/overview');
+    const groupRow = page.locator(`tr[data-group="${group}"]`);
+    expect(await groupRow.getByTestId('in-flight').textContent()).toBe('1');
+    expect(await page.getByTestId('dead-lettered').textContent()).toMatch(/^\d+$/);
+
+    // A worker starts on a new group: the page shows it without a reload.
+    const loaded = navigations;
+    await admin.limiter.acquire({ group: 'late.example', leaseId: 'browser-lease-2' });
+    await waitFor('the refreshed group list', async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, 30_000);
+    expect(await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').textContent()).toBe('1');
+    expect(navigations).toBe(loaded);
+
+    await Promise.all([page.waitForURL(`${dashboard.url}/overview`, { waitUntil: 'load' }), groupRow.getByRole('button', { name: 'Pause' }).click()]);
+    expect(await page.getByRole('status').textContent()).toContain(`Paused ${group} for 10 min on every worker.`);
+    const paused = await admin.limiter.status(group);
+    expect(paused.pausedUntil).not.toBeNull();
+    expect(paused.pauseReason).toBe('admin');
+    expect(await groupRow.getByTestId('paused').textContent()).toContain('paused');
+
+    await Promise.all([page.waitForURL(`${dashboard.url}/overview`, { waitUntil: 'load' }), groupRow.getByRole('button', { name: 'Resume' }).click()]);
+    expect(await page.getByRole('status').textContent()).toContain(`Resumed ${group}`);
+    expect((await admin.limiter.status(group)).pausedUntil).toBeNull();
+    expect(await groupRow.getByRole('button', { name: 'Pause' }).count()).toBe(1);
+    await page.screenshot({ path: '/tmp/crawlq-dashboard-overview.png', fullPage: true });
+    expect(problems).toEqual([]);
+  });
 });

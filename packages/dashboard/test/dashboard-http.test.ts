@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
-import { stateKeyPrefix } from '@crawlq/queue';
+import { CRAWL_JOB_NAME, stateKeyPrefix } from '@crawlq/queue';
 import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */
@@ -368,7 +368,7 @@ describe('crawl overview', () => {
     await admin.limiter.acquire({ group: 'shop.example.com', leaseId: 'lease-1' });
     await admin.limiter.acquire({ group: hostile, leaseId: 'lease-2' });
     await admin.limiter.pause(hostile, 60_000, 'Retry-After on 429 <b>');
-    await space.crawl.add('crawl', { url: 'https://shop.example.com/next', depth: 1, group: 'shop.example.com' });
+    await space.crawl.add(CRAWL_JOB_NAME, { url: 'https://shop.example.com/next', depth: 1, group: 'shop.example.com' });
 
     expect((await request(`${dashboard.url}/`)).headers.location).toBe('/overview');
     const page = await request(`${dashboard.url}/overview`);
@@ -384,6 +384,12 @@ describe('crawl overview', () => {
     // The hostile group is paused (a Resume button), the other one can be paused.
     expect(page.body).toContain(`action="/groups/${encodeURIComponent(hostile)}/resume"`);
     expect(page.body).toContain('action="/groups/shop.example.com/pause"');
+    // What the page's script fetches to refresh: the same figures, escaped, without the page around them.
+    const fragment = await request(`${dashboard.url}/overview/fragment`);
+    expect(fragment.body.startsWith('<div id="overview"')).toBe(true);
+    expect(fragment.body).toContain('&lt;img src=x onerror=alert(1)&gt;.example');
+    expect(fragment.body).not.toContain('<img src=x');
+    expect(fragment.body).not.toContain('<style');
 
     const { json } = await api(dashboard.url, '/api/overview');
     const overview = json as { status: { waiting: number; deadLettered: number; done: boolean }; groups: { groups: { group: string; inFlight: number; waitingFor: string | null }[] } };

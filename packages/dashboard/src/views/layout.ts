@@ -86,9 +86,9 @@ table.groups td.actions select { padding: 2px 4px; }
 `;
 
 /**
- * Asks before submitting any form with \`data-confirm\`, and refreshes the
- * overview: it fetches the page again and swaps in its \`#overview\`, so the
- * figures stay server-rendered (and escaped) in one place. No swap while a
+ * Asks before submitting any form with `data-confirm`, and refreshes the
+ * overview: it fetches the server-rendered `#overview` again and swaps it
+ * in, so the figures are rendered (and escaped) in one place. No swap while a
  * select in it has the focus: the operator is choosing a pause length.
  */
 const SCRIPT = `
@@ -104,7 +104,7 @@ document.addEventListener('submit', function (event) {
   function refresh() {
     var focused = document.activeElement;
     if (document.hidden || (focused && focused.tagName === 'SELECT' && box.contains(focused))) return schedule();
-    fetch(location.pathname, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+    fetch(box.getAttribute('data-refresh-from') || location.pathname, { credentials: 'same-origin', headers: { accept: 'text/html' } })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (text) {
         var next = text && new DOMParser().parseFromString(text, 'text/html').getElementById('overview');

@@ -3,6 +3,7 @@ import type { GroupOverview } from '@crawlq/crawler';
 import { CSRF_FIELD } from '../csrf-token.js';
 import type { CrawlOverview } from '../crawl-overview.js';
 import { html, type SafeHtml } from '../html.js';
+import { pausedQueueNote } from './format.js';
 import { layout, type PageContext } from './layout.js';
 
 /** How often the page fetches itself again and swaps in the new figures. */
@@ -57,14 +58,27 @@ function countRow(label: string, value: number | string, testId: string, link?: 
   return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${testId}">${value}</td></tr>`;
 }
 
+/** Where the page fetches its refreshed `#overview` from. */
+export const OVERVIEW_FRAGMENT_PATH = '/overview/fragment';
+
 /** The overview: progress, rate, statuses and the politeness groups with pause/resume. */
 export function overviewPage(context: PageContext, overview: CrawlOverview): string {
+  const body = html`<h1>Crawl overview</h1>
+${overviewFragment(context, overview)}
+${pausedQueueNote()}`;
+  return layout(context, { title: 'Overview', current: 'overview', body });
+}
+
+/**
+ * The part of the overview that refreshes: the page fetches it alone (a whole
+ * page parsed in the browser would trip the CSP on its style's new nonce).
+ */
+export function overviewFragment(context: Pick<PageContext, 'csrfToken'>, overview: CrawlOverview): SafeHtml {
   const { status, rate, groups } = overview;
   const byStatus = Object.entries(status.byStatus).sort(([a], [b]) => a.localeCompare(b));
   const skipped = Object.entries(status.skipped).sort(([a], [b]) => a.localeCompare(b));
   const global = groups.global;
-  const body = html`<h1>Crawl overview</h1>
-<div id="overview" data-refresh-ms="${OVERVIEW_REFRESH_MS}" data-read-at="${overview.at}">
+  return html`<div id="overview" data-refresh-ms="${OVERVIEW_REFRESH_MS}" data-refresh-from="${OVERVIEW_FRAGMENT_PATH}" data-read-at="${overview.at}">
 <p class="muted">Read at ${clock(overview.at)}; refreshes every ${OVERVIEW_REFRESH_MS / 1000} s. ${
     status.done ? html`<span class="tag done" data-testid="done">done: nothing left to crawl</span>` : html`<span class="tag" data-testid="done">crawling</span>`
   }</p>
@@ -99,7 +113,5 @@ ${
   <tbody>${groups.groups.map((group) => groupRow(group, overview.at, context.csrfToken))}</tbody>
 </table></div>`
 }
-</div>
-<p class="muted note">In <a href="/queues">Bull Board</a> the dead-letter queue shows <b>[Paused]</b>: that is on purpose. Nothing consumes dead letters; review, retry or purge them in the <a href="/dead-letters">Dead letters</a> view.</p>`;
-  return layout(context, { title: 'Overview', current: 'overview', body });
+</div>`;
 }
