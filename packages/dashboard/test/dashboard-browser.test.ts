@@ -148,13 +148,13 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
       await page.goto(`${dashboard.url}/dead-letters?group=127.0.0.1`);
       const url = row(page, LONG_URL).locator('td.url');
       const box = await url.boundingBox();
-      const lineHeight = await url.evaluate((cell) => parseFloat(cell.ownerDocument.defaultView?.getComputedStyle(cell).lineHeight ?? '20'));
+      const lineHeight = Number(await url.evaluate('(cell) => parseFloat(getComputedStyle(cell).lineHeight)'));
       if (box === null) throw new Error('the URL cell is not rendered');
       // The old table gave it a sliver: about one character per line, dozens of lines.
       expect(box.width).toBeGreaterThanOrEqual(Math.min(300, width / 2));
       expect(box.height / lineHeight).toBeLessThanOrEqual(4);
       // Nothing sticks out of the page sideways: the buttons can be reached.
-      expect(await page.locator('html').evaluate((root) => root.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
       expect(await row(page, LONG_URL).getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
       await page.screenshot({ path: `/tmp/crawlq-dashboard-${width}.png`, fullPage: true });
       expect(problems).toEqual([]);

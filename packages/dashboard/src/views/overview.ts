@@ -54,8 +54,9 @@ function groupRow(group: GroupOverview, now: number, csrfToken: string): SafeHtm
 </tr>`;
 }
 
-function countRow(label: string, value: number | string, testId: string, link?: string): SafeHtml {
-  return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${testId}">${value}</td></tr>`;
+function countRow(row: { label: string; value: number; testId: string; link?: string }): SafeHtml {
+  const { label, link } = row;
+  return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${row.testId}">${row.value}</td></tr>`;
 }
 
 /** Where the page fetches its refreshed `#overview` from. */
@@ -84,12 +85,12 @@ export function overviewFragment(context: Pick<PageContext, 'csrfToken'>, overvi
   }</p>
 <div class="cards">
   <section class="card" aria-label="Progress"><h2>Progress</h2><table>
-    ${countRow('waiting', status.waiting, 'waiting')}
-    ${countRow('delayed', status.delayed, 'delayed')}
-    ${countRow('active', status.active, 'active')}
-    ${countRow('completed (pages)', status.pages, 'completed')}
-    ${countRow('failed', status.failed, 'failed')}
-    ${countRow('dead-lettered', status.deadLettered, 'dead-lettered', '/dead-letters')}
+    ${countRow({ label: 'waiting', value: status.waiting, testId: 'waiting' })}
+    ${countRow({ label: 'delayed', value: status.delayed, testId: 'delayed' })}
+    ${countRow({ label: 'active', value: status.active, testId: 'active' })}
+    ${countRow({ label: 'completed (pages)', value: status.pages, testId: 'completed' })}
+    ${countRow({ label: 'failed', value: status.failed, testId: 'failed' })}
+    ${countRow({ label: 'dead-lettered', value: status.deadLettered, testId: 'dead-lettered', link: '/dead-letters' })}
   </table></section>
   <section class="card" aria-label="Rate"><h2>Rate</h2>${
     rate === null
@@ -99,7 +100,7 @@ export function overviewFragment(context: Pick<PageContext, 'csrfToken'>, overvi
   <section class="card" aria-label="Statuses"><h2>Statuses</h2>${
     byStatus.length === 0 && skipped.length === 0
       ? html`<span class="muted">no pages yet</span>`
-      : html`<table>${byStatus.map(([key, count]) => countRow(key, count, `status-${key}`))}${skipped.map(([key, count]) => countRow(`skipped (${key})`, count, `skipped-${key}`))}</table>`
+      : html`<table>${byStatus.map(([key, count]) => countRow({ label: key, value: count, testId: `status-${key}` }))}${skipped.map(([key, count]) => countRow({ label: `skipped (${key})`, value: count, testId: `skipped-${key}` }))}</table>`
   }</section>
 </div>
 <h2>Politeness groups</h2>
