@@ -13,6 +13,11 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`dashboard browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 const SCREENSHOT = '/tmp/crawlq-dashboard.png';
+/** The little of the browser's window these tests read (the test tsconfig has no DOM lib). */
+interface BrowserWindow {
+  getComputedStyle(element: unknown): { lineHeight: string };
+  document: { documentElement: { scrollWidth: number } };
+}
 const LONG_ID = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b';
 const LONG_URL = 'http://127.0.0.1:18503/catalogue/category/books/travel_2/index.html?page=3&sort=price-descending&view=grid';
 
@@ -148,13 +153,13 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
       await page.goto(`${dashboard.url}/dead-letters?group=127.0.0.1`);
       const url = row(page, LONG_URL).locator('td.url');
       const box = await url.boundingBox();
-      const lineHeight = Number(await url.evaluate('(cell) => parseFloat(getComputedStyle(cell).lineHeight)'));
+      const lineHeight = await url.evaluate((cell) => parseFloat((globalThis as unknown as BrowserWindow).getComputedStyle(cell).lineHeight));
       if (box === null) throw new Error('the URL cell is not rendered');
       // The old table gave it a sliver: about one character per line, dozens of lines.
       expect(box.width).toBeGreaterThanOrEqual(Math.min(300, width / 2));
       expect(box.height / lineHeight).toBeLessThanOrEqual(4);
       // Nothing sticks out of the page sideways: the buttons can be reached.
-      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(width);
+      expect(await page.evaluate(() => (globalThis as unknown as BrowserWindow).document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       expect(await row(page, LONG_URL).getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
       await page.screenshot({ path: `/tmp/crawlq-dashboard-${width}.png`, fullPage: true });
       expect(problems).toEqual([]);
