@@ -19,6 +19,10 @@ describe('crawlq dashboard', () => {
     const page = await fetch(`${url}/dead-letters`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('dead');
+    // The landing page is the crawl overview, read through the fleet's status and group code.
+    const overview = await fetch(`${url}/`);
+    expect(new URL(overview.url).pathname).toBe('/overview');
+    expect(await overview.text()).toContain('Politeness groups');
     child.kill('SIGINT');
     expect(await exited(child)).toBe(0);
   });

@@ -51,7 +51,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   dashboard: {
     term: 'dashboard',
-    description: 'Web dashboard: queues (Bull Board) and dead-letter review; loopback only unless credentials are set',
+    description: 'Web dashboard: crawl overview with group pause/resume, queues (Bull Board) and dead-letter review; loopback only unless credentials are set',
     load: async () => (await import('./commands/dashboard.js')).registerDashboard,
   },
   results: {

@@ -54,6 +54,11 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
   };
 }
 
+/** Key prefix of the namespace's group limiter (the politeness gate every worker shares). */
+export function gatePrefix(namespace: string): string {
+  return `${stateKeyPrefix(namespace)}:gate`;
+}
+
 export interface CrawlServiceOptions {
   /** Names the Redis connections (CLIENT LIST shows who is who). */
   readonly role: 'worker' | 'coordinator' | 'producer';
@@ -71,7 +76,7 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   // outside the log format.
   redis.on('error', () => undefined);
   queue.on('error', () => undefined);
-  const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: `${stateKeyPrefix(config.namespace)}:gate` });
+  const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   let current = config;
   // A planned job sleeps no longer than --max-blocked: one planned into a long

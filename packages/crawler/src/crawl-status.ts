@@ -1,6 +1,6 @@
 import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
-import type { CrawlServices } from './crawl-services.js';
 import { readCrawlStats, type CrawlStats } from './crawl-stats.js';
+import type { FleetAdminServices } from './group-admin.js';
 import { readGroupWaits, type GroupWait } from './group-waits.js';
 
 /** What `crawlq status` reports. */
@@ -15,7 +15,7 @@ export interface CrawlStatus extends CrawlCounts {
   readonly done: boolean;
 }
 
-export async function readCrawlStatus(services: CrawlServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
+export async function readCrawlStatus(services: FleetAdminServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
   const [counts, stats, dead, groupWaits] = await Promise.all([
     crawlCounts(services.queue),
     readCrawlStats(services.redis, services.config.namespace),

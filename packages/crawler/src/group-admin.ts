@@ -1,14 +1,101 @@
-import type { CrawlServices } from './crawl-services.js';
-import { groupWaitsKey } from './group-waits.js';
+import type { CrawlqConfig } from '@crawlq/config';
+import { createGroupLimiter, type GlobalStatus, type GroupStatus } from '@crawlq/group-limiter';
+import { openCrawlQueue } from '@crawlq/queue';
+import { connectRedis } from '@crawlq/redis';
+import { gatePrefix, type CrawlServices } from './crawl-services.js';
+import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from './group-waits.js';
 
 const PAGE = 1_000;
+
+/**
+ * What reading and steering a running crawl needs (status, group list, pause,
+ * resume): `CrawlServices` has it, and so does `openFleetAdmin` without a
+ * crawl definition or frontier.
+ */
+export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queue' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
+
+/** `FleetAdminServices` a long-running process owns. */
+export interface FleetAdmin extends FleetAdminServices {
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the fleet's state of a namespace for a long-running reader (the
+ * dashboard): commands fail fast while Redis is down, and the connections
+ * come back after a Redis restart.
+ */
+export async function openFleetAdmin(redisUrl: string, namespace: string): Promise<FleetAdmin> {
+  const redis = await connectRedis(redisUrl, { role: 'server', name: 'fleet-admin' });
+  const queue = openCrawlQueue({ url: redisUrl, maxRetriesPerRequest: 1 }, namespace);
+  queue.on('error', () => undefined);
+  return {
+    config: { namespace },
+    redis,
+    queue,
+    limiter: createGroupLimiter({ redis, prefix: gatePrefix(namespace) }),
+    async close() {
+      await queue.close().catch(() => undefined);
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+/** One group as `group list` shows it: its state, and why it waits (`null` when it does not). */
+export interface GroupOverview extends GroupStatus {
+  readonly waitingFor: string | null;
+}
+
+/** Every group, the crawl-wide cap, and whether a crawl has published the limits shown. */
+export interface GroupList {
+  readonly groups: readonly GroupOverview[];
+  readonly global: GlobalStatus;
+  /** False until a crawl stored its policy: the limits shown are then the defaults. */
+  readonly policyPublished: boolean;
+}
+
+/** What `crawlq group list` and the dashboard show about the fleet's groups, with the limits in force. */
+export async function listGroups(services: FleetAdminServices, now = Date.now()): Promise<GroupList> {
+  // Reads the fleet's policy first, so the limits listed are the ones in force.
+  const policy = await services.limiter.getPolicy();
+  const [groups, waits, global] = await Promise.all([
+    services.limiter.list(),
+    readGroupWaits(services.redis, services.config.namespace, now),
+    services.limiter.globalStatus(),
+  ]);
+  const waitingFor = waitingForOf(groups, waits, now);
+  return { groups: groups.map((status) => ({ ...status, waitingFor: waitingFor.get(status.group) ?? null })), global, policyPublished: policy !== null };
+}
+
+/**
+ * Why each waiting group waits: the workers' record (robots.txt, pause), else
+ * a pause in force that no job has run into yet (an admin's, say).
+ */
+function waitingForOf(groups: readonly GroupStatus[], waits: readonly GroupWait[], now: number): Map<string, string> {
+  const waitingFor = new Map<string, string>();
+  for (const wait of waits) waitingFor.set(wait.group, describeGroupWait(wait, now));
+  for (const status of groups) {
+    if (waitingFor.has(status.group) || status.pausedUntil === null || status.pausedUntil <= now) continue;
+    waitingFor.set(status.group, `pause (${status.pauseReason ?? 'no reason given'}), ${Math.ceil((status.pausedUntil - now) / 1000)} s left`);
+  }
+  return waitingFor;
+}
+
+/**
+ * Pauses a group for the whole fleet (capped by the policy's longest pause)
+ * and records it as the group's reason to wait, so its wait shows and counts
+ * toward --max-blocked from now.
+ */
+export async function pauseGroup(services: FleetAdminServices, group: string, forMs: number): Promise<void> {
+  await services.limiter.pause(group, forMs, 'admin');
+  await new GroupWaits(services.redis, services.config.namespace).note(group, { cause: 'pause', until: Date.now() + forMs, label: 'admin pause' });
+}
 
 /**
  * Lifts a group's pause for the whole fleet and wakes the group's jobs that
  * were deferred until the pause would have ended: without this they would sit
  * in the delayed set until then. Returns how many jobs were woken.
  */
-export async function resumeGroup(services: CrawlServices, group: string): Promise<number> {
+export async function resumeGroup(services: FleetAdminServices, group: string): Promise<number> {
   await services.limiter.resume(group);
   // Its "waiting for" record ends with the pause (a robots.txt wait comes back with the next deferral).
   await services.redis.hdel(groupWaitsKey(services.config.namespace), group);

@@ -33,5 +33,14 @@ export { describeResults, resultsTargetOf } from './results-target.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
-export { resumeGroup } from './group-admin.js';
+export {
+  resumeGroup,
+  pauseGroup,
+  listGroups,
+  openFleetAdmin,
+  type FleetAdmin,
+  type FleetAdminServices,
+  type GroupList,
+  type GroupOverview,
+} from './group-admin.js';
 export { seedFromSitemaps, sitemapsFromRobots, type SeedFromSitemapsOptions, type SitemapSeedingResult } from './sitemap-seeding.js';

@@ -1,11 +1,13 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { crawlCounts, type CrawlQueue } from '@crawlq/queue';
+import { GroupNameError, MAX_PAUSE_MS, type CrawlOverviews } from './crawl-overview.js';
 import type { DeadLetterActions } from './dead-letter-actions.js';
 import { QueryError, parseListQuery } from './filters.js';
 import { parseSelection } from './selection.js';
 
 export interface ApiRoutesOptions {
   readonly actions: DeadLetterActions;
+  readonly overviews: CrawlOverviews;
   readonly crawlQueue: CrawlQueue;
   readonly log: (line: string) => void;
 }
@@ -51,6 +53,23 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
     res.json({ ...stats, crawl });
   });
 
+  router.get('/overview', async (_req, res) => {
+    res.json(await options.overviews.read());
+  });
+
+  router.post('/groups/:group/pause', async (req, res) => {
+    const forMs = (req.body as Record<string, unknown> | undefined)?.forMs ?? 600_000;
+    if (typeof forMs !== 'number' || !Number.isInteger(forMs) || forMs < 1 || forMs > MAX_PAUSE_MS) {
+      throw new ApiError(400, `forMs: expected a whole number of ms from 1 to ${MAX_PAUSE_MS}`);
+    }
+    await options.overviews.pause(req.params.group, forMs);
+    res.json({ paused: req.params.group, forMs });
+  });
+
+  router.post('/groups/:group/resume', async (req, res) => {
+    res.json({ resumed: req.params.group, woken: await options.overviews.resume(req.params.group) });
+  });
+
   router.post('/dead-letters/retry', async (req, res) => {
     res.json({ retried: await actions.retry(parseSelection(req.body)) });
   });
@@ -83,8 +102,8 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   const onError: ErrorRequestHandler = (error: unknown, req, res, _next) => {
     // body-parser's errors (bad JSON, too large) carry their 4xx status.
     const bodyStatus = (error as { status?: unknown; expose?: unknown }).expose === true ? (error as { status?: unknown }).status : undefined;
-    if (error instanceof ApiError || error instanceof QueryError || typeof bodyStatus === 'number') {
-      const status = error instanceof ApiError ? error.status : error instanceof QueryError ? 400 : Number(bodyStatus);
+    if (error instanceof ApiError || error instanceof QueryError || error instanceof GroupNameError || typeof bodyStatus === 'number') {
+      const status = error instanceof ApiError ? error.status : error instanceof QueryError || error instanceof GroupNameError ? 400 : Number(bodyStatus);
       res.status(status).json({ error: error instanceof Error ? error.message : 'bad request' });
       return;
     }

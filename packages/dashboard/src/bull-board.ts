@@ -60,6 +60,10 @@ export function localAssetsOnly(): RequestHandler {
   };
 }
 
+/** Why the dead-letter queue shows as paused, and where to act on it. */
+export const DEAD_LETTER_QUEUE_DESCRIPTION =
+  'Paused on purpose: no worker consumes dead letters, they wait for review. Retry or purge them in the Dead letters view (/dead-letters).';
+
 /**
  * bull-board for the crawl, dead-letter and alerts queues. The dead-letter
  * queue is read-only: its entries must change only through the dead-letter
@@ -71,7 +75,8 @@ export function bullBoardHandler(queues: DashboardQueues): RequestHandler {
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   const adapters = [
     new BullMQAdapter(queues.crawl, { description: 'Pages waiting, delayed or being fetched' }),
-    new BullMQAdapter(queues.deadLetter, { readOnlyMode: true, description: 'Review and retry in the Dead letters view' }),
+    // Bull Board badges it "[Paused]"; the description shows beside that badge (queue header, and the info tip on the overview cards).
+    new BullMQAdapter(queues.deadLetter, { readOnlyMode: true, description: DEAD_LETTER_QUEUE_DESCRIPTION }),
     new BullMQAdapter(queues.alerts, { description: 'Alert e-mail digests' }),
   ];
   for (const adapter of adapters) adapter.setFormatter('data', redactJobData);

@@ -1,6 +1,6 @@
 import type { DeadLetterEntry, DeadLetterAdmin, DeadLetterStats } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
-import { describeFilter, type EntryFilter, type ListQuery } from './filters.js';
+import { describeFilter, groupMatches, type EntryFilter, type ListQuery } from './filters.js';
 import { publicEntry } from './public-entry.js';
 import { isAll, type Selection } from './selection.js';
 
@@ -30,9 +30,36 @@ export interface DeadLetterActionsOptions {
 export function createDeadLetterActions(options: DeadLetterActionsOptions): DeadLetterActions {
   const { deadLetters, crawlQueue, jobPolicy, log } = options;
 
-  /** Ids matching a filter with a reason: `DeadLetterAdmin` selects by group or all only. */
+  /** The stored groups a group filter picks (see `groupMatches`); `undefined` without a group filter. */
+  async function groupsPicked(group: string | undefined): Promise<string[] | undefined> {
+    if (group === undefined) return undefined;
+    const stored = Object.keys((await deadLetters.stats()).byGroup);
+    return stored.filter((name) => groupMatches(group, name));
+  }
+
+  /** The filter picks that one stored group and no other: `DeadLetterAdmin` can select it by name. */
+  async function picksOnly(group: string): Promise<boolean> {
+    const groups = (await groupsPicked(group)) ?? [];
+    return groups.length === 1 && groups[0] === group;
+  }
+
+  /** Entries a filter picks, newest first, paged. `DeadLetterAdmin` filters by one exact group only. */
+  async function entriesMatching(filter: EntryFilter, page: { limit: number; offset?: number }): Promise<DeadLetterEntry[]> {
+    const groups = await groupsPicked(filter.group);
+    const reason = filter.reason === undefined ? {} : { reason: filter.reason };
+    if (groups === undefined || groups.length <= 1) {
+      const group = groups?.[0] ?? filter.group;
+      return deadLetters.list({ ...reason, ...(group === undefined ? {} : { group }), ...page });
+    }
+    // One host on several ports: read the reason's entries and keep those groups'.
+    const offset = page.offset ?? 0;
+    const entries = (await deadLetters.list({ ...reason, limit: Number.MAX_SAFE_INTEGER })).filter((entry) => groups.includes(entry.group));
+    return entries.slice(offset, offset + page.limit);
+  }
+
+  /** Ids matching a filter: `DeadLetterAdmin` selects by one exact group or all only. */
   async function idsMatching(filter: EntryFilter): Promise<string[]> {
-    const entries = await deadLetters.list({ ...filter, limit: Number.MAX_SAFE_INTEGER });
+    const entries = await entriesMatching(filter, { limit: Number.MAX_SAFE_INTEGER });
     return entries.map((entry) => entry.id);
   }
 
@@ -42,7 +69,7 @@ export function createDeadLetterActions(options: DeadLetterActionsOptions): Dead
 
   return {
     async list(query) {
-      return (await deadLetters.list(query)).map(publicEntry);
+      return (await entriesMatching(query, { limit: query.limit, offset: query.offset })).map(publicEntry);
     },
     async show(id) {
       const entry = await deadLetters.show(id);
@@ -60,7 +87,7 @@ export function createDeadLetterActions(options: DeadLetterActionsOptions): Dead
       const { retried } = await deadLetters.retry(
         isAll(selection)
           ? { all: true }
-          : selection.reason === undefined && selection.group !== undefined
+          : selection.reason === undefined && selection.group !== undefined && (await picksOnly(selection.group))
             ? { group: selection.group }
             : { ids: await idsMatching(selection) },
         crawlQueue,

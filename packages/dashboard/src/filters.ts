@@ -71,6 +71,24 @@ export function listSearch(query: EntryFilter & { limit?: number; offset?: numbe
   return search === '' ? '' : `?${search}`;
 }
 
+const HOST_PORT = /^(\[[^\]]*\]|[^:]*):\d+$/;
+
+function bare(host: string): string {
+  return host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Whether a group filter picks `group`: the same name, or the filter names a
+ * host without a port and `group` is that host on some port (`127.0.0.1`
+ * picks `127.0.0.1:18503`), since groups of non-default ports carry them.
+ */
+export function groupMatches(filter: string, group: string): boolean {
+  if (filter === group) return true;
+  if (HOST_PORT.test(filter)) return false;
+  const host = HOST_PORT.exec(group)?.[1] ?? group;
+  return bare(host) === bare(filter);
+}
+
 /** Human-readable description of a filter, for messages. */
 export function describeFilter(filter: EntryFilter): string {
   const parts = [filter.group === undefined ? '' : `group ${filter.group}`, filter.reason === undefined ? '' : `reason ${filter.reason}`];

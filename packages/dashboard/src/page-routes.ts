@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { CSRF_FIELD, type CsrfToken } from './csrf-token.js';
+import { GroupNameError, type CrawlOverviews } from './crawl-overview.js';
 import type { DeadLetterActions } from './dead-letter-actions.js';
 import { QueryError, describeFilter, listSearch, parseFilter, parseListQuery } from './filters.js';
 import { setFlash, takeFlash, type Flash } from './flash.js';
@@ -9,9 +10,11 @@ import { deadLetterDetailPage } from './views/dead-letter-detail.js';
 import { deadLetterListPage } from './views/dead-letter-list.js';
 import type { PageContext } from './views/layout.js';
 import { messagePage } from './views/message-page.js';
+import { OVERVIEW_FRAGMENT_PATH, PAUSE_CHOICES, overviewFragment, overviewPage } from './views/overview.js';
 
 export interface PageRoutesOptions {
   readonly actions: DeadLetterActions;
+  readonly overviews: CrawlOverviews;
   readonly namespace: string;
   readonly csrf: CsrfToken;
   readonly log: (line: string) => void;
@@ -28,9 +31,10 @@ function plural(count: number, noun: string): string {
 }
 
 /**
- * The server-rendered dead-letter view: list (`/dead-letters`), detail
- * (`/dead-letters/:id`) and the form actions, which redirect back with a
- * one-time message.
+ * The server-rendered pages: the crawl overview (`/overview`, the landing
+ * page) with its group pause/resume forms, the dead-letter list
+ * (`/dead-letters`) and detail (`/dead-letters/:id`) with their form actions.
+ * Actions redirect back with a one-time message.
  */
 export function pageRoutes(options: PageRoutesOptions): Router {
   const { actions, csrf } = options;
@@ -41,7 +45,8 @@ export function pageRoutes(options: PageRoutesOptions): Router {
     const nonce = randomBytes(16).toString('base64');
     res.locals.nonce = nonce;
     res.set({
-      'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+      // connect-src: the overview fetches itself to refresh.
+      'Content-Security-Policy': `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
       'Cache-Control': 'no-store',
     });
     next();
@@ -57,8 +62,17 @@ export function pageRoutes(options: PageRoutesOptions): Router {
   // Browsers ask for it whatever the page says; nothing to show, and no 404 in their console.
   router.get('/favicon.ico', (_req, res) => res.status(204).end());
 
+  router.get('/', (_req, res) => res.redirect(302, '/overview'));
   // The digest e-mails of older setups link to /dlq.
-  router.get(['/', '/dlq'], (_req, res) => res.redirect(302, '/dead-letters'));
+  router.get('/dlq', (_req, res) => res.redirect(302, '/dead-letters'));
+
+  router.get('/overview', async (req, res) => {
+    res.type('html').send(overviewPage(context(req, res), await options.overviews.read()));
+  });
+
+  router.get(OVERVIEW_FRAGMENT_PATH, async (_req, res) => {
+    res.type('html').send(overviewFragment({ csrfToken: csrf.value }, await options.overviews.read()).value);
+  });
 
   router.get('/dead-letters', async (req, res) => {
     const query = parseListQuery(req.query);
@@ -131,6 +145,25 @@ export function pageRoutes(options: PageRoutesOptions): Router {
     );
   });
 
+  /** Back to the overview with a message. */
+  const toOverview = (res: Response, flash: Flash): void => {
+    setFlash(res, flash);
+    res.redirect(303, '/overview');
+  };
+
+  forms.post('/groups/:group/pause', async (req, res) => {
+    const raw = (req.body as Record<string, unknown> | undefined)?.for;
+    const choice = PAUSE_CHOICES.find((option) => String(option.ms) === raw);
+    if (choice === undefined) throw new QueryError('for', `for: expected one of ${PAUSE_CHOICES.map((option) => option.ms).join(', ')} (ms)`);
+    await options.overviews.pause(req.params.group, choice.ms);
+    toOverview(res, { kind: 'ok', text: `Paused ${req.params.group} for ${choice.label} on every worker.` });
+  });
+
+  forms.post('/groups/:group/resume', async (req, res) => {
+    const woken = await options.overviews.resume(req.params.group);
+    toOverview(res, { kind: 'ok', text: `Resumed ${req.params.group} (${plural(woken, 'deferred job')} woken).` });
+  });
+
   router.use(forms);
 
   // eslint-disable-next-line max-params -- Express tells error handlers apart by their four parameters.
@@ -138,7 +171,7 @@ export function pageRoutes(options: PageRoutesOptions): Router {
     const [status, title, text] =
       error instanceof CsrfError
         ? [403, 'Forbidden', error.message]
-        : error instanceof QueryError
+        : error instanceof QueryError || error instanceof GroupNameError
           ? [400, 'Bad request', error.message]
           : [500, 'Something went wrong', 'The dashboard could not do that; see its log.'];
     if (status === 500) options.log(`dashboard: ${req.method} ${req.path} failed: ${error instanceof Error ? error.message : String(error)}`);

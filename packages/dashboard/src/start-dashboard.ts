@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
 import { apiRoutes } from './api-routes.js';
 import { basicAuth, type DashboardAuth } from './basic-auth.js';
 import { BULL_BOARD_CSP, BULL_BOARD_PATH, bullBoardHandler, localAssetsOnly } from './bull-board.js';
+import { createCrawlOverviews } from './crawl-overview.js';
 import { CsrfToken } from './csrf-token.js';
 import { createDeadLetterActions } from './dead-letter-actions.js';
 import { DashboardConfigError, DashboardStartError } from './errors.js';
@@ -85,8 +87,10 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 }
 
 /**
- * Starts the operator dashboard: the dead-letter view at `/dead-letters`,
- * its JSON API at `/api`, and bull-board at `/queues`.
+ * Starts the operator dashboard: the crawl overview at `/overview` (the
+ * landing page: progress, rate, statuses, groups with pause/resume), the
+ * dead-letter view at `/dead-letters`, their JSON API at `/api`, and
+ * bull-board at `/queues`.
  *
  * Listens on loopback by default and refuses a public address without
  * `auth`. State-changing requests from other sites are refused (same-origin
@@ -100,12 +104,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const connection: QueueConnection = { url: options.redisUrl, maxRetriesPerRequest: 1 };
   const queues = openDashboardQueues(connection, options.namespace);
   const deadLetters = createDeadLetterAdmin({ connection, namespace: options.namespace });
+  let admin: FleetAdmin | undefined;
   const closeRedis = async (): Promise<void> => {
-    await Promise.all([queues.close(), deadLetters.close().catch(() => undefined)]);
+    await Promise.all([queues.close(), deadLetters.close().catch(() => undefined), admin?.close()]);
   };
 
   try {
     await deadLetters.count();
+    admin = await openFleetAdmin(options.redisUrl, options.namespace);
   } catch (error) {
     await closeRedis();
     // The cause is ioredis's message (host and port, never the password); the URL itself is not repeated.
@@ -115,6 +121,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   }
 
   const actions = createDeadLetterActions({ deadLetters, crawlQueue: queues.crawl, jobPolicy: options.jobPolicy, log });
+  const overviews = createCrawlOverviews({ admin, deadLetters, log });
+  // A first reading now, so the first page already has a rate to show.
+  await overviews.read().catch(() => undefined);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -135,7 +144,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   app.use(options.auth === undefined ? loopbackHostOnly() : basicAuth(options.auth));
   if (ops) app.get('/metrics', (req, res, next) => (ops(req, res) ? undefined : next()));
   app.use(sameOriginWrites());
-  app.use('/api', apiRoutes({ actions, crawlQueue: queues.crawl, log }));
+  app.use('/api', apiRoutes({ actions, overviews, crawlQueue: queues.crawl, log }));
   app.use(
     BULL_BOARD_PATH,
     (_req, res, next) => {
@@ -145,7 +154,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     localAssetsOnly(),
     bullBoardHandler(queues),
   );
-  app.use(pageRoutes({ actions, namespace: options.namespace, csrf: new CsrfToken(), log }));
+  app.use(pageRoutes({ actions, overviews, namespace: options.namespace, csrf: new CsrfToken(), log }));
   app.use((_req, res) => {
     res.status(404).type('text/plain').send('not found\n');
   });

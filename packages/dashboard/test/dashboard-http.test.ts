@@ -3,6 +3,8 @@ import { Agent, get } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
+import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { CRAWL_JOB_NAME, stateKeyPrefix } from '@crawlq/queue';
 import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */
@@ -339,5 +341,147 @@ describe('pages', () => {
     }
     expect((await request(`${dashboard.url}/queues/api/queues?activeQueue=dead-letter&status=waiting&page=1`)).body).toContain('example.com/s');
     expect(logLines.join('\n')).not.toContain(REDIS_PASSWORD);
+  });
+});
+
+/** The namespace's group limiter and queue as a worker fleet shares them, opened by the test. */
+async function fleet(space: Namespace): Promise<FleetAdmin> {
+  const opened = await openFleetAdmin(redisUrl, space.namespace);
+  closers.push(() => opened.close());
+  return opened;
+}
+
+/** A form POST from a page of the dashboard, with its token. */
+function formPost(dashboard: Dashboard, path: string, fields: Record<string, string>) {
+  return request(`${dashboard.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: dashboard.url },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+describe('crawl overview', () => {
+  it('is the landing page: counts, statuses and each group with its limits, in-flight and pause, all escaped', async () => {
+    const { space, dashboard } = await setup();
+    const admin = await fleet(space);
+    const hostile = '<img src=x onerror=alert(1)>.example';
+    await admin.limiter.acquire({ group: 'shop.example.com', leaseId: 'lease-1' });
+    await admin.limiter.acquire({ group: hostile, leaseId: 'lease-2' });
+    await admin.limiter.pause(hostile, 60_000, 'Retry-After on 429 <b>');
+    await space.crawl.add(CRAWL_JOB_NAME, { url: 'https://shop.example.com/next', depth: 1, group: 'shop.example.com' });
+
+    expect((await request(`${dashboard.url}/`)).headers.location).toBe('/overview');
+    const page = await request(`${dashboard.url}/overview`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    expect(page.body).toMatch(/data-testid="waiting">1</);
+    expect(page.body).toMatch(/data-testid="dead-lettered">3</);
+    expect(page.body).toContain('data-group="shop.example.com"');
+    expect(page.body).toContain('&lt;img src=x onerror=alert(1)&gt;.example');
+    expect(page.body).toContain('Retry-After on 429 &lt;b&gt;');
+    expect(page.body).not.toContain('<img src=x');
+    expect(page.body).not.toContain('<b>)');
+    // The hostile group is paused (a Resume button), the other one can be paused.
+    expect(page.body).toContain(`action="/groups/${encodeURIComponent(hostile)}/resume"`);
+    expect(page.body).toContain('action="/groups/shop.example.com/pause"');
+    // What the page's script fetches to refresh: the same figures, escaped, without the page around them.
+    const fragment = await request(`${dashboard.url}/overview/fragment`);
+    expect(fragment.body.startsWith('<div id="overview"')).toBe(true);
+    expect(fragment.body).toContain('&lt;img src=x onerror=alert(1)&gt;.example');
+    expect(fragment.body).not.toContain('<img src=x');
+    expect(fragment.body).not.toContain('<style');
+
+    const { json } = await api(dashboard.url, '/api/overview');
+    const overview = json as { status: { waiting: number; deadLettered: number; done: boolean }; groups: { groups: { group: string; inFlight: number; waitingFor: string | null }[] } };
+    expect(overview.status).toMatchObject({ waiting: 1, deadLettered: 3, done: false });
+    expect(overview.groups.groups.map((group) => [group.group, group.inFlight])).toEqual([
+      [hostile, 1],
+      ['shop.example.com', 1],
+    ]);
+    expect(overview.groups.groups[0]?.waitingFor).toMatch(/^pause \(Retry-After on 429 <b>\), \d+ s left$/);
+  });
+
+  it('pauses and resumes a group for the whole fleet from its form, only with the page token', async () => {
+    const { space, dashboard } = await setup();
+    const admin = await fleet(space);
+    await admin.limiter.acquire({ group: '127.0.0.1:18503', leaseId: 'lease-1' });
+    const token = csrfTokenOf((await request(`${dashboard.url}/overview`)).body);
+
+    expect((await formPost(dashboard, '/groups/127.0.0.1%3A18503/pause', { for: '600000' })).status).toBe(403);
+    expect((await admin.limiter.status('127.0.0.1:18503')).pausedUntil).toBeNull();
+    expect((await formPost(dashboard, '/groups/127.0.0.1%3A18503/pause', { _csrf: token, for: '12345' })).status).toBe(400);
+
+    const paused = await formPost(dashboard, '/groups/127.0.0.1%3A18503/pause', { _csrf: token, for: '600000' });
+    expect(paused.status).toBe(303);
+    expect(paused.headers.location).toBe('/overview');
+    const status = await admin.limiter.status('127.0.0.1:18503');
+    expect(status.pausedUntil).toBeGreaterThan(Date.now() + 500_000);
+    expect(status.pauseReason).toBe('admin');
+    const after = await request(`${dashboard.url}/overview`, { headers: { cookie: String(paused.headers['set-cookie']).split(';')[0] ?? '' } });
+    expect(after.body).toContain('Paused 127.0.0.1:18503 for 10 min on every worker.');
+    expect(after.body).toMatch(/admin pause, \d+ s left/);
+
+    const resumed = await formPost(dashboard, '/groups/127.0.0.1%3A18503/resume', { _csrf: token });
+    expect(resumed.status).toBe(303);
+    expect((await admin.limiter.status('127.0.0.1:18503')).pausedUntil).toBeNull();
+    expect(logLines).toContain('dashboard: paused group 127.0.0.1:18503 for 600 s');
+    expect(logLines).toContain('dashboard: resumed group 127.0.0.1:18503 (0 deferred jobs woken)');
+
+    // The JSON API does the same, behind its JSON-only guard.
+    expect((await request(`${dashboard.url}/api/groups/a.example/pause`, { method: 'POST' })).status).toBe(415);
+    expect(await api(dashboard.url, '/api/groups/a.example/pause', { method: 'POST', body: { forMs: 30_000 } })).toEqual({
+      status: 200,
+      json: { paused: 'a.example', forMs: 30_000 },
+    });
+    expect((await admin.limiter.status('a.example')).pausedUntil).not.toBeNull();
+    expect((await api(dashboard.url, '/api/groups/a.example/pause', { method: 'POST', body: { forMs: -1 } })).status).toBe(400);
+    expect(await api(dashboard.url, '/api/groups/a.example/resume', { method: 'POST' })).toEqual({ status: 200, json: { resumed: 'a.example', woken: 0 } });
+    expect((await admin.limiter.status('a.example')).pausedUntil).toBeNull();
+  });
+
+  it('reports pages per second from the fleet page counter once two readings are a second apart', async () => {
+    const { space, dashboard } = await setup();
+    const admin = await fleet(space);
+    // The fleet's page counter, as the workers' CrawlStatsRecorder writes it.
+    const statsKey = `${stateKeyPrefix(space.namespace)}:stats`;
+    const before = (await api(dashboard.url, '/api/overview')).json as { rate: unknown; status: { pages: number } };
+    expect(before.status.pages).toBe(0);
+    await admin.redis.hincrby(statsKey, 'pages', 50);
+    await admin.redis.hincrby(statsKey, 'status:2xx', 50);
+    const later = await waitFor('a rate', async () => {
+      const { json } = await api(dashboard.url, '/api/overview');
+      const reading = json as { rate: { perSecond: number; overMs: number } | null; status: { pages: number; byStatus: Record<string, number> } };
+      return reading.rate !== null && reading.status.pages === 50 ? reading : undefined;
+    });
+    expect(later.status.byStatus).toEqual({ '2xx': 50 });
+    // 50 pages over at least a second (bounds, not a speed).
+    expect(later.rate?.perSecond).toBeGreaterThan(0);
+    expect(later.rate?.perSecond).toBeLessThanOrEqual(50);
+    expect(later.rate?.overMs).toBeGreaterThanOrEqual(1_000);
+  });
+});
+
+describe('dead-letter group filter', () => {
+  it('matches a host without its port, on the page, in the API and in bulk actions', async () => {
+    const { space, dashboard } = await setup();
+    await seedDeadLetter(space, { id: 'fp-p1', url: 'http://127.0.0.1:18503/x', group: '127.0.0.1:18503' });
+    await seedDeadLetter(space, { id: 'fp-p2', url: 'http://127.0.0.1:18504/y', group: '127.0.0.1:18504' });
+    await seedDeadLetter(space, { id: 'fp-p3', url: 'http://127.0.0.10/z', group: '127.0.0.10' });
+
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=127.0.0.1')).json).sort()).toEqual(['fp-p1', 'fp-p2']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=127.0.0.1:18503')).json)).toEqual(['fp-p1']);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=127.0.0.1&limit=1&offset=1')).json)).toHaveLength(1);
+    expect(ids((await api(dashboard.url, '/api/dead-letters?group=example.com')).json).sort()).toEqual(['fp-a', 'fp-b']);
+
+    const page = await request(`${dashboard.url}/dead-letters?group=127.0.0.1`);
+    expect(page.body).toContain('data-id="fp-p1"');
+    expect(page.body).toContain('data-id="fp-p2"');
+    expect(page.body).not.toContain('data-id="fp-p3"');
+    expect(page.body).toContain('Retry all in this filter (2)');
+
+    expect((await api(dashboard.url, '/api/dead-letters/retry', { method: 'POST', body: { group: '127.0.0.1' } })).json).toEqual({ retried: 2 });
+    expect(await space.crawl.getJob('fp-p1')).toBeDefined();
+    expect(await space.crawl.getJob('fp-p2')).toBeDefined();
+    expect(await space.dlq.show('fp-p3')).not.toBeNull();
   });
 });

@@ -7,9 +7,11 @@ import { assertDatabase } from './database-check.js';
  * `maxRetriesPerRequest: null`); so must the `crawl` coordinator, which only
  * waits for the crawl to end and must not die while Redis restarts (#10).
  * Producers and admin commands should fail fast instead of queueing commands
- * while Redis is down.
+ * while Redis is down. A long-running server (the dashboard) fails its
+ * commands fast like a producer but keeps reconnecting, so it outlives a
+ * Redis restart.
  */
-export type ConnectionRole = 'worker' | 'coordinator' | 'producer';
+export type ConnectionRole = 'worker' | 'coordinator' | 'producer' | 'server';
 
 export interface ConnectOptions {
   readonly role: ConnectionRole;
@@ -20,8 +22,10 @@ export interface ConnectOptions {
 /** Options BullMQ and our own scripts need for one role. */
 export function redisOptionsFor(options: ConnectOptions): RedisOptions {
   const name = `crawlq:${process.pid}:${options.name ?? options.role}`;
+  const reconnect = (times: number): number => Math.min(100 * times, 2_000);
+  if (options.role === 'server') return { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: name, retryStrategy: reconnect };
   return options.role !== 'producer'
-    ? { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name, retryStrategy: (times) => Math.min(100 * times, 2_000) }
+    ? { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name, retryStrategy: reconnect }
     : { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectionName: name, retryStrategy: (times) => (times > 3 ? null : 200 * times) };
 }
 

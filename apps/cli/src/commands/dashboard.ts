@@ -7,7 +7,7 @@ import { processLogger } from '../observability.js';
 import { withRedis } from '../redis-session.js';
 
 export function registerDashboard(program: Command): void {
-  const command = program.command('dashboard').description('Web dashboard: queues (Bull Board) and dead-letter review; loopback only unless credentials are set');
+  const command = program.command('dashboard').description('Web dashboard: crawl overview with group pause/resume, queues (Bull Board) and dead-letter review; loopback only unless credentials are set');
   addConfigOptions(command, [...ADMIN_OPTIONS, 'dashboardHost', 'dashboardPort', 'attempts', 'backoff', ...LOG_OPTIONS]).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     const logger = processLogger(config, 'dashboard');

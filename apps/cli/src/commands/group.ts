@@ -1,6 +1,6 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { describeGroupWait, GroupWaits, openCrawlServices, readGroupWaits, resumeGroup, type CrawlServices, type GroupWait } from '@crawlq/crawler';
-import type { GlobalStatus, GroupStatus } from '@crawlq/group-limiter';
+import { listGroups, openCrawlServices, pauseGroup, resumeGroup, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
+import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -27,17 +27,13 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const { groups, waits, global } = await withServices(config, async (services) => ({
-      groups: await services.limiter.list(),
-      waits: await readGroupWaits(services.redis, config.namespace),
-      global: await services.limiter.globalStatus(),
-    }));
-    const waitingFor = waitingForOf(groups, waits);
+    // The dashboard's overview page shows the same list.
+    const { groups, global } = await withServices(config, (services) => listGroups(services));
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, waitingFor: waitingFor.get(status.group) ?? null })))}\n`);
+      process.stdout.write(`${JSON.stringify(groups)}\n`);
       return;
     }
-    process.stdout.write(`${formatGroups(groups, waitingFor)}\n${formatGlobal(global)}\n`);
+    process.stdout.write(`${formatGroups(groups)}\n${formatGlobal(global)}\n`);
   });
 
   addConfigOptions(
@@ -51,11 +47,7 @@ export function registerGroup(program: Command): void {
       process.exitCode = 2;
       return;
     }
-    await withServices(config, async (services) => {
-      await services.limiter.pause(name, forMs, 'admin');
-      // Shown as the group's reason to wait from now on, and its wait counts toward --max-blocked from now.
-      await new GroupWaits(services.redis, config.namespace).note(name, { cause: 'pause', until: Date.now() + forMs, label: 'admin pause' });
-    });
+    await withServices(config, (services) => pauseGroup(services, name, forMs));
     process.stdout.write(`paused ${name} for ${forMs / 1000} s\n`);
   });
 
@@ -68,22 +60,7 @@ export function registerGroup(program: Command): void {
   );
 }
 
-/**
- * Why each waiting group waits: the workers' record (robots.txt, pause), else
- * a pause in force that no job has run into yet (an admin's, say).
- */
-function waitingForOf(groups: readonly GroupStatus[], waits: readonly GroupWait[]): Map<string, string> {
-  const now = Date.now();
-  const waitingFor = new Map<string, string>();
-  for (const wait of waits) waitingFor.set(wait.group, describeGroupWait(wait, now));
-  for (const status of groups) {
-    if (waitingFor.has(status.group) || status.pausedUntil === null || status.pausedUntil <= now) continue;
-    waitingFor.set(status.group, `pause (${status.pauseReason ?? 'no reason given'}), ${Math.ceil((status.pausedUntil - now) / 1000)} s left`);
-  }
-  return waitingFor;
-}
-
-function formatGroups(groups: readonly GroupStatus[], waitingFor: ReadonlyMap<string, string>): string {
+function formatGroups(groups: readonly GroupOverview[]): string {
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
   // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
@@ -100,7 +77,7 @@ function formatGroups(groups: readonly GroupStatus[], waitingFor: ReadonlyMap<st
     String(status.admitted),
     String(status.deferred),
     String(status.lateStarts + status.slippedStarts),
-    waitingFor.get(status.group) ?? '-',
+    status.waitingFor ?? '-',
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');

@@ -1,7 +1,7 @@
 import type { DeadLetterEntry, DeadLetterStats } from '@crawlq/dead-letter';
-import { listSearch, type ListQuery } from '../filters.js';
+import { groupMatches, listSearch, type ListQuery } from '../filters.js';
 import { html, type SafeHtml } from '../html.js';
-import { actionForm, entryPath, time, urlLink } from './format.js';
+import { actionForm, entryPath, pausedQueueNote, time, urlLink } from './format.js';
 import { layout, type PageContext } from './layout.js';
 
 /** Rows of each counts card before "N more". */
@@ -33,13 +33,13 @@ function countsCard(title: string, counts: Record<string, number>, link: (key: s
 function row(entry: DeadLetterEntry, context: PageContext, query: ListQuery): SafeHtml {
   const filter = { ...(query.group === undefined ? {} : { group: query.group }), ...(query.reason === undefined ? {} : { reason: query.reason }) };
   return html`<tr data-id="${entry.id}">
-  <td><a href="${entryPath(entry.id)}"><code>${entry.id}</code></a></td>
+  <td class="id" data-label="ID"><a href="${entryPath(entry.id)}"><code>${entry.id}</code></a></td>
   <td class="url">${urlLink(entry.url)}</td>
-  <td>${entry.group}</td>
-  <td><span class="tag">${entry.reason}</span></td>
-  <td class="num">${entry.status ?? '–'}</td>
-  <td class="num">${entry.attempts}</td>
-  <td>${time(entry.lastFailedAt)}</td>
+  <td data-label="Group">${entry.group}</td>
+  <td data-label="Reason"><span class="tag">${entry.reason}</span></td>
+  <td class="num" data-label="Status">${entry.status ?? '–'}</td>
+  <td class="num" data-label="Attempts">${entry.attempts}</td>
+  <td data-label="Failed at">${time(entry.lastFailedAt)}</td>
   <td class="actions">${actionForm({ action: entryPath(entry.id, 'retry'), label: 'Retry', csrfToken: context.csrfToken, filter, style: 'primary', title: `Retry ${entry.url}` })}
     ${actionForm({ action: entryPath(entry.id, 'purge'), label: 'Purge', csrfToken: context.csrfToken, filter, style: 'danger', confirm: `Delete the dead letter for ${entry.url}?`, title: `Purge ${entry.url}` })}</td>
 </tr>`;
@@ -52,7 +52,7 @@ export function deadLetterListPage(context: PageContext, view: DeadLetterListVie
   const filtered = query.group !== undefined || query.reason !== undefined;
   const matching =
     query.group !== undefined && query.reason === undefined
-      ? (stats.byGroup[query.group] ?? 0)
+      ? Object.entries(stats.byGroup).reduce((sum, [group, count]) => sum + (groupMatches(query.group ?? '', group) ? count : 0), 0)
       : query.reason !== undefined && query.group === undefined
         ? (stats.byReason[query.reason] ?? 0)
         : filtered
@@ -88,7 +88,7 @@ export function deadLetterListPage(context: PageContext, view: DeadLetterListVie
 ${
   entries.length === 0
     ? html`<div class="empty">${filtered ? 'No dead letters match this filter.' : 'No dead letters. Nothing failed for good.'}</div>`
-    : html`<table class="entries">
+    : html`<table class="entries stack">
   <thead><tr><th>ID</th><th>URL</th><th>Group</th><th>Reason</th><th>Status</th><th>Attempts</th><th>Failed at</th><th>Actions</th></tr></thead>
   <tbody>${entries.map((entry) => row(entry, context, query))}</tbody>
 </table>`
@@ -96,6 +96,7 @@ ${
 <div class="pager">
   ${query.offset > 0 ? html`<a href="/dead-letters${listSearch({ ...query, offset: Math.max(0, query.offset - query.limit) })}">← Newer</a>` : ''}
   ${view.hasMore ? html`<a href="/dead-letters${listSearch({ ...query, offset: query.offset + query.limit })}">Older →</a>` : ''}
-</div>`;
+</div>
+${pausedQueueNote()}`;
   return layout(context, { title: 'Dead letters', current: 'dead-letters', body });
 }

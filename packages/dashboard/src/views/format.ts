@@ -2,6 +2,11 @@ import { CSRF_FIELD } from '../csrf-token.js';
 import type { EntryFilter } from '../filters.js';
 import { html, type SafeHtml } from '../html.js';
 
+/** Bull Board badges the dead-letter queue "[Paused]"; say why where the dashboard links to it. */
+export function pausedQueueNote(): SafeHtml {
+  return html`<p class="muted note">In <a href="/queues">Bull Board</a> the dead-letter queue shows <b>[Paused]</b>: that is on purpose. Nothing consumes dead letters; they wait in the <a href="/dead-letters">Dead letters</a> view for review, retry or purge.</p>`;
+}
+
 /** `2026-12-02T10:11:19.239Z` as `2026-12-02 10:11:19Z`, in a `<time>` element. */
 export function time(iso: string): SafeHtml {
   return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;

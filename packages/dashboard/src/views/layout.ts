@@ -46,7 +46,8 @@ form.inline { display: inline; margin: 0; }
 table.entries { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); }
 table.entries th, table.entries td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 table.entries th { background: #eef1f5; font-weight: 600; font-size: 12px; color: var(--muted); white-space: nowrap; }
-table.entries td.url { word-break: break-all; max-width: 480px; }
+table.entries td.url { word-break: break-all; min-width: 16em; max-width: 480px; }
+table.entries td.id code { word-break: break-all; }
 table.entries td.actions { white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; }
@@ -60,15 +61,61 @@ dl.fields dt { color: var(--muted); }
 dl.fields dd { margin: 0; word-break: break-all; }
 .actions-row { display: flex; gap: 8px; margin: 16px 0; }
 .spaced { margin-top: 16px; }
+.scroll { overflow-x: auto; }
+table.groups td.group { word-break: break-all; min-width: 140px; }
+table.groups td.actions select { padding: 2px 4px; }
+.tag.paused { background: #fdf0d5; color: #7a4b00; }
+.tag.done { background: var(--ok-bg); color: var(--ok-fg); }
+.note { margin-top: 20px; }
+/* Narrow windows: the dead-letter rows become cards, the URL on a line of its own. */
+@media (max-width: 960px) {
+  header { flex-wrap: wrap; gap: 6px 16px; padding: 10px 12px; }
+  header nav { margin-left: 0; flex-wrap: wrap; }
+  main { padding: 16px 12px 32px; }
+  .bulk { margin-left: 0; flex-wrap: wrap; }
+  .card { min-width: 0; flex: 1 1 200px; }
+  table.stack, table.stack tbody { display: block; border: 0; background: none; }
+  table.stack thead { display: none; }
+  table.stack tr { display: flex; flex-wrap: wrap; gap: 2px 12px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin-bottom: 10px; padding: 8px 4px; }
+  table.stack td { display: block; border: 0; padding: 2px 8px; text-align: left; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: 12px; }
+  table.stack td.url { order: -1; flex: 1 1 100%; min-width: 0; max-width: none; font-weight: 500; }
+  table.stack td.id { flex: 1 1 100%; }
+  table.stack td.actions { flex: 1 1 100%; }
+}
 `;
 
-/** Asks before submitting any form with `data-confirm`; the only script on our pages. */
+/**
+ * Asks before submitting any form with `data-confirm`, and refreshes the
+ * overview: it fetches the server-rendered `#overview` again and swaps it
+ * in, so the figures are rendered (and escaped) in one place. No swap while a
+ * select in it has the focus: the operator is choosing a pause length.
+ */
 const SCRIPT = `
 document.addEventListener('submit', function (event) {
   var form = event.target;
   var question = form && form.getAttribute && form.getAttribute('data-confirm');
   if (question && !window.confirm(question)) event.preventDefault();
 });
+(function () {
+  var box = document.getElementById('overview');
+  if (!box || !window.fetch || !window.DOMParser) return;
+  var every = Number(box.getAttribute('data-refresh-ms')) || 5000;
+  function refresh() {
+    var focused = document.activeElement;
+    if (document.hidden || (focused && focused.tagName === 'SELECT' && box.contains(focused))) return schedule();
+    fetch(box.getAttribute('data-refresh-from') || location.pathname, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (text) {
+        var next = text && new DOMParser().parseFromString(text, 'text/html').getElementById('overview');
+        if (next) { box.replaceWith(next); box = next; }
+      })
+      .catch(function () { /* Redis or the dashboard away: keep the last figures and try again. */ })
+      .then(schedule);
+  }
+  function schedule() { setTimeout(refresh, every); }
+  schedule();
+})();
 `;
 
 // Our own constants, not input: safe to embed as they are.
@@ -76,7 +123,7 @@ const OWN_STYLE = new SafeHtml(STYLE);
 const OWN_SCRIPT = new SafeHtml(SCRIPT);
 
 /** A complete HTML page around `body`. */
-export function layout(context: PageContext, page: { title: string; current: 'dead-letters' | 'none'; body: SafeHtml }): string {
+export function layout(context: PageContext, page: { title: string; current: 'overview' | 'dead-letters' | 'none'; body: SafeHtml }): string {
   const { flash } = context;
   return html`<!doctype html>
 <html lang="en">
@@ -93,6 +140,7 @@ export function layout(context: PageContext, page: { title: string; current: 'de
   <span class="brand">crawlq</span>
   <span class="ns">namespace <code>${context.namespace}</code></span>
   <nav>
+    <a href="/overview"${page.current === 'overview' ? html` aria-current="page"` : ''}>Overview</a>
     <a href="/dead-letters"${page.current === 'dead-letters' ? html` aria-current="page"` : ''}>Dead letters</a>
     <a href="/queues">Queues (Bull Board)</a>
   </nav>

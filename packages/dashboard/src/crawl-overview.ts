@@ -1,0 +1,60 @@
+import type { DeadLetters } from '@crawlq/dead-letter';
+import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawler';
+import { PageRate, type PageRateReading } from './page-rate.js';
+
+/** What the overview page and `GET /api/overview` show. */
+export interface CrawlOverview {
+  /** When it was read (ms since the epoch). */
+  readonly at: number;
+  /** Queue counts, pages, statuses and waits, as `crawlq status` reads them. */
+  readonly status: CrawlStatus;
+  /** Pages per second recently; `null` until the dashboard has two readings a second apart. */
+  readonly rate: PageRateReading | null;
+  /** The groups as `crawlq group list` shows them. */
+  readonly groups: GroupList;
+}
+
+/** Longest pause the dashboard asks for (the fleet's policy may cap it lower). */
+export const MAX_PAUSE_MS = 24 * 3_600_000;
+
+/** A group name the limiter could not take; the request is at fault. */
+export class GroupNameError extends Error {
+  override readonly name = 'GroupNameError';
+  readonly retryable = false;
+}
+
+export interface CrawlOverviews {
+  read(): Promise<CrawlOverview>;
+  pause(group: string, forMs: number): Promise<void>;
+  /** Returns how many deferred jobs were woken. */
+  resume(group: string): Promise<number>;
+}
+
+function checkGroup(group: string): void {
+  if (group === '' || group.length > 500) throw new GroupNameError('group: expected a group name (1 to 500 characters)');
+}
+
+/** Reads and steers the crawl through `@crawlq/crawler`'s status and group admin. */
+export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: DeadLetters; log: (line: string) => void }): CrawlOverviews {
+  const { admin, deadLetters, log } = options;
+  const rate = new PageRate();
+  return {
+    async read() {
+      const [status, groups] = await Promise.all([readCrawlStatus(admin, () => deadLetters.count()), listGroups(admin)]);
+      const at = Date.now();
+      rate.add(at, status.pages);
+      return { at, status, rate: rate.reading(), groups };
+    },
+    async pause(group, forMs) {
+      checkGroup(group);
+      await pauseGroup(admin, group, forMs);
+      log(`dashboard: paused group ${group} for ${Math.round(forMs / 1000)} s`);
+    },
+    async resume(group) {
+      checkGroup(group);
+      const woken = await resumeGroup(admin, group);
+      log(`dashboard: resumed group ${group} (${woken} deferred jobs woken)`);
+      return woken;
+    },
+  };
+}
