@@ -24,42 +24,61 @@ function busy(ms: number): void {
   }
 }
 
+/** The test's limiter, calling `onAcquired` after each acquire's reply arrives. */
+function countingLimiter(onAcquired: () => void): GateLimiter {
+  return {
+    acquire: async (request) => {
+      const admission = await limiter.acquire(request);
+      onAcquired();
+      return admission;
+    },
+    abandon: (lease) => limiter.abandon(lease),
+    status: (group) => limiter.status(group),
+    confirmStart: (lease) => limiter.confirmStart(lease),
+    release: (lease, outcome) => limiter.release(lease, outcome),
+    reportSlip: (group, lateMs) => limiter.reportSlip(group, lateMs),
+  };
+}
+
 describe('GroupGate', () => {
   it('waits for a reserved start and lets it go on time', async () => {
     const group = 'on-time.test';
-    const first = await gate.pass(group, { maxInlineWaitMs: 500 });
+    let calls = 0;
+    const counting = countingLimiter(() => (calls += 1));
+    const countingGate = new GroupGate(counting);
+    const first = await countingGate.pass(group, { maxInlineWaitMs: 500 });
     const before = performance.now();
-    const second = await gate.pass(group, { maxInlineWaitMs: 500 });
+    const second = await countingGate.pass(group, { maxInlineWaitMs: 500 });
     expect(first.admitted && second.admitted).toBe(true);
     // 200 + max(50 / 5, 25% of 200) = 250 ms apart.
     expect(performance.now() - before).toBeGreaterThan(150);
-    expect((await limiter.status(group)).lateStarts).toBe(0);
+    // On an idle machine both starts go on time (two asks, no late start). A
+    // loaded one may wake a timer past the allowance: that start is given back
+    // and asked for again, and every such ask is counted as a late start.
+    expect((await limiter.status(group)).lateStarts).toBe(calls - 2);
   });
 
   it('gives back a start the event loop made late, and asks again', async () => {
     const group = 'late.test';
     let calls = 0;
     // The reply to the first acquire sits in a busy loop for 300 ms, far past its slot.
-    const slowLoop: GateLimiter = {
-      acquire: async (request) => {
-        const admission = await limiter.acquire(request);
-        calls += 1;
-        if (calls === 1) busy(300);
-        return admission;
-      },
-      abandon: (lease) => limiter.abandon(lease),
-      status: (group) => limiter.status(group),
-      confirmStart: (lease) => limiter.confirmStart(lease),
-      release: (lease, outcome) => limiter.release(lease, outcome),
-      reportSlip: (group, lateMs) => limiter.reportSlip(group, lateMs),
-    };
+    const slowLoop = countingLimiter(() => {
+      calls += 1;
+      if (calls === 1) busy(300);
+    });
     await gate.pass(group, { maxInlineWaitMs: 500 });
     const answer = await new GroupGate(slowLoop).pass(group, { maxInlineWaitMs: 500 });
-    expect(answer.admitted).toBe(true);
+    // The first reply was late for sure, so it was asked for again. A loaded
+    // machine may make the retry late too, and after two late slots the gate
+    // says "try later" (a denial for rate) rather than start late. Either way
+    // every late slot was given back and counted, and only a slot that was
+    // admitted (beside the first pass's) is held.
     expect(calls).toBe(2);
+    if (!answer.admitted) expect(answer.reason).toBe('rate');
+    const admitted = answer.admitted ? 1 : 0;
     const status = await limiter.status(group);
-    expect(status.lateStarts).toBe(1);
-    expect(status.inFlight).toBe(2);
+    expect(status.lateStarts).toBe(calls - admitted);
+    expect(status.inFlight).toBe(1 + admitted);
   });
 
   it('gives the lease back when the wait is aborted', async () => {

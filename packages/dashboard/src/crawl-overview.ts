@@ -1,4 +1,4 @@
-import type { DeadLetters } from '@crawlq/dead-letter';
+import type { DeadLetterAdmin } from '@crawlq/dead-letter';
 import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawler';
 import { PageRate, type PageRateReading } from './page-rate.js';
 
@@ -35,7 +35,7 @@ function checkGroup(group: string): void {
 }
 
 /** Reads and steers the crawl through `@crawlq/crawler`'s status and group admin. */
-export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: DeadLetters; log: (line: string) => void }): CrawlOverviews {
+export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: DeadLetterAdmin; log: (line: string) => void }): CrawlOverviews {
   const { admin, deadLetters, log } = options;
   const rate = new PageRate();
   return {
