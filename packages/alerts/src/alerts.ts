@@ -125,12 +125,11 @@ class RedisAlerts implements Alerts {
   async notify(entry: DeadLetterEntry): Promise<void> {
     const example: DigestExample = { id: entry.id, url: redactUrl(entry.url), group: entry.group, reason: entry.reason, status: entry.status };
     const at = Date.parse(entry.lastFailedAt);
-    const reply = (await accumulateAlertEvent.run(
+    const { seq, lastDigestAt, now } = await accumulateAlertEvent.run(
       this.#redis,
       [this.#keys.pending, this.#keys.pendingExamples, this.#keys.state],
       [entry.group, entry.reason, JSON.stringify(example), MAX_DIGEST_EXAMPLES, Number.isFinite(at) ? at : Date.now()],
-    )) as [string, string, string];
-    const [seq, lastDigestAt, now] = reply.map(Number) as [number, number, number];
+    );
     // Every reporter adds the same job id: BullMQ keeps the first, so ten
     // workers schedule one digest, at the earliest time any of them asked for.
     await this.#schedule(seq, this.#sendAt(now, lastDigestAt) - now);
@@ -210,7 +209,7 @@ class RedisAlerts implements Alerts {
     }
     if (state === 'completed') {
       // The state hash was reset while old digest jobs remain: move past the used id.
-      seq = Number(await bumpDigestSeq.run(this.#redis, [this.#keys.state], [seq]));
+      seq = await bumpDigestSeq.run(this.#redis, [this.#keys.state], [seq]);
     } else if (job) {
       return;
     }
@@ -274,30 +273,31 @@ class RedisAlerts implements Alerts {
   /** Takes the pending events into this job, or defers the job to the end of the window. */
   async #take(job: Job<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>, jobId: string, token: string | undefined): Promise<Digest | undefined> {
     const keys = this.#keys;
-    const reply = (await takeDigest.run(
+    const reply = await takeDigest.run(
       this.#redis,
       [keys.pending, keys.pendingExamples, keys.state, keys.taken(jobId), keys.takenExamples(jobId), keys.flush],
       [job.data.seq, this.#windowMs],
-    )) as [string, ...unknown[]];
-    switch (reply[0]) {
+    );
+    switch (reply.outcome) {
       case 'early':
         // Not an attempt: another digest went out less than a window ago.
-        await job.moveToDelayed(Number(reply[1]), token);
+        await job.moveToDelayed(reply.notBefore, token);
         throw new DelayedError();
       case 'taken': {
         const digest = digestFromTaken({
           id: jobId,
           namespace: this.#options.namespace,
-          fields: reply[1] as string[],
-          examples: reply[2] as string[],
+          fields: reply.fields,
+          examples: reply.examples,
         });
         // Stored before sending: a failed send is retried with this same digest.
         await job.updateData({ ...job.data, digest });
         await this.#redis.del(keys.taken(jobId), keys.takenExamples(jobId));
         return digest;
       }
-      default:
-        return undefined; // 'stale' or 'empty': nothing for this job to send.
+      case 'stale':
+      case 'empty':
+        return undefined; // Nothing for this job to send.
     }
   }
 

@@ -182,8 +182,8 @@ describe('digest jobs', () => {
     // A worker took digest-1's events and died before storing them in the job.
     const keys = alertKeys(namespace);
     const client = redis.client();
-    const taken = (await takeDigest.run(client, [keys.pending, keys.pendingExamples, keys.state, keys.taken('digest-1'), keys.takenExamples('digest-1'), keys.flush], [1, 600_000])) as string[];
-    expect(taken[0]).toBe('taken');
+    const taken = await takeDigest.run(client, [keys.pending, keys.pendingExamples, keys.state, keys.taken('digest-1'), keys.takenExamples('digest-1'), keys.flush], [1, 600_000]);
+    expect(taken.outcome).toBe('taken');
     await Promise.all(['c.test', 'c.test'].map((group) => deadLetter(one, group)));
 
     const result = await one.alerts.flush();

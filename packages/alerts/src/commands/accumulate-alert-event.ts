@@ -1,4 +1,11 @@
-import { LuaScript } from './lua-script.js';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+
+/** Where the pending digest stands after an event was added (ms from the Redis clock). */
+export interface AccumulateReply {
+  readonly seq: number;
+  readonly lastDigestAt: number;
+  readonly now: number;
+}
 
 /**
  * Adds one dead-letter event to the pending digest, atomically, and returns
@@ -6,11 +13,14 @@ import { LuaScript } from './lua-script.js';
  *
  * KEYS[1] pending hash  KEYS[2] pending examples list  KEYS[3] state hash
  * ARGV[1] group  ARGV[2] reason  ARGV[3] example JSON  ARGV[4] max examples  ARGV[5] event time (ms)
- * Returns { seq, lastDigestAt, now } (strings; ms from the Redis clock).
+ * Reply: { seq, lastDigestAt, now } as strings; now in whole ms.
  */
-export const accumulateAlertEvent = new LuaScript(`
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+export const accumulateAlertEvent = defineLuaScript({
+  name: 'accumulate-alert-event',
+  keys: 3,
+  includes: [CLOCK_INCLUDE],
+  lua: `
+local now = math.floor(now_ms())
 local at = tonumber(ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'total', 1)
 redis.call('HINCRBY', KEYS[1], 'g:' .. ARGV[1], 1)
@@ -23,4 +33,12 @@ if redis.call('LLEN', KEYS[2]) < tonumber(ARGV[4]) then redis.call('RPUSH', KEYS
 local seq = redis.call('HGET', KEYS[3], 'seq') or '1'
 local lastDigestAt = redis.call('HGET', KEYS[3], 'lastDigestAt') or '0'
 return { seq, lastDigestAt, string.format('%.0f', now) }
-`);
+`,
+  decode: (reply): AccumulateReply => {
+    if (Array.isArray(reply) && reply.length === 3 && reply.every((part) => typeof part === 'string')) {
+      const [seq, lastDigestAt, now] = reply.map(Number) as [number, number, number];
+      return { seq, lastDigestAt, now };
+    }
+    throw new Error(`accumulate-alert-event: unexpected script reply ${JSON.stringify(reply)}`);
+  },
+});

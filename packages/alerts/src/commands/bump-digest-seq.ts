@@ -1,4 +1,4 @@
-import { LuaScript } from './lua-script.js';
+import { defineLuaScript } from '@crawlq/redis';
 
 /**
  * Moves the digest number past `ARGV[1]` if it is still that number (another
@@ -6,11 +6,19 @@ import { LuaScript } from './lua-script.js';
  *
  * KEYS[1] state hash   ARGV[1] the used digest number
  */
-export const bumpDigestSeq = new LuaScript(`
+export const bumpDigestSeq = defineLuaScript({
+  name: 'bump-digest-seq',
+  keys: 1,
+  lua: `
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '1')
 if seq == tonumber(ARGV[1]) then
   seq = seq + 1
   redis.call('HSET', KEYS[1], 'seq', string.format('%.0f', seq))
 end
 return string.format('%.0f', seq)
-`);
+`,
+  decode: (reply): number => {
+    if (typeof reply === 'string') return Number(reply);
+    throw new Error(`bump-digest-seq: unexpected script reply ${JSON.stringify(reply)}`);
+  },
+});

@@ -1,4 +1,11 @@
-import { LuaScript } from './lua-script.js';
+import { CLOCK_INCLUDE, defineLuaScript, type LuaReply } from '@crawlq/redis';
+
+/** What `takeDigest` answered (see the script's comment). */
+export type TakeDigestReply =
+  | { readonly outcome: 'taken'; readonly fields: readonly string[]; readonly examples: readonly string[] }
+  | { readonly outcome: 'early'; readonly notBefore: number }
+  | { readonly outcome: 'stale' }
+  | { readonly outcome: 'empty' };
 
 /**
  * Moves the pending events into the digest job's own keys (RENAME), once.
@@ -9,21 +16,24 @@ import { LuaScript } from './lua-script.js';
  * KEYS[1] pending hash  KEYS[2] pending examples  KEYS[3] state hash
  * KEYS[4] taken hash    KEYS[5] taken examples    KEYS[6] flush flag
  * ARGV[1] the job's digest number (seq)  ARGV[2] window (ms)
- * Returns:
- *   { 'taken', hash fields..., examples... } as { 'taken', fieldsFlat, examples }
- *   { 'early', notBefore }   another digest went out less than a window ago
+ * Reply:
+ *   { 'taken', hash fields flat, examples }
+ *   { 'early', notBefore }   another digest went out less than a window ago (whole ms)
  *   { 'stale' }              the job's events were already taken by its digest
  *   { 'empty' }              nothing pending
  */
-export const takeDigest = new LuaScript(`
+export const takeDigest = defineLuaScript({
+  name: 'take-digest',
+  keys: 6,
+  includes: [CLOCK_INCLUDE],
+  lua: `
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return { 'taken', redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1) }
 end
 local seq = tonumber(redis.call('HGET', KEYS[3], 'seq') or '1')
 local jobSeq = tonumber(ARGV[1])
 if jobSeq < seq then return { 'stale' } end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = math.floor(now_ms())
 local lastDigestAt = tonumber(redis.call('HGET', KEYS[3], 'lastDigestAt') or '0')
 local notBefore = lastDigestAt + tonumber(ARGV[2])
 if redis.call('EXISTS', KEYS[6]) == 0 and lastDigestAt > 0 and now < notBefore then
@@ -37,4 +47,20 @@ if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('RENAME', KEYS[2], KEYS[5]
 redis.call('HSET', KEYS[3], 'lastDigestAt', string.format('%.0f', now))
 redis.call('HSET', KEYS[4], 'takenAt', string.format('%.0f', now))
 return { 'taken', redis.call('HGETALL', KEYS[4]), redis.call('LRANGE', KEYS[5], 0, -1) }
-`);
+`,
+  decode: decodeTakeDigest,
+});
+
+function decodeTakeDigest(reply: LuaReply): TakeDigestReply {
+  if (Array.isArray(reply)) {
+    const [outcome, first, second] = reply;
+    if (outcome === 'taken' && isStrings(first) && isStrings(second)) return { outcome, fields: first, examples: second };
+    if (outcome === 'early' && typeof first === 'string') return { outcome, notBefore: Number(first) };
+    if ((outcome === 'stale' || outcome === 'empty') && reply.length === 1) return { outcome };
+  }
+  throw new Error(`take-digest: unexpected script reply ${JSON.stringify(reply)}`);
+}
+
+function isStrings(value: LuaReply | undefined): value is string[] {
+  return Array.isArray(value) && value.every((element) => typeof element === 'string');
+}
