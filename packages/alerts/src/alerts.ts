@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { openRedis, type AlertScheduler, type DeadLetterEntry } from '@crawlq/dead-letter';
+import type { AlertScheduler, DeadLetterEntry } from '@crawlq/dead-letter';
 import { QUEUE_NAMES, queuePrefix } from '@crawlq/queue';
+import { openRedisFrom } from '@crawlq/redis';
 import {
   DEFAULT_DELIVERY_POLICY,
   DEFAULT_FIRST_DELAY_MS,
@@ -110,7 +111,7 @@ class RedisAlerts implements Alerts {
     this.#mail = createMailDelivery(options.mail);
     this.#options = options;
     this.#keys = alertKeys(options.namespace);
-    this.#redis = openRedis(options.connection);
+    this.#redis = openRedisFrom(options.connection);
     this.#queue = new Queue<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>(QUEUE_NAMES.alerts, {
       connection: options.connection,
       prefix: queuePrefix(options.namespace),

@@ -1,9 +1,9 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUE_NAMES, queuePrefix } from '@crawlq/queue';
+import { openRedisFrom } from '@crawlq/redis';
 import { isDeadLetterEntry, type DeadLetterEntry } from './dead-letter-entry.js';
 import { deadLetterKeys, type DeadLetterKeys } from './keys.js';
-import { openRedis } from './open-redis.js';
 
 /** BullMQ job name of every entry in the `dead-letter` queue. */
 export const DEAD_LETTER_JOB_NAME = 'dead-letter';
@@ -31,7 +31,7 @@ export class DeadLetterStore {
 
   constructor(connection: ConnectionOptions, namespace: string) {
     this.keys = deadLetterKeys(namespace);
-    this.redis = openRedis(connection);
+    this.redis = openRedisFrom(connection);
     this.queue = new Queue<DeadLetterEntry, void, typeof DEAD_LETTER_JOB_NAME>(QUEUE_NAMES.deadLetter, {
       connection,
       prefix: queuePrefix(namespace),

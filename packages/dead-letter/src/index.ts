@@ -20,5 +20,4 @@ export {
 export { classifyFailure, classifyFailureMessage, MAX_MESSAGE_LENGTH, type FailureClassification } from './classify-failure.js';
 export { isFinalFailure } from './final-failure.js';
 export { CSV_COLUMNS, csvField, type ExportFormat } from './export-format.js';
-export { openRedis } from './open-redis.js';
 export { DeadLetterInputError } from './errors.js';

@@ -2,6 +2,17 @@ import { redactUrl } from '@crawlq/urls';
 import { Redis, type RedisOptions } from 'ioredis';
 import { assertDatabase } from './database-check.js';
 
+/*
+ * Two ways to open a client, on purpose:
+ * - `connectRedis(url, role)`: for the apps, which hold a URL. Options come
+ *   from the role (retry policy, `maxRetriesPerRequest`), and it waits until
+ *   Redis answers in the URL's database, so start-up fails with a clear error.
+ * - `openRedisFrom(connection)`: for library objects (dead-letter store,
+ *   alerts) that take the `connection` their caller also gives BullMQ. The
+ *   caller's options are kept as given, and it connects lazily: failures
+ *   surface as rejected commands, like BullMQ's own.
+ */
+
 /**
  * Workers block on Redis and must ride out reconnects (BullMQ requires
  * `maxRetriesPerRequest: null`); so must the `crawl` coordinator, which only
@@ -52,6 +63,33 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
     redis.disconnect();
     throw error;
   }
+  return redis;
+}
+
+/**
+ * A `connection` as BullMQ takes it: options (with an optional `url`) or a
+ * client instance. Only ioredis instances can be used beside BullMQ.
+ */
+export type RedisConnectionInput =
+  | Redis
+  | (RedisOptions & { readonly url?: string; readonly skipVersionCheck?: boolean })
+  | { duplicate(...args: never[]): unknown };
+
+/**
+ * Our own ioredis client beside BullMQ's (BullMQ 6.7 wraps its client behind a
+ * narrow interface), from the same `connection`. An ioredis instance is
+ * duplicated, so closing ours leaves the caller's open.
+ * @throws TypeError for a client that is not ioredis
+ */
+export function openRedisFrom(connection: RedisConnectionInput): Redis {
+  if (connection instanceof Redis) return connection.duplicate();
+  if ('duplicate' in connection && typeof connection.duplicate === 'function') {
+    throw new TypeError('pass connection options or an ioredis Redis instance (other clients are not supported)');
+  }
+  const { url, skipVersionCheck: _skip, ...rest } = connection as RedisOptions & { url?: string; skipVersionCheck?: boolean };
+  const redis = url === undefined ? new Redis(rest) : new Redis(url, rest);
+  // Failures reach callers as rejected commands; the event would only be noise.
+  redis.on('error', () => undefined);
   return redis;
 }
 

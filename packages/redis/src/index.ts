@@ -1,4 +1,13 @@
-export { connectRedis, redisOptionsFor, checkEvictionPolicy, RedisUnavailableError, type ConnectionRole, type ConnectOptions } from './connection.js';
+export {
+  connectRedis,
+  openRedisFrom,
+  redisOptionsFor,
+  checkEvictionPolicy,
+  RedisUnavailableError,
+  type ConnectionRole,
+  type ConnectOptions,
+  type RedisConnectionInput,
+} from './connection.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
 export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
