@@ -6,7 +6,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter } from '@crawlq/group-limiter';
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, peakInFlight } from './support/politeness.js';

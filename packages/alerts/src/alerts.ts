@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AlertScheduler, DeadLetterEntry } from '@crawlq/dead-letter';
-import { QUEUE_NAMES, queuePrefix } from '@crawlq/queue';
-import { openRedisFrom } from '@crawlq/redis';
+import { QUEUE_NAMES } from '@crawlq/queue';
+import { openRedisFrom, queuePrefix } from '@crawlq/redis';
 import {
   DEFAULT_DELIVERY_POLICY,
   DEFAULT_FIRST_DELAY_MS,

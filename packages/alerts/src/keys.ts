@@ -1,4 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 
 /**
  * Redis keys of the alert digests. All share the namespace hash tag, so the

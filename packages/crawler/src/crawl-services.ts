@@ -1,8 +1,8 @@
 import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig } from '@crawlq/config';
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
-import { openCrawlQueue, stateKeyPrefix, type CrawlQueue } from '@crawlq/queue';
-import { connectRedis } from '@crawlq/redis';
+import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { connectRedis, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
 import { DefinitionStore } from './definition-store.js';

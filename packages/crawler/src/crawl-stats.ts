@@ -1,4 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import type { PageRecord } from './page-record.js';
 

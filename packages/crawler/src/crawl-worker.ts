@@ -5,8 +5,8 @@ import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts'
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
-import { CRAWL_JOB_RETENTION, QUEUE_NAMES, queuePrefix, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, watchRedisOutage, RedisOutageError } from '@crawlq/redis';
+import { CRAWL_JOB_RETENTION, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { checkEvictionPolicy, queuePrefix, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { Worker, type Job } from 'bullmq';

@@ -1,6 +1,5 @@
 import { canonicalJson, parseDefinitionValues, type CrawlDefinition, type DefinitionValues } from '@crawlq/config';
-import { stateKeyPrefix } from '@crawlq/queue';
-import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { CLOCK_INCLUDE, defineLuaScript, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 
 /** What the compare-and-set answered: stored as the next version, or another writer came first. */

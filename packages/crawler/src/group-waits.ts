@@ -1,4 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 
 /** Why a group's jobs are held back (beyond ordinary rate and concurrency pacing). */

@@ -1,4 +1,4 @@
-import { queuePrefix } from '@crawlq/queue';
+import { queuePrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 
 /**

@@ -1,5 +1,5 @@
 import { PermanentFetchError, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
 import { GroupPausedError } from './crawl-errors.js';
 import type { CrawlServices } from './crawl-services.js';

@@ -1,4 +1,5 @@
-import { QUEUE_NAMES, openCrawlQueue, queuePrefix, type CrawlQueue } from '@crawlq/queue';
+import { QUEUE_NAMES, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { queuePrefix } from '@crawlq/redis';
 import type { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 
 /** BullMQ connection options, as `@crawlq/queue` takes them. */

@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
-import { CRAWL_JOB_NAME, stateKeyPrefix } from '@crawlq/queue';
+import { CRAWL_JOB_NAME } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */

@@ -1,7 +1,7 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUE_NAMES, queuePrefix } from '@crawlq/queue';
-import { openRedisFrom } from '@crawlq/redis';
+import { QUEUE_NAMES } from '@crawlq/queue';
+import { openRedisFrom, queuePrefix } from '@crawlq/redis';
 import { isDeadLetterEntry, type DeadLetterEntry } from './dead-letter-entry.js';
 import { deadLetterKeys, type DeadLetterKeys } from './keys.js';
 

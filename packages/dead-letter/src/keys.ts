@@ -1,4 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 
 /** Redis keys of the dead-letter index, beside the BullMQ keys of the `dead-letter` queue. */
 export interface DeadLetterKeys {

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
-import { CRAWL_JOB_NAME, QUEUE_NAMES, crawlJobOptions, openCrawlQueue, queuePrefix, type CrawlJobData, type CrawlQueue } from '@crawlq/queue';
+import { CRAWL_JOB_NAME, QUEUE_NAMES, crawlJobOptions, openCrawlQueue, type CrawlJobData, type CrawlQueue } from '@crawlq/queue';
+import { queuePrefix } from '@crawlq/redis';
 import {
   createDeadLetterAdmin,
   createDeadLetterRecorder,

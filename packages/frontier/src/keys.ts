@@ -1,4 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 
 /** Redis keys of the frontier, under the crawl's hash tag. */
 export function frontierKeys(namespace: string) {

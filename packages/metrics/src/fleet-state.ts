@@ -1,5 +1,6 @@
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
-import { QUEUE_NAMES, queuePrefix, stateKeyPrefix } from '@crawlq/queue';
+import { QUEUE_NAMES } from '@crawlq/queue';
+import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 
 /**

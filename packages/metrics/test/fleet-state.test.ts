@@ -1,5 +1,6 @@
 import { createGroupLimiter } from '@crawlq/group-limiter';
-import { openCrawlQueue, stateKeyPrefix } from '@crawlq/queue';
+import { openCrawlQueue } from '@crawlq/queue';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetStateReader } from '../src/index.js';

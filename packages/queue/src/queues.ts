@@ -1,7 +1,8 @@
 import { Queue, type ConnectionOptions, type JobsOptions, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
 import type { CRAWL_JOB_NAME} from './names.js';
-import { QUEUE_NAMES, queuePrefix } from './names.js';
+import { QUEUE_NAMES } from './names.js';
+import { queuePrefix } from '@crawlq/redis';
 
 /** Options every crawl job gets. */
 export interface CrawlJobPolicy {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, crawlCounts, crawlJobOptions, openCrawlQueue, queuePrefix, stateKeyPrefix } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, crawlCounts, crawlJobOptions, openCrawlQueue } from '../src/index.js';
+import { queuePrefix } from '@crawlq/redis';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -11,11 +12,6 @@ beforeAll(async () => {
 afterAll(async () => redis.stop());
 
 describe('crawl queue wiring', () => {
-  it('keeps every key of a namespace under one hash tag', () => {
-    expect(queuePrefix('c1')).toBe('{c1}');
-    expect(stateKeyPrefix('c1').startsWith('{c1}:')).toBe(true);
-  });
-
   it('gives jobs attempts and exponential backoff; the worker keeps the newest 10,000 completed jobs and every failed one', () => {
     expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toEqual({ attempts: 4, backoff: { type: 'exponential', delay: 250, jitter: 0.5 } });
     expect(CRAWL_JOB_RETENTION).toEqual({ removeOnComplete: { count: 10_000 } });

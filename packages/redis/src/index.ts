@@ -8,6 +8,7 @@ export {
   type ConnectOptions,
   type RedisConnectionInput,
 } from './connection.js';
+export { queuePrefix, stateKeyPrefix } from './namespace-keys.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
 export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
