@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
+import { DelayedError, Worker, type ConnectionOptions, type Job, type JobsOptions, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AlertScheduler, DeadLetterEntry } from '@crawlq/dead-letter';
-import { QUEUE_NAMES } from '@crawlq/queue';
+import { QUEUE_NAMES, openQueue } from '@crawlq/queue';
 import { openRedisFrom, queuePrefix } from '@crawlq/redis';
 import {
   DEFAULT_DELIVERY_POLICY,
@@ -112,11 +112,7 @@ class RedisAlerts implements Alerts {
     this.#options = options;
     this.#keys = alertKeys(options.namespace);
     this.#redis = openRedisFrom(options.connection);
-    this.#queue = new Queue<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>(QUEUE_NAMES.alerts, {
-      connection: options.connection,
-      prefix: queuePrefix(options.namespace),
-    });
-    this.#queue.on('error', () => undefined); // Surfaced by the rejected calls.
+    this.#queue = openQueue<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>(QUEUE_NAMES.alerts, options);
     this.#delivery = { ...DEFAULT_DELIVERY_POLICY, ...options.delivery };
     this.#firstDelayMs = options.mail.firstDelayMs ?? DEFAULT_FIRST_DELAY_MS;
     this.#windowMs = options.mail.windowMs ?? DEFAULT_WINDOW_MS;

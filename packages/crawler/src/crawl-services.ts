@@ -73,9 +73,8 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const queue = openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, config.namespace);
   // An outage rejects our commands and shows as the Worker's 'error' event;
   // without a listener ioredis would print every reconnect failure to stderr
-  // outside the log format.
+  // outside the log format (openCrawlQueue gives the queue one already).
   redis.on('error', () => undefined);
-  queue.on('error', () => undefined);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
   // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   let current = config;

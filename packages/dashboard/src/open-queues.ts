@@ -1,5 +1,4 @@
-import { QUEUE_NAMES, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
-import { queuePrefix } from '@crawlq/redis';
+import { QUEUE_NAMES, openCrawlQueue, openQueue, type CrawlQueue } from '@crawlq/queue';
 import type { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 
 /** BullMQ connection options, as `@crawlq/queue` takes them. */
@@ -17,21 +16,14 @@ export interface DashboardQueues {
 }
 
 /**
- * Opens the crawl, dead-letter and alerts queues of a namespace.
- *
- * `@crawlq/queue` only opens the crawl queue, and this package does not
- * depend on bullmq directly, so the other two are made with the crawl queue's
- * own class (bullmq's `Queue`, the same module instance bull-board uses).
- * Replace with `new Queue(...)` once bullmq is a direct dependency.
+ * Opens the crawl, dead-letter and alerts queues of a namespace. The board
+ * only shows their jobs, so the two that other packages own stay untyped here.
+ * Redis errors reach callers as rejected calls (`openQueue`'s default).
  */
 export function openDashboardQueues(connection: QueueConnection, namespace: string): DashboardQueues {
   const crawl = openCrawlQueue(connection, namespace);
-  const QueueClass = crawl.constructor as new (name: string, options: { connection: QueueConnection; prefix: string }) => BoardQueue;
-  const open = (name: string): BoardQueue => new QueueClass(name, { connection, prefix: queuePrefix(namespace) });
-  const deadLetter = open(QUEUE_NAMES.deadLetter);
-  const alerts = open(QUEUE_NAMES.alerts);
-  // Redis errors reach callers as rejected calls; the events would only be noise (and unhandled).
-  for (const queue of [crawl, deadLetter, alerts]) queue.on('error', () => undefined);
+  const deadLetter = openQueue(QUEUE_NAMES.deadLetter, { connection, namespace });
+  const alerts = openQueue(QUEUE_NAMES.alerts, { connection, namespace });
   return {
     crawl,
     deadLetter,

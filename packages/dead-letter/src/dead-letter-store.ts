@@ -1,7 +1,7 @@
-import { Queue, type ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUE_NAMES } from '@crawlq/queue';
-import { openRedisFrom, queuePrefix } from '@crawlq/redis';
+import { QUEUE_NAMES, openQueue } from '@crawlq/queue';
+import { openRedisFrom } from '@crawlq/redis';
 import { isDeadLetterEntry, type DeadLetterEntry } from './dead-letter-entry.js';
 import { deadLetterKeys, type DeadLetterKeys } from './keys.js';
 
@@ -32,11 +32,7 @@ export class DeadLetterStore {
   constructor(connection: ConnectionOptions, namespace: string) {
     this.keys = deadLetterKeys(namespace);
     this.redis = openRedisFrom(connection);
-    this.queue = new Queue<DeadLetterEntry, void, typeof DEAD_LETTER_JOB_NAME>(QUEUE_NAMES.deadLetter, {
-      connection,
-      prefix: queuePrefix(namespace),
-    });
-    this.queue.on('error', () => undefined); // Surfaced by the rejected calls.
+    this.queue = openQueue<DeadLetterEntry, void, typeof DEAD_LETTER_JOB_NAME>(QUEUE_NAMES.deadLetter, { connection, namespace });
   }
 
   /** Pauses the DLQ once per instance: even a stray worker must never process an entry. */

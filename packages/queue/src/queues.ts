@@ -1,8 +1,7 @@
 import { Queue, type ConnectionOptions, type JobsOptions, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
-import type { CRAWL_JOB_NAME} from './names.js';
-import { QUEUE_NAMES } from './names.js';
 import { queuePrefix } from '@crawlq/redis';
+import { QUEUE_NAMES, type CRAWL_JOB_NAME, type QueueName } from './names.js';
 
 /** Options every crawl job gets. */
 export interface CrawlJobPolicy {
@@ -39,12 +38,38 @@ export function crawlJobOptions(policy: CrawlJobPolicy): JobsOptions {
 
 export type CrawlQueue = Queue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>;
 
-/** The crawl queue of a namespace. */
+/** Where a namespace's queue lives, and who hears its connection errors. */
+export interface OpenQueueOptions {
+  readonly connection: ConnectionOptions;
+  readonly namespace: string;
+  /**
+   * Sees the queue's connection errors. The same failures reject the calls
+   * made while Redis is away, so by default they are dropped: without a
+   * listener the event would be an uncaught error, and logging each
+   * reconnect attempt would only be noise.
+   */
+  readonly onError?: (error: Error) => void;
+}
+
+/**
+ * Opens one of a namespace's queues (see `QUEUE_NAMES`) under the namespace's
+ * key prefix, with an error listener (see `OpenQueueOptions.onError`). Every
+ * BullMQ `Queue` of crawlq is opened here. The job types are named by the
+ * package that owns the jobs: `openCrawlQueue` here, the dead-letter store
+ * and the alerts for theirs; a viewer that only lists jobs leaves them unknown.
+ */
+export function openQueue<Data = unknown, Result = unknown, JobName extends string = string>(
+  name: QueueName,
+  options: OpenQueueOptions,
+): Queue<Data, Result, JobName> {
+  const queue = new Queue<Data, Result, JobName>(name, { connection: options.connection, prefix: queuePrefix(options.namespace) });
+  queue.on('error', options.onError ?? (() => undefined));
+  return queue;
+}
+
+/** The crawl queue of a namespace, typed (`openQueue` with the default error policy). */
 export function openCrawlQueue(connection: ConnectionOptions, namespace: string): CrawlQueue {
-  return new Queue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>(QUEUE_NAMES.crawl, {
-    connection,
-    prefix: queuePrefix(namespace),
-  });
+  return openQueue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>(QUEUE_NAMES.crawl, { connection, namespace });
 }
 
 /** Counts the `status` command reports. */

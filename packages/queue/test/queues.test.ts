@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, crawlCounts, crawlJobOptions, openCrawlQueue } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlCounts, crawlJobOptions, openCrawlQueue, openQueue } from '../src/index.js';
 import { queuePrefix } from '@crawlq/redis';
 
 let redis: TestRedis;
@@ -48,6 +48,38 @@ describe('crawl queue wiring', () => {
       await worker.close();
       await queue.obliterate({ force: true });
       await queue.close();
+    }
+  });
+});
+
+describe('openQueue', () => {
+  it("opens each of the namespace's queues under its key prefix", async () => {
+    const namespace = `test-${randomUUID()}`;
+    const client = redis.client();
+    for (const name of Object.values(QUEUE_NAMES)) {
+      const queue = openQueue(name, { connection: { url: redis.url }, namespace });
+      try {
+        const job = await queue.add('probe', {}, { jobId: 'probe-1' });
+        expect(job.id).toBe('probe-1');
+        expect(await client.exists(`${queuePrefix(namespace)}:${name}:probe-1`)).toBe(1);
+      } finally {
+        await queue.close();
+      }
+    }
+  });
+
+  it("has an error listener: errors are dropped by default (no uncaught 'error'), handed to onError when given", async () => {
+    const namespace = `test-${randomUUID()}`;
+    const errors: Error[] = [];
+    const quiet = openQueue(QUEUE_NAMES.alerts, { connection: { url: redis.url }, namespace });
+    const heard = openQueue(QUEUE_NAMES.deadLetter, { connection: { url: redis.url }, namespace, onError: (error) => errors.push(error) });
+    try {
+      // An 'error' event nobody listens to would throw here.
+      expect(() => quiet.emit('error', new Error('lost Redis'))).not.toThrow();
+      heard.emit('error', new Error('lost Redis'));
+      expect(errors.map((error) => error.message)).toEqual(['lost Redis']);
+    } finally {
+      await Promise.all([quiet.close(), heard.close()]);
     }
   });
 });
