@@ -188,13 +188,15 @@ describe('crawl: the workers it spawns', () => {
     site.resetRecords();
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-ops-crawl-'));
     const port = await freePort();
-    const args = ['crawl', site.seeds[0] ?? '', '--workers', '2', '--namespace', 'ops-crawl', '--allow-private-network', '--rate', '10/1s', '--scope', 'any', '--max-depth', '50', '--attempts', '1', '--out', join(dir, 'out.jsonl'), '--metrics-port', String(port), '--state-dir', dir];
+    const args = ['crawl', site.seeds[0] ?? '', '--workers', '2', '--namespace', 'ops-crawl', '--allow-private-network', '--rate', '2/1s', '--scope', 'any', '--max-depth', '50', '--attempts', '1', '--out', join(dir, 'out.jsonl'), '--metrics-port', String(port), '--state-dir', dir];
     const child = startCli(args, { env: cliEnv(redis.url) });
     let stderr = '';
     let stdout = '';
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    // Both workers answer while the crawl runs (60 pages at 10/s per host take seconds).
+    // Both workers answer while the crawl runs: 60 pages at 2/s per host take 10 s or more,
+    // longer than a worker takes to start on a loaded machine (at 10/s the crawl
+    // could end before the second worker served its first /healthz).
     const seen = new Set<number>();
     const code = exited(child);
     let finished = false;
