@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRedis, freePort, mailHeader, mimePart, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, freePort, mailHeader, mimePart, waitFor, type TestRedis } from '@crawlq/testing';
 import { CRAWL_JOB_NAME, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { takeDigest } from '../src/commands/take-digest.js';
 import { alertKeys } from '../src/keys.js';
 import { createDeadLetterAdmin, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createAlerts, type AlertMailConfig, type Alerts, type CreateAlertsOptions } from '../src/index.js';
-import { groupCounts, startSmtp, waitFor, type TestSmtp } from './helpers.js';
+import { groupCounts, startSmtp, type TestSmtp } from './helpers.js';
 
 let redis: TestRedis;
 let connection: { host: string; port: number; maxRetriesPerRequest: null };

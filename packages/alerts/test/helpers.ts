@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SMTPServer } from 'smtp-server';
 
 /** A real SMTP server on loopback that keeps every message it accepts. */
@@ -55,20 +54,6 @@ export async function startSmtp(options: { port?: number; rejectFirst?: number }
   };
 }
 
-/** Polls until `check` returns a value other than undefined/null/false, or throws after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** Sums the "By group" rows of a digest's text part. */
 export function groupCounts(text: string): Record<string, number> {

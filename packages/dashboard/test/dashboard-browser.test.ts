@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { startDashboard, type Dashboard } from '../src/index.js';
-import { openNamespace, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
+import { openNamespace, seedDeadLetter, type Namespace } from './helpers.js';
 
 /** Debian's chromium (`apt-get install -y chromium`); playwright-core never downloads a browser here. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -136,7 +136,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
       await page.getByRole('link', { name, exact: true }).first().waitFor({ timeout: 20_000 });
     }
     await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click();
-    await waitFor('the dead letter job in bull-board', async () => (await page.getByText('fp-beta').count()) > 0, 20_000);
+    await waitFor('the dead letter job in bull-board', async () => (await page.getByText('fp-beta').count()) > 0, { timeoutMs: 20_000 });
     // Its "[Paused]" badge comes with the reason, beside it in the queue's header.
     await page.getByText('[ Paused ]').first().waitFor({ timeout: 20_000 });
     expect(await page.getByText('Paused on purpose: no worker consumes dead letters', { exact: false }).count()).toBeGreaterThan(0);
@@ -183,7 +183,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     // A worker starts on a new group: the page shows it without a reload.
     const loaded = navigations;
     await admin.limiter.acquire({ group: 'late.example', leaseId: 'browser-lease-2' });
-    await waitFor('the refreshed group list', async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, 30_000);
+    await waitFor('the refreshed group list', async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, { timeoutMs: 30_000 });
     expect(await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').textContent()).toBe('1');
     expect(navigations).toBe(loaded);
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, get } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { CRAWL_JOB_NAME } from '@crawlq/queue';
 import { stateKeyPrefix } from '@crawlq/redis';
-import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, waitFor, type Namespace } from './helpers.js';
+import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */
 const REDIS_PASSWORD = 'redis-pw-7f3a9c1e';

@@ -1,5 +1,4 @@
 import { request as httpRequest } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createDeadLetterAdmin, createDeadLetterRecorder, type DeadLetterAdmin, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { CRAWL_JOB_NAME, crawlJobOptions, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 
@@ -88,16 +87,6 @@ export async function api(
   return { status: response.status, json: JSON.parse(response.body) as unknown };
 }
 
-/** Polls until `check` returns a truthy value, or throws after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** The value of the hidden CSRF field in a page. */
 export function csrfTokenOf(page: string): string {

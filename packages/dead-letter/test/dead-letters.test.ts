@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { CRAWL_JOB_NAME, QUEUE_NAMES, crawlJobOptions, openCrawlQueue, type CrawlJobData, type CrawlQueue } from '@crawlq/queue';
 import { queuePrefix } from '@crawlq/redis';
 import {
@@ -16,7 +16,6 @@ import {
   type DeadLetterEntry,
   type DeadLetterRecorder,
 } from '../src/index.js';
-import { waitFor } from './helpers.js';
 
 let redis: TestRedis;
 let connection: { host: string; port: number; maxRetriesPerRequest: null };

@@ -4,3 +4,4 @@ export { mailHeader, mimePart } from './mail.js';
 export { startTestPostgres, type TestPostgres } from './postgres-server.js';
 export { checkWarcFile, type CheckedWarcRecord } from './warc-check.js';
 export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptions } from './nginx-server.js';
+export { waitFor } from './wait-for.js';
