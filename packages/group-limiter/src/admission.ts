@@ -2,6 +2,12 @@
 export interface Lease {
   readonly group: string;
   readonly leaseId: string;
+  /**
+   * When the gate admitted it (Redis-clock ms): adaptive pacing counts a
+   * failure of a request admitted before the group's last cut as part of
+   * that cut's episode. Unset: the lease's reserved start stands in.
+   */
+  readonly admittedAt?: number;
 }
 
 /** Why a request may not start now: the group's rate, its concurrency cap, its pause, or the crawl-wide cap. */
@@ -64,4 +70,25 @@ export interface Outcome {
   readonly retryAfterMs?: number;
   /** The request reached the socket (a server may have seen it): counted in the group's `started`. */
   readonly sent?: boolean;
+  /** Time from the request leaving to the response head arriving (ms): the latency adaptive pacing watches. */
+  readonly latencyMs?: number;
+  /** No response came: the request timed out, or the connection failed (both congestion signals). */
+  readonly failure?: 'timeout' | 'network';
+}
+
+/** A change of a group's adaptive pace, as the release that made it reports it. */
+export interface PaceChange {
+  readonly group: string;
+  /** `down`: a congestion signal halved the pace; `up`: back at full pace (reported once, by the first release after). */
+  readonly direction: 'down' | 'up';
+  /** Pace factor before and after (`up`: from the factor the last cut set, to 1). */
+  readonly from: number;
+  readonly to: number;
+  /**
+   * The signal's class, a short fixed list: `latency`, `5xx`, `429`,
+   * `timeout`, `network` (for `up`: the class of the cut it recovered from).
+   */
+  readonly cause: string;
+  /** The signal in words: `HTTP 503`, `latency 412 ms over 150 ms (baseline 50 ms)`. */
+  readonly reason: string;
 }

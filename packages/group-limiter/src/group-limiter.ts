@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
-import type { Admission, Lease, Outcome, StartCheck } from './admission.js';
+import type { Admission, Lease, Outcome, PaceChange, StartCheck } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
 import { pauseScript } from './commands/pause.js';
@@ -21,7 +21,16 @@ import {
 } from './errors.js';
 import type { GlobalStatus, GroupStatus } from './group-status.js';
 import { limiterKeys, type LimiterKeys } from './keys.js';
-import { DEFAULT_LIMIT_POLICY, DEFAULT_MAX_MIN_INTERVAL_MS, normalizePolicy, type GroupLimits, type LimitPolicy, type LimitPolicyInput } from './policy.js';
+import {
+  DEFAULT_ADAPTIVE_PACING,
+  DEFAULT_LIMIT_POLICY,
+  DEFAULT_MAX_MIN_INTERVAL_MS,
+  normalizePolicy,
+  type AdaptivePacing,
+  type GroupLimits,
+  type LimitPolicy,
+  type LimitPolicyInput,
+} from './policy.js';
 import { RedisClock } from './redis-clock.js';
 import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 
@@ -87,9 +96,11 @@ export interface GroupLimiter {
   /**
    * Gives the concurrency slot back (idempotent) and reports the outcome; one
    * round trip. An invalid outcome still gives the slot back (without the
-   * outcome), then rejects with GroupLimiterArgumentError.
+   * outcome), then rejects with GroupLimiterArgumentError. Resolves with the
+   * change to the group's adaptive pace this outcome made (a cut, or the
+   * first report of being back at full pace), or `null`.
    */
-  release(lease: Lease, outcome?: Outcome): Promise<void>;
+  release(lease: Lease, outcome?: Outcome): Promise<PaceChange | null>;
   /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
   abandon(lease: Lease): Promise<void>;
   /**
@@ -215,6 +226,9 @@ class RedisGroupLimiter implements GroupLimiter {
           this.#maxMinIntervalMs,
           CONFIRM_AFTER_WAIT_MS,
           this.#globalIntervalMs,
+          limits.adaptive ? '1' : '0',
+          this.#adaptive.floor,
+          this.#adaptive.risePerSecond,
         ],
       };
     });
@@ -233,7 +247,7 @@ class RedisGroupLimiter implements GroupLimiter {
         localStartAt,
         startBy: localStartAt + allowanceMs,
         confirmBeforeStart: asNumber(reply[4]) === 1,
-        lease: { group, leaseId },
+        lease: { group, leaseId, admittedAt: asNumber(reply[3]) },
       };
     }
     const wakeInMs = asNumber(reply[1]);
@@ -273,7 +287,7 @@ class RedisGroupLimiter implements GroupLimiter {
     }
   }
 
-  async release(lease: Lease, outcome: Outcome = {}): Promise<void> {
+  async release(lease: Lease, outcome: Outcome = {}): Promise<PaceChange | null> {
     checkName(lease.group, 'group', 'release');
     checkName(lease.leaseId, 'leaseId', 'release');
     // An outcome it cannot take (a `000` status line, a negative Retry-After)
@@ -284,25 +298,37 @@ class RedisGroupLimiter implements GroupLimiter {
       await this.#release(lease, { ...(outcome.sent === undefined ? {} : { sent: outcome.sent }) });
       throw invalid;
     }
-    await this.#release(lease, outcome);
+    return this.#release(lease, outcome);
   }
 
-  async #release(lease: Lease, outcome: Outcome): Promise<void> {
-    await this.#call('release', releaseScript, () => ({
-      keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-      args: [
-        this.#version,
-        lease.leaseId,
-        outcome.status ?? '',
-        outcome.retryAfterMs ?? '',
-        this.#policy.leaseMs,
-        this.#policy.backoff429.baseMs,
-        this.#policy.backoff429.maxMs,
-        this.#policy.maxPauseMs,
-        '0',
-        outcome.sent === true ? '1' : '0',
-      ],
-    }));
+  async #release(lease: Lease, outcome: Outcome): Promise<PaceChange | null> {
+    const reply = await this.#call('release', releaseScript, () => {
+      const adaptive = this.#adaptive;
+      return {
+        keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
+        args: [
+          this.#version,
+          lease.leaseId,
+          outcome.status ?? '',
+          outcome.retryAfterMs ?? '',
+          this.#policy.leaseMs,
+          this.#policy.backoff429.baseMs,
+          this.#policy.backoff429.maxMs,
+          this.#policy.maxPauseMs,
+          '0',
+          outcome.sent === true ? '1' : '0',
+          outcome.latencyMs ?? '',
+          outcome.failure ?? '',
+          this.#resolved(lease.group).adaptive ? '1' : '0',
+          adaptive.floor,
+          adaptive.risePerSecond,
+          adaptive.latencyTolerance,
+          adaptive.latencySlackMs,
+          lease.admittedAt ?? '',
+        ],
+      };
+    });
+    return paceChangeOf(lease.group, reply);
   }
 
   async plan(groups: readonly string[], options: PlanOptions = {}): Promise<number[]> {
@@ -328,9 +354,11 @@ class RedisGroupLimiter implements GroupLimiter {
         this.#maxMinIntervalMs,
         batchWindowMs,
         PLAN_BATCH_JOBS,
+        this.#adaptive.floor,
+        this.#adaptive.risePerSecond,
         ...distinct.flatMap((group) => {
           const limits = this.#resolved(group);
-          return [group, limits.intervalMs, limits.toleranceMs];
+          return [group, limits.intervalMs, limits.toleranceMs, limits.adaptive ? '1' : '0'];
         }),
         ...items.map((group) => index.get(group) ?? 0),
       ],
@@ -347,7 +375,7 @@ class RedisGroupLimiter implements GroupLimiter {
       const limits = this.#resolved(lease.group);
       reply = await this.#runScript(confirmStartScript, {
         keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS],
+        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS, limits.adaptive ? '1' : '0', this.#adaptive.floor, this.#adaptive.risePerSecond],
       });
     } catch (error) {
       throw redisFailure('confirmStart', error);
@@ -429,7 +457,7 @@ class RedisGroupLimiter implements GroupLimiter {
   async #readStatus(groups: readonly string[]): Promise<GroupStatus[]> {
     const reply = await this.#call('status', readStatusScript, () => ({
       keys: [this.#keys.policy, ...groups.flatMap((group) => [this.#keys.group(group), this.#keys.leases(group)])],
-      args: [],
+      args: [this.#adaptive.floor, this.#adaptive.risePerSecond],
     }));
     if (reply.length !== 3 + groups.length * STATUS_FIELDS) throw unexpectedReply('status', reply);
     // The limits shown must be the fleet's, not a stale cache.
@@ -441,11 +469,21 @@ class RedisGroupLimiter implements GroupLimiter {
       const paused = pausedUntil !== null && pausedUntil > now;
       const lastAdmitAt = optionalNumber(field(5));
       const minIntervalMs = Math.min(optionalNumber(field(6)) ?? 0, this.#maxMinIntervalMs);
+      const resolved = this.#resolved(group);
+      const paceFactor = resolved.adaptive ? asNumber(field(11)) : 1;
       return {
         group,
-        limits: this.limitsFor(group),
+        limits: resolved.limits,
         minIntervalMs,
-        paceMs: Math.max(this.#resolved(group).intervalMs, minIntervalMs),
+        paceMs: Math.max(resolved.intervalMs, minIntervalMs) / paceFactor,
+        adaptive: resolved.adaptive,
+        paceFactor,
+        effectiveConcurrency: resolved.concurrency === 0 ? null : pacedConcurrency(resolved.concurrency, paceFactor),
+        paceReason: asString(field(12)) ?? null,
+        paceChangedAt: roundedOrNull(optionalNumber(field(13))),
+        paceCuts: optionalNumber(field(14)) ?? 0,
+        latencyMs: roundedOrNull(optionalNumber(field(15))),
+        baselineMs: roundedOrNull(optionalNumber(field(16))),
         inFlight: optionalNumber(field(10)) ?? 0,
         pausedUntil: paused ? Math.ceil(pausedUntil) : null,
         pauseReason: paused ? (asString(field(1)) ?? null) : null,
@@ -538,6 +576,11 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   /** Always set by normalizePolicy; the type keeps it optional for older callers. */
+  get #adaptive(): AdaptivePacing {
+    return this.#policy.adaptive ?? DEFAULT_ADAPTIVE_PACING;
+  }
+
+  /** Always set by normalizePolicy; the type keeps it optional for older callers. */
   get #maxMinIntervalMs(): number {
     return this.#policy.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS;
   }
@@ -583,6 +626,13 @@ function invalidOutcome(outcome: Outcome): GroupLimiterArgumentError | undefined
   if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
     return new GroupLimiterArgumentError(`retryAfterMs must be a finite number >= 0, got ${retryAfterMs}`, { operation: 'release', argument: 'retryAfterMs' });
   }
+  const { latencyMs, failure } = outcome;
+  if (latencyMs !== undefined && !(Number.isFinite(latencyMs) && latencyMs >= 0)) {
+    return new GroupLimiterArgumentError(`latencyMs must be a finite number >= 0, got ${latencyMs}`, { operation: 'release', argument: 'latencyMs' });
+  }
+  if (failure !== undefined && failure !== 'timeout' && failure !== 'network') {
+    return new GroupLimiterArgumentError(`failure must be 'timeout' or 'network', got ${JSON.stringify(failure)}`, { operation: 'release', argument: 'failure' });
+  }
   return undefined;
 }
 
@@ -610,6 +660,30 @@ function asNumber(value: unknown): number {
 
 function optionalNumber(value: unknown): number | null {
   return value === null || value === undefined || value === '' ? null : asNumber(value);
+}
+
+/** The concurrency cap at pace factor `f`, as `paced_limits` computes it in the scripts. */
+function pacedConcurrency(concurrency: number, f: number): number {
+  return f >= 1 ? concurrency : Math.max(1, Math.floor(concurrency * f + 1e-9));
+}
+
+function roundedOrNull(value: number | null): number | null {
+  return value === null ? null : Math.round(value);
+}
+
+/** The release reply's pace change: {Ok} alone, or {Ok, direction, from, to, cause, reason}. */
+function paceChangeOf(group: string, reply: readonly unknown[]): PaceChange | null {
+  if (reply.length < 6) return null;
+  const direction = reply[1];
+  if (direction !== 'down' && direction !== 'up') throw unexpectedReply('release', reply);
+  return {
+    group,
+    direction,
+    from: asNumber(reply[2]),
+    to: asNumber(reply[3]),
+    cause: asString(reply[4]) ?? '',
+    reason: asString(reply[5]) ?? '',
+  };
 }
 
 function asString(value: unknown): string | undefined {

@@ -14,10 +14,37 @@ export interface GroupStatus {
   /**
    * The spacing the gate enforces between this group's starts (ms): the rate's
    * own spacing plus its margin (see `LimitPolicy.spacingMargin`), or the
-   * minimum interval when that is longer; 0 = no rate limit. 1000 / paceMs is
-   * the effective pace in requests per second.
+   * minimum interval when that is longer, divided by `paceFactor`; 0 = no rate
+   * limit. 1000 / paceMs is the effective pace in requests per second.
    */
   readonly paceMs: number;
+  /** Whether the group's pace adapts (`LimitPolicy.adaptive`, a rule's `adaptive`). */
+  readonly adaptive: boolean;
+  /**
+   * Share of its limits the group runs at now, in [adaptive floor, 1]: 1 for
+   * a group that does not adapt, or has not been slowed down or has recovered.
+   */
+  readonly paceFactor: number;
+  /**
+   * The concurrency cap in force now (the configured one scaled by
+   * `paceFactor`, or the implied ceiling of an adapting group without one);
+   * `null` = unlimited.
+   */
+  readonly effectiveConcurrency: number | null;
+  /**
+   * Why the pace last changed: the signal of the last cut (`HTTP 503`,
+   * `latency 412 ms over 150 ms (baseline 50 ms)`, `timeout`, `connection
+   * error`), or `recovered after ...` once back at full pace; `null` if never cut.
+   */
+  readonly paceReason: string | null;
+  /** When the pace was last cut, or came back to full; `null` if never cut. */
+  readonly paceChangedAt: number | null;
+  /** Times the pace was cut. */
+  readonly paceCuts: number;
+  /** Moving average of the latency to the response head (ms), as workers reported it; `null` before any. */
+  readonly latencyMs: number | null;
+  /** The lowest latency average seen (ms): what the average is judged against; `null` before any. */
+  readonly baselineMs: number | null;
   /** Leases not yet released nor expired. */
   readonly inFlight: number;
   /** End of the current pause, or `null` when not paused. */

@@ -1,12 +1,15 @@
 export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PlanOptions, type SetPolicyResult } from './group-limiter.js';
-export type { Admission, DenialReason, Lease, Outcome, StartCheck } from './admission.js';
+export type { Admission, DenialReason, Lease, Outcome, PaceChange, StartCheck } from './admission.js';
 export type { GlobalStatus, GroupStatus } from './group-status.js';
 export {
+  DEFAULT_ADAPTIVE_PACING,
+  MIN_ADAPTIVE_FLOOR,
   DEFAULT_GROUP_LIMITS,
   DEFAULT_LIMIT_POLICY,
   DEFAULT_MAX_MIN_INTERVAL_MS,
   DEFAULT_SPACING_MARGIN,
   normalizePolicy,
+  type AdaptivePacing,
   type Backoff429,
   type GroupLimits,
   type LimitPolicy,
@@ -14,7 +17,7 @@ export {
   type LimitRule,
   type RateLimit,
 } from './policy.js';
-export { paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+export { ADAPTIVE_IMPLIED_CONCURRENCY, paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 export { limiterKeys, type LimiterKeys } from './keys.js';
 export { ScriptCode } from './commands/script-code.js';
 export {

@@ -11,7 +11,10 @@ export interface LimiterKeys {
   readonly groups: string;
   /** Hash of the crawl-wide pacing (`globalRate`): tat, wakeAt, admitted, deferred. */
   readonly global: string;
-  /** Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred, lastAdmitAt, minInterval. */
+  /**
+   * Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred,
+   * lastAdmitAt, minInterval; adaptive pacing: pace, cutAt, paceCause, paceReason, paceChangedAt, paceCuts, latency, baseline.
+   */
   group(group: string): string;
   /** Sorted set of a group's leases: member = lease id, score = expiry (Redis-clock ms). */
   leases(group: string): string;

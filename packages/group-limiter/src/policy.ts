@@ -21,6 +21,39 @@ export interface GroupLimits {
 export interface LimitRule extends Partial<GroupLimits> {
   /** Host glob: `'*.example.com'`, `'example.com'` or `'*'`, optionally with `:port` (see `hostMatchesGlob` in @crawlq/urls). */
   readonly match: string;
+  /** Whether the matching groups adapt their pace (see `AdaptivePacing`); unset: `adaptive.enabled`. */
+  readonly adaptive?: boolean;
+}
+
+/**
+ * Adaptive pacing (AIMD, issue 14): each adapting group's pace moves between
+ * `floor` and its configured limits by a pace factor f in [floor, 1] shared by
+ * the whole fleet. The interval between starts is divided by f, a concurrency
+ * cap multiplied by it (rounded down, at least 1). Congestion (a 5xx, 429,
+ * 408, timeout or connection error, or a latency EWMA over
+ * max(latencyTolerance * baseline, baseline + latencySlackMs)) halves f at
+ * most once per episode; f grows back by `risePerSecond` per second.
+ */
+export interface AdaptivePacing {
+  /**
+   * Groups adapt unless their rule says otherwise.
+   * @default false
+   */
+  readonly enabled: boolean;
+  /**
+   * Lowest pace factor: a group never goes slower than this share of its limits.
+   * @default 0.1
+   */
+  readonly floor: number;
+  /**
+   * Pace factor regained per second since the last cut (additive increase).
+   * @default 0.02 (half pace to full in 25 s)
+   */
+  readonly risePerSecond: number;
+  /** @default 2 */
+  readonly latencyTolerance: number;
+  /** @default 100 */
+  readonly latencySlackMs: number;
 }
 
 /** Backoff for consecutive 429 responses that carry no `Retry-After`. */
@@ -81,6 +114,12 @@ export interface LimitPolicy {
    * @default 30000
    */
   readonly maxMinIntervalMs?: number;
+  /**
+   * Adaptive pacing; optional in the type for policies written before it
+   * existed (`normalizePolicy` fills it in).
+   * @default DEFAULT_ADAPTIVE_PACING (off)
+   */
+  readonly adaptive?: AdaptivePacing;
 }
 
 /** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
@@ -94,7 +133,20 @@ export interface LimitPolicyInput {
   readonly maxMinIntervalMs?: number;
   readonly spacingMargin?: number;
   readonly globalRate?: RateLimit | null;
+  readonly adaptive?: Partial<AdaptivePacing>;
 }
+
+/** Adaptive pacing as `normalizePolicy` fills it in: off, floor 0.1, 0.02 per second back up. */
+export const DEFAULT_ADAPTIVE_PACING: AdaptivePacing = Object.freeze({
+  enabled: false,
+  floor: 0.1,
+  risePerSecond: 0.02,
+  latencyTolerance: 2,
+  latencySlackMs: 100,
+});
+
+/** A pace factor this small would stretch a 1/s group to one start per 17 minutes: below it is a mistake. */
+export const MIN_ADAPTIVE_FLOOR = 0.001;
 
 /** Default share of a rate's spacing kept as margin (`LimitPolicy.spacingMargin`). */
 export const DEFAULT_SPACING_MARGIN = 0.05;
@@ -120,6 +172,7 @@ export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
   maxMinIntervalMs: DEFAULT_MAX_MIN_INTERVAL_MS,
   spacingMargin: DEFAULT_SPACING_MARGIN,
   globalRate: null,
+  adaptive: DEFAULT_ADAPTIVE_PACING,
 });
 
 /**
@@ -145,6 +198,7 @@ export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizeP
     maxMinIntervalMs: check.number(input.maxMinIntervalMs ?? DEFAULT_MAX_MIN_INTERVAL_MS, 'maxMinIntervalMs', { min: 0 }),
     spacingMargin: check.number(input.spacingMargin ?? DEFAULT_SPACING_MARGIN, 'spacingMargin', { min: 0, max: 1 }),
     globalRate: check.rate(input.globalRate ?? null, 'globalRate'),
+    adaptive: check.adaptive(input.adaptive ?? {}),
   };
   if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
   if (check.issues.length > 0) throw new InvalidLimitPolicyError(check.issues, { operation });
@@ -160,13 +214,31 @@ class PolicyChecker {
       this.issues.push(`${path}.match must be '*', '*.domain' or an exact host (optionally with :port), got ${JSON.stringify(rule.match)}`);
     }
     // Only the fields the rule sets: the others keep falling back to the defaults.
-    const out: { match: string; rate?: RateLimit | null; burst?: number; concurrency?: number | null } = {
+    const out: { match: string; rate?: RateLimit | null; burst?: number; concurrency?: number | null; adaptive?: boolean } = {
       match: rule.match,
     };
     if (rule.rate !== undefined) out.rate = this.rate(rule.rate, `${path}.rate`);
     if (rule.burst !== undefined) out.burst = this.number(rule.burst, `${path}.burst`, { min: 1, integer: true });
     if (rule.concurrency !== undefined) out.concurrency = this.concurrency(rule.concurrency, `${path}.concurrency`);
+    if (rule.adaptive !== undefined) out.adaptive = this.flag(rule.adaptive, `${path}.adaptive`);
     return out;
+  }
+
+  adaptive(input: Partial<AdaptivePacing>): AdaptivePacing {
+    const base = DEFAULT_ADAPTIVE_PACING;
+    return {
+      enabled: this.flag(input.enabled ?? base.enabled, 'adaptive.enabled'),
+      floor: this.number(input.floor ?? base.floor, 'adaptive.floor', { min: MIN_ADAPTIVE_FLOOR, max: 1 }),
+      risePerSecond: this.number(input.risePerSecond ?? base.risePerSecond, 'adaptive.risePerSecond', { min: 0.000_1, max: 10 }),
+      latencyTolerance: this.number(input.latencyTolerance ?? base.latencyTolerance, 'adaptive.latencyTolerance', { min: 1 }),
+      latencySlackMs: this.number(input.latencySlackMs ?? base.latencySlackMs, 'adaptive.latencySlackMs', { min: 0 }),
+    };
+  }
+
+  flag(value: unknown, path: string): boolean {
+    if (typeof value === 'boolean') return value;
+    this.issues.push(`${path} must be true or false, got ${JSON.stringify(value)}`);
+    return false;
   }
 
   limits(limits: Partial<GroupLimits>, path: string): GroupLimits {

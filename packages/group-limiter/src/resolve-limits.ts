@@ -1,5 +1,12 @@
 import { hostMatchesGlob } from '@crawlq/urls';
-import { DEFAULT_SPACING_MARGIN, type GroupLimits, type LimitPolicy, type RateLimit } from './policy.js';
+import { DEFAULT_ADAPTIVE_PACING, DEFAULT_SPACING_MARGIN, type GroupLimits, type LimitPolicy, type RateLimit } from './policy.js';
+
+/**
+ * The concurrency cap an adapting group with neither a rate nor a concurrency
+ * cap paces under: adaptive pacing scales a ceiling, and such a group has
+ * none of its own (at full pace it may have this many requests in flight).
+ */
+export const ADAPTIVE_IMPLIED_CONCURRENCY = 16;
 
 /** A group's limits plus the pacing numbers the Lua scripts work with. */
 export interface ResolvedLimits {
@@ -8,8 +15,13 @@ export interface ResolvedLimits {
   readonly intervalMs: number;
   /** GCRA tolerance tau = (burst - 1) * T'. */
   readonly toleranceMs: number;
-  /** Concurrency cap; 0 = unlimited (what the scripts expect). */
+  /**
+   * Concurrency cap at full pace; 0 = unlimited (what the scripts expect). An
+   * adapting group without rate or cap gets ADAPTIVE_IMPLIED_CONCURRENCY.
+   */
   readonly concurrency: number;
+  /** Whether the group's pace adapts (the rule's `adaptive`, else the policy's `adaptive.enabled`). */
+  readonly adaptive: boolean;
   /** How much of T' is margin over the rate's own spacing (`durationMs / max`); 0 = no rate limit. */
   readonly marginMs: number;
 }
@@ -40,11 +52,14 @@ export function resolveLimits(policy: LimitPolicy, group: string): ResolvedLimit
     concurrency: rule?.concurrency !== undefined ? rule.concurrency : policy.defaults.concurrency,
   };
   const intervalMs = paceIntervalMs(limits.rate, policy);
+  const adaptive = rule?.adaptive ?? (policy.adaptive ?? DEFAULT_ADAPTIVE_PACING).enabled;
+  const implied = adaptive && limits.rate === null && limits.concurrency === null;
   return {
     limits,
     intervalMs,
     toleranceMs: (limits.burst - 1) * intervalMs,
-    concurrency: limits.concurrency ?? 0,
+    concurrency: implied ? ADAPTIVE_IMPLIED_CONCURRENCY : (limits.concurrency ?? 0),
+    adaptive,
     marginMs: limits.rate === null ? 0 : intervalMs - limits.rate.durationMs / limits.rate.max,
   };
 }

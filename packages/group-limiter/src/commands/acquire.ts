@@ -17,7 +17,10 @@ import { ScriptCode } from './script-code.js';
  *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms,
  *       10 maxMinIntervalMs (cap of the group's own minimum interval),
  *       11 waits at least this long are re-checked for a pause before they start,
- *       12 global interval (0 = no fleet-wide cap)
+ *       12 global interval (0 = no fleet-wide cap),
+ *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second
+ * An adapting group's limits (the longer of its interval and minimum interval,
+ * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = defineLuaScript({
@@ -32,12 +35,14 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
 local hold_ms = num(h[4], 0)
 interval, tau = effective_pacing(interval, tau, num(h[5], 0), tonumber(ARGV[10]))
+local f = pace_factor(ARGV[13], h[6], h[7], now, tonumber(ARGV[14]), tonumber(ARGV[15]))
+interval, tau, conc = paced_limits(interval, tau, conc, f)
 redis.call('SADD', KEYS[4], ARGV[2])
 
 -- How long one more start takes to become possible: the emission interval, or for a

@@ -9,7 +9,8 @@ import { ScriptCode } from './script-code.js';
  * denied start gives its lease back at once; a concurrency denial gets a wake
  * slot on the group's horizon like acquire's.
  * KEYS: 1 group hash, 2 leases zset
- * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms
+ * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms,
+ *       5 '1' = the group adapts its pace, 6 adaptive floor, 7 adaptive rise per second
  * Reply: {Ok} | {DeniedPaused, pausedForMs} | {DeniedConcurrency, wakeInMs}
  */
 export const confirmStartScript = defineLuaScript({
@@ -18,13 +19,13 @@ export const confirmStartScript = defineLuaScript({
   includes: [CLOCK_INCLUDE, PACING_INCLUDE],
   lua: `
 local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'wakeAt', 'holdMs')
+local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'wakeAt', 'holdMs', 'pace', 'cutAt')
 local paused_until = num(h[1], 0)
 if paused_until > now then
   redis.call('ZREM', KEYS[2], ARGV[1])
   return {${ScriptCode.DeniedPaused}, fmt(paused_until - now)}
 end
-local conc = tonumber(ARGV[2])
+local _, _, conc = paced_limits(0, 0, tonumber(ARGV[2]), pace_factor(ARGV[5], h[4], h[5], now, tonumber(ARGV[6]), tonumber(ARGV[7])))
 if conc > 0 then
   local lease_ms = tonumber(ARGV[3])
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', fmt(now))

@@ -11,8 +11,8 @@ import { ScriptCode } from './script-code.js';
  * and the gate's short in-process wait spaces them exactly.
  * KEYS: 1 policy hash, 2 groups set, 3.. one group hash per distinct group
  * ARGV: 1 policy version, 2 number of distinct groups D, 3 minimum step ms, 4 maxMinIntervalMs,
- *       5 batch window W (0 = exact slots), 6 jobs per batch at most,
- *       then D triples (group, interval T', tolerance tau), then one 1-based group index per item
+ *       5 batch window W (0 = exact slots), 6 jobs per batch at most, 7 adaptive floor, 8 adaptive rise per second,
+ *       then D quadruples (group, interval T', tolerance tau, '1' = adapts), then one 1-based group index per item
  * Reply: {Ok, delayMs per item...} | {StalePolicy, version}
  */
 export const planScript = defineLuaScript({
@@ -26,11 +26,14 @@ local min_step = tonumber(ARGV[3])
 local cap = tonumber(ARGV[4])
 local batch_window = tonumber(ARGV[5])
 local batch_jobs = tonumber(ARGV[6])
+local floor = tonumber(ARGV[7])
+local rise = tonumber(ARGV[8])
 local groups = {}
 for i = 1, d do
-  local base = 6 + (i - 1) * 3
-  local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil', 'minInterval')
+  local base = 8 + (i - 1) * 4
+  local h = redis.call('HMGET', KEYS[2 + i], 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt')
   local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), cap)
+  interval, tau = paced_limits(interval, tau, 0, pace_factor(ARGV[base + 4], h[5], h[6], now, floor, rise))
   groups[i] = {
     interval = interval,
     tau = tau,
@@ -42,7 +45,7 @@ for i = 1, d do
   redis.call('SADD', KEYS[2], ARGV[base + 1])
 end
 local out = {${ScriptCode.Ok}}
-for j = 7 + 3 * d, #ARGV do
+for j = 9 + 4 * d, #ARGV do
   local g = groups[tonumber(ARGV[j])]
   local delay = 0
   if g.interval > 0 or g.paused_until > now then

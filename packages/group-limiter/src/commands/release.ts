@@ -1,6 +1,9 @@
 import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { luaPolicyCheck } from './limiter-lua.js';
+import { luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
+
+/** Weight of a new latency sample in the group's moving average. */
+const LATENCY_EWMA_WEIGHT = 0.25;
 
 /**
  * Ends a lease (idempotent) and applies the response outcome: 429/503 with Retry-After
@@ -13,15 +16,30 @@ import { ScriptCode } from './script-code.js';
  * A lease whose request reached the socket (ARGV 10 = '1') is counted in `started`:
  * one admitted start per request a server saw, whatever the path (first request,
  * retry, redirect hop, robots.txt).
+ *
+ * Adaptive pacing (ARGV 13 = '1', issue 14): the latency to the response head
+ * feeds the group's moving average (`latency`) and its baseline (the lowest
+ * average seen); a congestion signal halves the pace factor, at most once per
+ * episode: only a request admitted after the last cut (`cutAt`) can cut again,
+ * so the failures of requests that were in flight together, on any number of
+ * workers, count once (TCP's once per round trip). Signals: 429; a 5xx other
+ * than 501 and 505; 408 or a timeout; a connection error; a latency sample and
+ * average both over max(tolerance * baseline, baseline + slack). Latency still
+ * that high at the floor pace is the site's own, not ours: it becomes the
+ * baseline. The first release after the pace is back at 1 reports that once.
+ *
  * ARGV: 1 policy version, 2 lease id, 3 status ('' = none), 4 retryAfterMs ('' = none),
  *       5 leaseMs, 6 backoff base ms, 7 backoff max ms, 8 maxPauseMs, 9 '1' = abandoned,
- *       10 '1' = the request went out
- * Reply: {Ok} | {StalePolicy, version}
+ *       10 '1' = the request went out, 11 latency ms to the response head ('' = none),
+ *       12 failure without a response ('timeout' | 'network' | ''), 13 '1' = the group adapts,
+ *       14 adaptive floor, 15 rise per second, 16 latency tolerance, 17 latency slack ms,
+ *       18 admitted at (Redis ms, '' = take the lease's start)
+ * Reply: {Ok} | {Ok, 'down' | 'up', from, to, cause, reason} | {StalePolicy, version}
  */
 export const releaseScript = defineLuaScript({
   name: 'release',
   keys: 3,
-  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, PACING_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
@@ -45,9 +63,68 @@ if score then
     redis.call('HSET', KEYS[2], 'holdMs', fmt(held))
   end
 end
-
 local status = tonumber(ARGV[3])
-if status == nil then return {${ScriptCode.Ok}} end
+
+local function congestion(latency, average, baseline, limit)
+  local failure = ARGV[12]
+  if status == 429 then return '429', 'HTTP 429' end
+  if status ~= nil and status >= 500 and status <= 599 and status ~= 501 and status ~= 505 then return '5xx', 'HTTP ' .. status end
+  if status == 408 then return 'timeout', 'HTTP 408' end
+  if failure == 'timeout' then return 'timeout', 'timeout' end
+  if failure == 'network' then return 'network', 'connection error' end
+  if limit ~= nil and latency > limit and average > limit then
+    return 'latency', string.format('latency %d ms over %d ms (baseline %d ms)', math.floor(average + 0.5), math.floor(limit + 0.5), math.floor(baseline + 0.5))
+  end
+  return nil, nil
+end
+
+local function adapt()
+  local admitted_at = tonumber(ARGV[18]) or started
+  if ARGV[13] ~= '1' or admitted_at == nil then return nil end
+  local floor = tonumber(ARGV[14])
+  local a = redis.call('HMGET', KEYS[2], 'pace', 'cutAt', 'latency', 'baseline', 'paceCause', 'paceReason')
+  local latency = tonumber(ARGV[11])
+  local average = tonumber(a[3])
+  local baseline = tonumber(a[4])
+  local limit = nil
+  if latency ~= nil then
+    if average == nil then average = latency else average = average + (latency - average) * ${LATENCY_EWMA_WEIGHT} end
+    if baseline == nil or average < baseline then baseline = average end
+    limit = math.max(baseline * tonumber(ARGV[16]), baseline + tonumber(ARGV[17]))
+    redis.call('HSET', KEYS[2], 'latency', fmt(average), 'baseline', fmt(baseline))
+  end
+  local f = pace_factor('1', a[1], a[2], now, floor, tonumber(ARGV[15]))
+  local cause, reason = congestion(latency, average, baseline, limit)
+  if cause ~= nil then
+    if admitted_at < num(a[2], -1) then return nil end
+    local to = math.max(floor, f / 2)
+    -- At the floor already (within 1%): nothing left to cut.
+    local at_floor = to > f * 0.99
+    if cause == 'latency' and at_floor then
+      redis.call('HSET', KEYS[2], 'baseline', fmt(average))
+      return nil
+    end
+    -- Even at the floor an error restarts the episode and the climb back.
+    redis.call('HSET', KEYS[2], 'pace', fmt(to), 'cutAt', fmt(now), 'paceCause', cause, 'paceReason', reason)
+    if at_floor then return nil end
+    redis.call('HSET', KEYS[2], 'paceChangedAt', fmt(now))
+    redis.call('HINCRBY', KEYS[2], 'paceCuts', 1)
+    return {'down', fmt(f), fmt(to), cause, reason}
+  end
+  if f >= 1 and a[1] then
+    redis.call('HDEL', KEYS[2], 'pace')
+    redis.call('HSET', KEYS[2], 'paceChangedAt', fmt(now), 'paceCause', 'recovered', 'paceReason', 'recovered after ' .. (a[6] or 'a cut'))
+    return {'up', a[1], '1', a[5] or '', a[6] or ''}
+  end
+  return nil
+end
+local change = adapt()
+local function reply()
+  if change == nil then return {${ScriptCode.Ok}} end
+  return {${ScriptCode.Ok}, change[1], change[2], change[3], change[4], change[5]}
+end
+
+if status == nil then return reply() end
 local h = redis.call('HMGET', KEYS[2], 'strikes', 'strikeAt', 'pausedUntil')
 local strikes = num(h[1], 0)
 local same_episode = started ~= nil and started < num(h[2], 0)
@@ -75,6 +152,6 @@ if status == 429 or status == 503 then
 elseif strikes > 0 and not same_episode then
   redis.call('HSET', KEYS[2], 'strikes', 0)
 end
-return {${ScriptCode.Ok}}
+return reply()
 `,
 });
