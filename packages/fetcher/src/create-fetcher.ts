@@ -9,7 +9,7 @@ import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, Retry
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
 import { cappedBody } from './capped-body.js';
 import { drainRedirectBody } from './drain-redirect-body.js';
-import { PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
+import { noResponseFailure, PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
 import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
 import { resolveFetcherOptions } from './fetcher-options.js';
 import type { AttemptHooks, Fetcher, FetchRequest, FetchResult, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
@@ -43,6 +43,16 @@ class FetchState {
     readonly hooks: AttemptHooks | undefined,
     readonly maxRedirects: number,
   ) {}
+}
+
+/**
+ * 'finish': the request has been handed to the OS socket, the closest a
+ * process gets to the moment the server sees it start; 'response': its head
+ * has arrived.
+ */
+function watchAttempt(sent: ClientRequest, hooks: AttemptHooks): void {
+  if (hooks.onRequestSent) sent.once('finish', () => hooks.onRequestSent?.());
+  if (hooks.onResponseHead) sent.once('response', () => hooks.onResponseHead?.());
 }
 
 function stateOf(options: Pick<GotOptions, 'context'> | undefined): FetchState | undefined {
@@ -221,6 +231,7 @@ class GotFetcher implements Fetcher {
                 error,
                 status: response?.statusCode,
                 retryAfterMs: parseRetryAfter(response?.headers['retry-after']),
+                failure: response === undefined ? noResponseFailure(error) : undefined,
               });
             } catch (hookError) {
               // got wraps this in a RequestError; remember the original for fetch().
@@ -268,9 +279,7 @@ class GotFetcher implements Fetcher {
     // compressed one got drops it, and the count of transferred bytes decides).
     // on() returns the same promise, awaited below.
     const hooks = request.attemptHooks;
-    // 'finish': the request has been handed to the OS socket, the closest a
-    // process gets to the moment the server sees it start.
-    if (hooks?.onRequestSent) void promise.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+    if (hooks) void promise.on('request', (sent: ClientRequest) => watchAttempt(sent, hooks));
     const recorder = request.captureExchange === true ? new ExchangeRecorder(maxBodyBytes) : undefined;
     if (recorder) void promise.on('request', (sent: ClientRequest) => recorder.watch(sent));
     void promise.on('downloadProgress', (progress: Progress) => {
@@ -310,7 +319,7 @@ class GotFetcher implements Fetcher {
       ...(signal === undefined ? {} : { signal }),
     });
     const hooks = request.attemptHooks;
-    if (hooks?.onRequestSent) stream.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+    if (hooks) stream.on('request', (sent: ClientRequest) => watchAttempt(sent, hooks));
     let response: PlainResponse | undefined;
     stream.once('response', (answer: PlainResponse) => {
       response = answer;
@@ -402,7 +411,7 @@ class GotFetcher implements Fetcher {
         ...(signal === undefined ? {} : { signal }),
       });
       const hooks = state.hooks;
-      if (hooks?.onRequestSent) attempt.on('request', (sent: ClientRequest) => sent.once('finish', () => hooks.onRequestSent?.()));
+      if (hooks) attempt.on('request', (sent: ClientRequest) => watchAttempt(sent, hooks));
       let response: PlainResponse;
       try {
         response = await responseOf(attempt);
@@ -463,7 +472,14 @@ class GotFetcher implements Fetcher {
     await sleep(retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : backoffDelayMs(retryCount, retry), undefined, signal === undefined ? undefined : { signal });
     if (this.#closed) return false;
     state.retries = retryCount;
-    await state.hooks?.beforeRetry?.({ url: state.redirects.at(-1) ?? state.url, retryCount, error: failure, status: failure.status, retryAfterMs });
+    await state.hooks?.beforeRetry?.({
+      url: state.redirects.at(-1) ?? state.url,
+      retryCount,
+      error: failure,
+      status: failure.status,
+      retryAfterMs,
+      failure: failure.status === undefined ? noResponseFailure(failure) : undefined,
+    });
     return true;
   }
 

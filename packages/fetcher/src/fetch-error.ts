@@ -124,6 +124,23 @@ export class PermanentFetchError extends FetchError {
   }
 }
 
+/**
+ * What a failure that got no response was, as adaptive pacing counts it: a
+ * timeout or a failed connection. Undefined for anything else (a response
+ * came, a body would not decompress, a policy refusal, an abort).
+ */
+export function noResponseFailure(error: unknown): 'timeout' | 'network' | undefined {
+  let reason: FailureReason | undefined;
+  if (error instanceof RetryableFetchError) {
+    if (error.status !== undefined) return undefined;
+    reason = error.failureReason;
+  } else if (error instanceof RequestError) {
+    if (error.response !== undefined) return undefined;
+    reason = failureReasonOfCode(error.code) ?? reasonOfGotError(error);
+  }
+  return reason === 'timeout' || reason === 'network' ? reason : undefined;
+}
+
 /** A got error without a more telling code: a timeout, or another request failure (connection, TLS, stream). */
 function reasonOfGotError(cause: unknown): FailureReason | undefined {
   if (cause instanceof TimeoutError) return 'timeout';

@@ -13,6 +13,8 @@ export interface RetryInfo {
   readonly status?: number | undefined;
   /** The failed response's `Retry-After`, in ms, when present. */
   readonly retryAfterMs?: number | undefined;
+  /** Without a response: whether the attempt timed out or its connection failed (undefined for anything else). */
+  readonly failure?: 'timeout' | 'network' | undefined;
 }
 
 /** What {@link AttemptHooks.beforeRedirect} is told about the redirect about to be followed. */
@@ -51,6 +53,12 @@ export interface AttemptHooks {
    * kept to its reserved slot.
    */
   onRequestSent?(): void;
+  /**
+   * Called as each attempt's response head has arrived (status and headers,
+   * before the body): with `onRequestSent`, the time the server took to
+   * answer. Synchronous and must not throw.
+   */
+  onResponseHead?(): void;
 }
 
 /** Per-fetch options. */

@@ -11,6 +11,6 @@ export type {
   RetryOptions,
   TimeoutOptions,
 } from './fetcher-options.js';
-export { FetchError, PermanentFetchError, RetryableFetchError } from './fetch-error.js';
+export { FetchError, PermanentFetchError, RetryableFetchError, noResponseFailure } from './fetch-error.js';
 export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit, RetryableFetchReason } from './fetch-error.js';
 export { isRetryableStatus, parseRetryAfter } from './retry-policy.js';

@@ -1,6 +1,6 @@
 import { RequestError, TimeoutError } from 'got';
 import { describe, expect, it } from 'vitest';
-import { PermanentFetchError, RetryableFetchError } from '../src/index.js';
+import { noResponseFailure, PermanentFetchError, RetryableFetchError } from '../src/index.js';
 import { PolicyViolation } from '../src/policy-violation.js';
 
 const url = 'https://user:secret@x.test/a';
@@ -32,5 +32,19 @@ describe('failureReason (#11)', () => {
     expect(refused.failureReason).toBe('ssrf');
     expect(refused.message).toBe('Fetching https://x.test/a refused (ssrf): 10.0.0.1 is not allowed');
     expect(new PolicyViolation('body-too-large', 'too big').failureReason).toBe('body-too-large');
+  });
+});
+
+describe('noResponseFailure (adaptive pacing, #14)', () => {
+  it('is a timeout or a failed connection when no response came, else undefined', () => {
+    expect(noResponseFailure(new RetryableFetchError({ url, code: 'ETIMEDOUT', retries: 0 }))).toBe('timeout');
+    expect(noResponseFailure(new RetryableFetchError({ url, code: 'ECONNREFUSED', retries: 0 }))).toBe('network');
+    expect(noResponseFailure(new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status: 503, retries: 0 }))).toBeUndefined();
+    // A reset while reading a 200's body: a response came.
+    expect(noResponseFailure(new RetryableFetchError({ url, code: 'ECONNRESET', reason: 'network', status: 200, retries: 0 }))).toBeUndefined();
+    expect(noResponseFailure(new RetryableFetchError({ url, code: 'Z_DATA_ERROR', retries: 0 }))).toBeUndefined();
+    expect(noResponseFailure(new RequestError('boom', { code: 'ECONNRESET' }, undefined as never))).toBe('network');
+    expect(noResponseFailure(new PermanentFetchError({ url, reason: 'ssrf', detail: 'no' }))).toBeUndefined();
+    expect(noResponseFailure(new Error('aborted'))).toBeUndefined();
   });
 });

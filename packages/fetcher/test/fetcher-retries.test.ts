@@ -199,6 +199,27 @@ describe('attemptHooks.beforeRetry', () => {
     expect(server.count(path)).toBe(3);
   });
 
+  it('onResponseHead fires once per attempt, after that attempt went out', async () => {
+    const path = unique('/down');
+    const events: string[] = [];
+    await open({ retry: { limit: 2 } })
+      .fetch(`${server.origin}${path}`, { attemptHooks: { onRequestSent: () => events.push('sent'), onResponseHead: () => events.push('head') } })
+      .catch(() => undefined);
+    expect(events).toEqual(['sent', 'head', 'sent', 'head', 'sent', 'head']);
+  });
+
+  it('tells the retry hook a timeout without a response from a failed response', async () => {
+    const failures: RetryInfo['failure'][] = [];
+    const hook = { beforeRetry: (info: RetryInfo) => Promise.resolve(void failures.push(info.failure)) };
+    await open({ timeouts: { responseMs: 300 }, retry: { limit: 1 } })
+      .fetch(`${server.origin}${unique('/hang')}`, { attemptHooks: hook })
+      .catch(() => undefined);
+    await open({ retry: { limit: 1 } })
+      .fetch(`${server.origin}${unique('/down')}`, { attemptHooks: hook })
+      .catch(() => undefined);
+    expect(failures).toEqual(['timeout', undefined]);
+  });
+
   it('passes the Retry-After to the hook', async () => {
     const path = unique('/throttled');
     const seen: (number | undefined)[] = [];
