@@ -41,6 +41,12 @@ const ratio = z.preprocess(
   z.number({ error: 'expected a number between 0 and 1' }).min(0).max(1),
 );
 
+/** A share of a group's limits: adaptive pacing's floor. Below 0.001 a 1/s group would wait 17 minutes between requests. */
+const share = z.preprocess(
+  (value) => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value),
+  z.number({ error: 'expected a number from 0.001 to 1' }).min(0.001).max(1),
+);
+
 const boolean = z.preprocess((value) => {
   if (typeof value !== 'string') return value;
   const text = value.trim().toLowerCase();
@@ -126,6 +132,8 @@ export const limitRuleSchema = z.strictObject({
   rate: rate.optional(),
   burst: integer(1, 10_000).optional(),
   concurrency: integer(1, 10_000).nullable().optional(),
+  /** Adaptive pacing for the matching groups, whatever --adaptive says. */
+  adaptive: boolean.optional(),
 });
 
 /** A user-defined extraction field: CSS selector, text or an attribute, one or all matches. */
@@ -182,6 +190,8 @@ export const OPTION_TABLE = {
   globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Request starts of the whole crawl, all groups and workers together, MAX/DURATION or none (enforced by the group gate)' },
   groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(GROUP_NAME_PATTERN, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
+  adaptive: { scope: 'fleet', flag: '--adaptive', env: 'CRAWLQ_ADAPTIVE', schema: boolean, default: false, doc: "Adapt each group's pace between --adaptive-floor and its limits to the latency and errors all workers see: halved on congestion, regained step by step (limitRules may set adaptive per group)" },
+  adaptiveFloor: { scope: 'fleet', flag: '--adaptive-floor', env: 'CRAWLQ_ADAPTIVE_FLOOR', schema: share, default: 0.1, doc: '--adaptive: the slowest a group may go, as a share of its rate, concurrency and Crawl-delay pace' },
   safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server (0: none)' },
   spacingMargin: { scope: 'fleet', flag: '--spacing-margin', env: 'CRAWLQ_SPACING_MARGIN', schema: ratio, default: 0.05, doc: 'Share of a rate\'s spacing (DURATION/MAX) added to it, so a server with a zero-burst leaky bucket (nginx limit_req) never sees two starts too close' },
   leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: positiveDuration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },

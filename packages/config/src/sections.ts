@@ -33,6 +33,8 @@ export const OPTION_SECTION: Readonly<Record<OptionName, OptionSection>> = {
   domainConcurrency: 'Politeness',
   globalRate: 'Politeness',
   limitRules: 'Politeness',
+  adaptive: 'Politeness',
+  adaptiveFloor: 'Politeness',
   safetyMargin: 'Politeness',
   spacingMargin: 'Politeness',
   leaseTime: 'Politeness',
