@@ -13,7 +13,7 @@ const openGate: GroupLimiter = {
     return Promise.resolve({ admitted: true, startInMs: 0, startAt: Date.now(), localStartAt: now, startBy: Number.POSITIVE_INFINITY, confirmBeforeStart: false, lease: { group: request.group, leaseId: request.leaseId } });
   },
   confirmStart: () => Promise.resolve({ go: true }),
-  release: () => Promise.resolve(),
+  release: () => Promise.resolve(null),
   abandon: () => Promise.resolve(),
   reportSlip: () => Promise.resolve(),
   plan: (groups) => Promise.resolve(groups.map(() => 0)),

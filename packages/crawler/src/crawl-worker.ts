@@ -4,7 +4,7 @@ import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, 
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
-import type { GroupLimiter } from '@crawlq/group-limiter';
+import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, queuePrefix, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
@@ -17,6 +17,7 @@ import { CrawlStatsRecorder } from './crawl-stats.js';
 import { WorkerStoppingError } from './crawl-errors.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
 import { GroupWaits } from './group-waits.js';
+import { describePaceChange } from './pace-change.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import type { PageRecord } from './page-record.js';
@@ -58,6 +59,8 @@ export interface WorkerTelemetry {
   retried?(count: number): void;
   /** A job this process moved to the dead-letter queue, with its reason code. */
   deadLettered?(reason: string): void;
+  /** A release by this process changed its group's adaptive pace (`--adaptive`). */
+  paceChanged?(change: PaceChange): void;
   /** True once the worker takes jobs, false when it starts to stop. */
   ready?(ready: boolean): void;
 }
@@ -149,8 +152,14 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     ? undefined
     : openWarcWriter({ dir: config.warc, maxFileBytes: config.warcMaxSize, prefix: config.namespace, software: 'crawlq' });
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`, 'warn') });
-  const gate = new GroupGate(services.limiter);
-  const fetching = new FetchingParts(services, log);
+  // Every cut of a group's adaptive pace is a large change: logged with the group and why.
+  const gate = new GroupGate(services.limiter, {
+    onPaceChange: (change) => {
+      log(describePaceChange(change));
+      telemetry?.paceChanged?.(change);
+    },
+  });
+  const fetching = new FetchingParts(services, gate, log);
   const waits = new GroupWaits(services.redis, config.namespace);
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
   const crawlDelays = new Map<string, number>();
@@ -413,14 +422,16 @@ export async function runWorkerUntilSignalled(
  */
 class FetchingParts {
   readonly #services: CrawlServices;
+  readonly #gate: GroupGate;
   readonly #log: (line: string) => void;
   #key = '';
   #fetcher!: Fetcher;
   #robots: RobotsPolicy | undefined;
   readonly #retired = new Set<Fetcher>();
 
-  constructor(services: CrawlServices, log: (line: string) => void) {
+  constructor(services: CrawlServices, gate: GroupGate, log: (line: string) => void) {
     this.#services = services;
+    this.#gate = gate;
     this.#log = log;
     this.refresh();
   }
@@ -442,7 +453,7 @@ class FetchingParts {
     this.#key = key;
     const previous = first ? undefined : this.#fetcher;
     this.#fetcher = createFetcher(fetcherOptions);
-    this.#robots = config.ignoreRobots ? undefined : openRobotsPolicy(this.#services, this.#fetcher, { postponeWhenPaused: true });
+    this.#robots = config.ignoreRobots ? undefined : openRobotsPolicy(this.#services, this.#fetcher, { postponeWhenPaused: true, gate: this.#gate });
     if (!this.#robots) this.#log('robots.txt is ignored (--ignore-robots)');
     if (previous) {
       this.#retired.add(previous);

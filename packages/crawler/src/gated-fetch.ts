@@ -1,4 +1,4 @@
-import type { AttemptHooks, Fetcher, FetchResult, RedirectInfo, StreamedFetchResult } from '@crawlq/fetcher';
+import { noResponseFailure, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
 import { redactUrl } from '@crawlq/urls';
 import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
 
@@ -103,7 +103,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
   };
   const hooks: AttemptHooks = {
     beforeRetry: async (info) => {
-      await end({ status: info.status, retryAfterMs: info.retryAfterMs });
+      await end({ status: info.status, retryAfterMs: info.retryAfterMs, failure: info.failure });
       await start({ url: info.url, group: groupOf(info.url), kind: 'retry' });
     },
     beforeRedirect: async (info) => {
@@ -114,6 +114,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       await options.beforeRedirectSent?.(hop);
     },
     onRequestSent: () => lease?.markSent(),
+    onResponseHead: () => lease?.markResponseHead(),
   };
   const finish = (outcome: RequestOutcome): Promise<void> => {
     over = true;
@@ -195,11 +196,13 @@ export async function openThroughGate(url: string, options: GatedFetchOptions): 
   return { response, waitMs: session.waitMs(), released };
 }
 
-/** The outcome a failed fetch reports: its last status and Retry-After, when it had a response. */
+/** The outcome a failed fetch reports: its last status and Retry-After when it had a response, else whether it timed out or could not connect. */
 function outcomeOfError(error: unknown): RequestOutcome {
   const { status, retryAfterMs } = (error ?? {}) as { status?: unknown; retryAfterMs?: unknown };
+  const failure = noResponseFailure(error);
   return {
     ...(typeof status === 'number' ? { status } : {}),
     ...(typeof retryAfterMs === 'number' ? { retryAfterMs } : {}),
+    ...(failure === undefined ? {} : { failure }),
   };
 }

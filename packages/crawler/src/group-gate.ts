@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DenialReason, GroupLimiter, Lease, Outcome } from '@crawlq/group-limiter';
+import type { DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@crawlq/group-limiter';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -29,6 +29,14 @@ export interface RequestOutcome {
   /** HTTP status; omit when no response arrived. A value that is no HTTP status (`000`) is dropped. */
   readonly status?: number | undefined;
   readonly retryAfterMs?: number | undefined;
+  /** No response: it timed out or its connection failed (adaptive pacing counts both as congestion). */
+  readonly failure?: 'timeout' | 'network' | undefined;
+}
+
+/** What a gate tells its owner about the requests it admits. */
+export interface GateOptions {
+  /** A release changed its group's adaptive pace (the worker logs it and counts it). Must not throw. */
+  readonly onPaceChange?: (change: PaceChange) => void;
 }
 
 /**
@@ -43,14 +51,18 @@ export class GateLease {
   readonly #limiter: GateLimiter;
   readonly #lease: Lease;
   readonly #startBy: number;
+  readonly #options: GateOptions;
   #sentAt: number | undefined;
+  #sentAtLocal = 0;
+  #latencyMs: number | undefined;
   #released = false;
 
-  constructor(limiter: GateLimiter, lease: Lease, startBy: number) {
+  constructor(limiter: GateLimiter, admitted: { readonly lease: Lease; readonly startBy: number }, options: GateOptions = {}) {
     this.#limiter = limiter;
-    this.#lease = lease;
-    this.group = lease.group;
-    this.#startBy = startBy;
+    this.#lease = admitted.lease;
+    this.group = admitted.lease.group;
+    this.#startBy = admitted.startBy;
+    this.#options = options;
   }
 
   /** Epoch ms at which the admitted request reached the socket; undefined until it did. */
@@ -71,15 +83,24 @@ export class GateLease {
   markSent(): void {
     if (this.#sentAt !== undefined || this.#released) return;
     this.#sentAt = Date.now();
-    const lateMs = performance.now() - this.#startBy;
+    this.#sentAtLocal = performance.now();
+    const lateMs = this.#sentAtLocal - this.#startBy;
     if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs).catch(() => undefined);
+  }
+
+  /** The admitted request's response head arrived: its latency is what adaptive pacing judges. */
+  markResponseHead(): void {
+    if (this.#sentAt === undefined || this.#latencyMs !== undefined || this.#released) return;
+    this.#latencyMs = performance.now() - this.#sentAtLocal;
   }
 
   /** Gives the slot back and reports the outcome (a 429 pauses the group). Idempotent. */
   async release(outcome: RequestOutcome = {}): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    await this.#limiter.release(this.#lease, limiterOutcome(outcome, this.#sentAt !== undefined)).catch(() => undefined);
+    const sent = this.#sentAt !== undefined;
+    const change = await this.#limiter.release(this.#lease, limiterOutcome(outcome, { sent, latencyMs: this.#latencyMs })).catch(() => null);
+    if (change) this.#options.onPaceChange?.(change);
   }
 }
 
@@ -90,9 +111,11 @@ export class GateLease {
  */
 export class GroupGate {
   readonly #limiter: GateLimiter;
+  readonly #options: GateOptions;
 
-  constructor(limiter: GateLimiter) {
+  constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
+    this.#options = options;
   }
 
   /** Why the group is paused, as the limiter recorded it (undefined: not paused, or unreadable). */
@@ -132,19 +155,27 @@ export class GroupGate {
         await limiter.release(admission.lease).catch(() => undefined);
         throw error;
       }
-      if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission.lease, admission.startBy) };
+      if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       await limiter.abandon(admission.lease).catch(() => undefined);
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
 }
 
-/** The limiter's outcome: only real HTTP statuses (a `000` status line would be an argument error and leak the slot). */
-function limiterOutcome(outcome: RequestOutcome, sent: boolean): Outcome {
-  const { status, retryAfterMs } = outcome;
+/**
+ * The limiter's outcome: only real HTTP statuses (a `000` status line would
+ * be an argument error and leak the slot). A failure counts even when the
+ * request never reached the socket: a refused or timed-out connection is the
+ * site's answer too.
+ */
+function limiterOutcome(outcome: RequestOutcome, request: { sent: boolean; latencyMs: number | undefined }): Outcome {
+  const { status, retryAfterMs, failure } = outcome;
+  const { sent, latencyMs } = request;
   return {
     ...(status !== undefined && Number.isInteger(status) && status >= 100 && status <= 999 ? { status } : {}),
     ...(retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? { retryAfterMs } : {}),
+    ...(sent && latencyMs !== undefined && latencyMs >= 0 ? { latencyMs } : {}),
+    ...(status === undefined && failure !== undefined ? { failure } : {}),
     sent,
   };
 }

@@ -1,5 +1,5 @@
 import type { CrawlqConfig } from '@crawlq/config';
-import type { LimitPolicy } from '@crawlq/group-limiter';
+import { DEFAULT_ADAPTIVE_PACING, type LimitPolicy } from '@crawlq/group-limiter';
 
 /**
  * The fleet-wide politeness policy a config describes. A lease must outlive
@@ -13,6 +13,7 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
       ...(rule.rate === undefined ? {} : { rate: rule.rate }),
       ...(rule.burst === undefined ? {} : { burst: rule.burst }),
       ...(rule.concurrency === undefined ? {} : { concurrency: rule.concurrency }),
+      ...(rule.adaptive === undefined ? {} : { adaptive: rule.adaptive }),
     })),
     safetyMarginMs: config.safetyMargin,
     spacingMargin: config.spacingMargin,
@@ -21,5 +22,7 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
     maxMinIntervalMs: config.maxCrawlDelay,
+    // The rest of the adaptive tuning keeps the limiter's defaults (DEFAULT_ADAPTIVE_PACING).
+    adaptive: { ...DEFAULT_ADAPTIVE_PACING, enabled: config.adaptive, floor: config.adaptiveFloor },
   };
 }

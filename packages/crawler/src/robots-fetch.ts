@@ -50,9 +50,10 @@ export function robotsFetchThrough(fetch: GatedFetch, options: { postponeWhenPau
  * The crawl's robots.txt policy, shared by the fleet through Redis, fetching
  * through the group gate. `postponeWhenPaused`: a paused group's robots.txt
  * is not waited for in-process; `check` rejects with `RobotsFetchPostponedError`
- * (the worker defers the job instead of holding it through the pause).
+ * (the worker defers the job instead of holding it through the pause). `gate`:
+ * the worker's own, so what robots.txt fetches do to a group's pace is reported like the pages'.
  */
-export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, options: { postponeWhenPaused?: boolean } = {}): RobotsPolicy {
+export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, options: { postponeWhenPaused?: boolean; gate?: GroupGate } = {}): RobotsPolicy {
   const { config } = services;
   return createRobotsPolicy({
     redis: services.redis,
@@ -62,7 +63,7 @@ export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, opti
     maxCrawlDelayMs: config.maxCrawlDelay,
     retryBudgetMs: config.robotsRetryBudget,
     maxRetryAfterMs: config.maxPause,
-    fetchRobots: robotsFetchThrough(createGatedFetch({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
+    fetchRobots: robotsFetchThrough(createGatedFetch({ gate: options.gate ?? new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
       postponeWhenPaused: options.postponeWhenPaused === true,
     }),
   });

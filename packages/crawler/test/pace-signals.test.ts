@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createFetcher, type Fetcher } from '@crawlq/fetcher';
+import { createGroupLimiter, type GroupLimiter, type Outcome, type PaceChange } from '@crawlq/group-limiter';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchThroughGate } from '../src/gated-fetch.js';
+import { GroupGate, type GateLimiter } from '../src/group-gate.js';
+import { describePaceChange } from '../src/pace-change.js';
+
+// What a gated fetch tells the limiter for adaptive pacing (issue 14): the
+// latency to each response head, and whether a request without a response
+// timed out or could not connect; and what the gate does with the change a
+// release reports. A real redis-server and a real HTTP server on loopback.
+
+const HOST = '127.0.0.96';
+/** Nothing listens here: connections are refused. */
+const CLOSED = '127.0.0.97';
+
+let redis: TestRedis;
+let server: Server;
+let origin: string;
+const hanging = new Set<ServerResponse>();
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  server = createServer((request, response) => {
+    const path = request.url ?? '/';
+    if (path === '/slow') setTimeout(() => response.end('<title>slow</title>'), 150);
+    else if (path === '/unavailable') response.writeHead(503).end();
+    else if (path === '/silent') hanging.add(response);
+    else response.end('<title>ok</title>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
+  origin = `http://${HOST}:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const response of hanging) response.destroy();
+  await new Promise((resolve) => server.close(resolve));
+  await redis.stop();
+});
+
+/** A real limiter whose releases are recorded. */
+async function recorded(policy: Parameters<GroupLimiter['setPolicy']>[0]): Promise<{ limiter: GateLimiter; outcomes: Outcome[] }> {
+  const limiter = createGroupLimiter({ redis: redis.client(), prefix: `signals-{${randomUUID()}}` });
+  await limiter.setPolicy(policy);
+  const outcomes: Outcome[] = [];
+  return {
+    outcomes,
+    limiter: {
+      acquire: (request) => limiter.acquire(request),
+      confirmStart: (lease) => limiter.confirmStart(lease),
+      abandon: (lease) => limiter.abandon(lease),
+      release: (lease, outcome) => {
+        outcomes.push(outcome ?? {});
+        return limiter.release(lease, outcome);
+      },
+      reportSlip: (group, lateMs) => limiter.reportSlip(group, lateMs),
+      status: (group) => limiter.status(group),
+    },
+  };
+}
+
+async function fetchVia(gate: GroupGate, fetcher: Fetcher, url: string): Promise<unknown> {
+  return fetchThroughGate(url, { gate, fetcher, groupOf: () => 'signals.test', maxInlineWaitMs: 500, onDenied: () => Promise.reject(new Error('denied')) }).catch(
+    (error: unknown) => error,
+  );
+}
+
+describe('a gated fetch reports what adaptive pacing watches', () => {
+  it('the latency to the response head, with the status', async () => {
+    const { limiter, outcomes } = await recorded({ defaults: { rate: null, concurrency: 4 } });
+    const fetcher = createFetcher({ allowPrivateNetwork: true });
+    try {
+      await fetchVia(new GroupGate(limiter), fetcher, `${origin}/slow`);
+      await fetchVia(new GroupGate(limiter), fetcher, `${origin}/fast`);
+    } finally {
+      fetcher.close();
+    }
+    expect(outcomes).toHaveLength(2);
+    expect(outcomes[0]).toMatchObject({ status: 200, sent: true });
+    // The server held the answer 150 ms; the client cannot have seen it sooner.
+    expect(outcomes[0]?.latencyMs).toBeGreaterThanOrEqual(145);
+    expect(outcomes[1]?.latencyMs).toBeLessThan(outcomes[0]?.latencyMs ?? 0);
+    expect(outcomes.every((outcome) => outcome.failure === undefined)).toBe(true);
+  });
+
+  it('a timeout or a refused connection as a failure, on got retries and on the last attempt alike', async () => {
+    const { limiter, outcomes } = await recorded({ defaults: { rate: null, concurrency: 4 } });
+    const fetcher = createFetcher({ allowPrivateNetwork: true, timeouts: { responseMs: 200 }, retry: { limit: 1, backoffBaseMs: 1 } });
+    try {
+      await fetchVia(new GroupGate(limiter), fetcher, `${origin}/silent`);
+      const timeouts = outcomes.splice(0);
+      expect(timeouts.map((outcome) => outcome.failure)).toEqual(['timeout', 'timeout']);
+      expect(timeouts.every((outcome) => outcome.status === undefined && outcome.latencyMs === undefined)).toBe(true);
+      await fetchVia(new GroupGate(limiter), fetcher, `http://${CLOSED}:9/`);
+      expect(outcomes.map((outcome) => outcome.failure)).toEqual(['network', 'network']);
+    } finally {
+      fetcher.close();
+    }
+  });
+
+  it('the gate hands the pace change a release made to its owner', async () => {
+    const { limiter } = await recorded({ defaults: { rate: null, concurrency: 4 }, adaptive: { enabled: true } });
+    const changes: PaceChange[] = [];
+    const gate = new GroupGate(limiter, { onPaceChange: (change) => changes.push(change) });
+    const fetcher = createFetcher({ allowPrivateNetwork: true, retry: { limit: 0 } });
+    try {
+      await fetchVia(gate, fetcher, `${origin}/unavailable`);
+    } finally {
+      fetcher.close();
+    }
+    expect(changes).toEqual([{ group: 'signals.test', direction: 'down', from: 1, to: 0.5, cause: '5xx', reason: 'HTTP 503' }]);
+    expect(describePaceChange(changes[0]!)).toBe('group signals.test: pace cut to 0.50 of its limits (was 1.00): HTTP 503');
+    expect(describePaceChange({ ...changes[0]!, direction: 'up', from: 0.25, to: 1 })).toBe('group signals.test: back at full pace (was cut to 0.25: HTTP 503)');
+  });
+});
