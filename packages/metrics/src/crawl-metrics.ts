@@ -17,6 +17,18 @@ export interface PageObservation {
 export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'robots', 'other'] as const;
 
 /**
+ * Why an adaptive pace changed, as a label: the cut's signal class, or
+ * `recovered` for a return to full pace; anything else is `other`.
+ */
+export const PACE_CHANGE_REASONS = ['latency', '5xx', '429', 'timeout', 'network', 'recovered', 'other'] as const;
+
+/** What a change of a group's adaptive pace tells the metrics (the limiter's PaceChange has these fields). */
+export interface PaceChangeObservation {
+  readonly direction: 'down' | 'up';
+  readonly cause: string;
+}
+
+/**
  * Dead-letter reasons are crawlq's own codes (classify-failure), a short fixed
  * list; a code that does not look like one is counted as `other`.
  */
@@ -42,6 +54,7 @@ export class CrawlMetrics {
   readonly #retries: Counter;
   readonly #deadLetters: Counter<'reason'>;
   readonly #denials: Counter<'reason'>;
+  readonly #paceChanges: Counter<'direction' | 'reason'>;
   readonly #fetch: Histogram;
   readonly #gateWait: Histogram;
   readonly #counts = { pages: 0, retries: 0, deadLetters: 0, statuses: {} as Record<string, number> };
@@ -55,6 +68,12 @@ export class CrawlMetrics {
     this.#retries = new Counter({ name: 'crawlq_retries_total', help: 'Requests repeated: got retries inside an attempt plus failed queue attempts that will be retried', registers });
     this.#deadLetters = new Counter({ name: 'crawlq_dead_letters_total', help: 'Jobs this process moved to the dead-letter queue, by reason', labelNames: ['reason'], registers });
     this.#denials = new Counter({ name: 'crawlq_gate_denials_total', help: 'Jobs deferred by the group gate or a robots.txt wait, by reason', labelNames: ['reason'], registers });
+    this.#paceChanges = new Counter({
+      name: 'crawlq_pace_changes_total',
+      help: 'Adaptive pace changes this process reported: down = a congestion signal halved a group\'s pace (reason: its class), up = a group back at full pace',
+      labelNames: ['direction', 'reason'],
+      registers,
+    });
     this.#fetch = new Histogram({
       name: 'crawlq_fetch_duration_seconds',
       help: 'Time from the request to the whole body, retries included',
@@ -70,6 +89,9 @@ export class CrawlMetrics {
     // Zero series up front: a rate() over a counter that appears late misses its first step.
     for (const statusClass of ['2xx', '3xx', '4xx', '5xx']) this.#pages.labels(statusClass);
     for (const reason of DENIAL_REASONS) this.#denials.labels(reason);
+    // labels() alone creates no series in prom-client 15: inc(0) does.
+    for (const reason of PACE_CHANGE_REASONS.filter((name) => name !== 'recovered' && name !== 'other')) this.#paceChanges.labels('down', reason).inc(0);
+    this.#paceChanges.labels('up', 'recovered').inc(0);
   }
 
   page(page: PageObservation): void {
@@ -97,6 +119,11 @@ export class CrawlMetrics {
 
   denied(reason: string): void {
     this.#denials.labels((DENIAL_REASONS as readonly string[]).includes(reason) ? reason : 'other').inc();
+  }
+
+  paceChanged(change: PaceChangeObservation): void {
+    const reason = change.direction === 'up' ? 'recovered' : change.cause;
+    this.#paceChanges.labels(change.direction, (PACE_CHANGE_REASONS as readonly string[]).includes(reason) ? reason : 'other').inc();
   }
 
   counters(): CrawlCounters {

@@ -26,8 +26,10 @@ export interface GroupCounts {
   readonly active: number;
   /** Groups under a pause (Retry-After, robots.txt unreachable, an admin). */
   readonly paused: number;
-  /** Groups at their concurrency cap: their next job waits for a request to finish. */
+  /** Groups at their concurrency cap (as adaptive pacing has it now): their next job waits for a request to finish. */
   readonly blocked: number;
+  /** Groups whose adaptive pace is below their limits (`--adaptive`). */
+  readonly slowed: number;
 }
 
 export interface FleetState {
@@ -84,11 +86,12 @@ export class FleetStateReader {
       return Number(value);
     }) as [number, number, number, number, number, number];
     const waiting = wait + paused + prioritized;
-    const groups = { active: 0, paused: 0, blocked: 0 };
+    const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     for (const group of await this.#limiter.list()) {
       if (group.inFlight > 0) groups.active += 1;
       if (group.pausedUntil !== null) groups.paused += 1;
-      if (group.limits.concurrency !== null && group.inFlight >= group.limits.concurrency) groups.blocked += 1;
+      if (group.effectiveConcurrency !== null && group.inFlight >= group.effectiveConcurrency) groups.blocked += 1;
+      if (group.paceFactor < 1) groups.slowed += 1;
     }
     return { queue: { waiting, delayed, active, due: waiting + dueDelayed }, groups };
   }

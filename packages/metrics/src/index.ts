@@ -1,4 +1,4 @@
-export { CrawlMetrics, DENIAL_REASONS, type PageObservation, type CrawlCounters } from './crawl-metrics.js';
+export { CrawlMetrics, DENIAL_REASONS, PACE_CHANGE_REASONS, type PageObservation, type PaceChangeObservation, type CrawlCounters } from './crawl-metrics.js';
 export { FleetStateReader, DUE_WINDOW_MS, type FleetState, type QueueJobCounts, type GroupCounts } from './fleet-state.js';
 export { registerFleetGauges } from './fleet-gauges.js';
 export { startMetricsServer, createOpsHandler, OPS_PATHS, type MetricsServer, type MetricsServerOptions, type HealthReport } from './metrics-server.js';

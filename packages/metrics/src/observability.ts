@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startStatsLine, type Logger } from '@crawlq/logging';
 import { Registry } from 'prom-client';
-import { CrawlMetrics, type PageObservation } from './crawl-metrics.js';
+import { CrawlMetrics, type PageObservation, type PaceChangeObservation } from './crawl-metrics.js';
 import { registerFleetGauges } from './fleet-gauges.js';
 import { FleetStateReader } from './fleet-state.js';
 import { createOpsHandler, startMetricsServer } from './metrics-server.js';
@@ -37,6 +37,7 @@ export interface Observability {
     denied(reason: string): void;
     retried(count: number): void;
     deadLettered(reason: string): void;
+    paceChanged(change: PaceChangeObservation): void;
     ready(ready: boolean): void;
   };
   close(): Promise<void>;
@@ -83,7 +84,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
           const fleet = await reader.read().catch(() => undefined);
           return {
             ...counters,
-            ...(fleet ? { groupsWaiting: { paused: fleet.groups.paused, 'at their concurrency cap': fleet.groups.blocked } } : {}),
+            ...(fleet ? { groupsWaiting: { paused: fleet.groups.paused, 'at their concurrency cap': fleet.groups.blocked, 'slowed down': fleet.groups.slowed } } : {}),
           };
         },
       })
@@ -101,6 +102,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
       denied: (reason) => crawl?.denied(reason),
       retried: (count) => crawl?.retried(count),
       deadLettered: (reason) => crawl?.deadLettered(reason),
+      paceChanged: (change) => crawl?.paceChanged(change),
       ready: (value) => {
         ready = value;
       },

@@ -26,4 +26,21 @@ describe('CrawlMetrics', () => {
     expect(text).not.toMatch(/a\.test|evil/);
     expect(metrics.counters()).toEqual({ pages: 3, retries: 5, deadLetters: 2, statuses: { '2xx': 1, '4xx': 1, none: 1 } });
   });
+
+  it('counts adaptive pace changes by direction and signal class, never by group', async () => {
+    const metrics = new CrawlMetrics({ processMetrics: false });
+    metrics.paceChanged({ direction: 'down', cause: '5xx' });
+    metrics.paceChanged({ direction: 'down', cause: '5xx' });
+    metrics.paceChanged({ direction: 'down', cause: 'latency' });
+    metrics.paceChanged({ direction: 'down', cause: 'example.org' });
+    metrics.paceChanged({ direction: 'up', cause: '5xx' });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('crawlq_pace_changes_total{direction="down",reason="5xx"} 2');
+    expect(text).toContain('crawlq_pace_changes_total{direction="down",reason="latency"} 1');
+    expect(text).toContain('crawlq_pace_changes_total{direction="down",reason="other"} 1');
+    expect(text).toContain('crawlq_pace_changes_total{direction="up",reason="recovered"} 1');
+    // Zero series from the start, so a rate() sees the first change.
+    expect(text).toContain('crawlq_pace_changes_total{direction="down",reason="timeout"} 0');
+    expect(text).not.toMatch(/example\.org/);
+  });
 });

@@ -29,7 +29,7 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
       const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
       const state = await reader.read();
       expect(state.queue).toEqual({ waiting: 2, delayed: 3, active: 0, due: 4 });
-      expect(state.groups).toEqual({ active: 0, paused: 0, blocked: 0 });
+      expect(state.groups).toEqual({ active: 0, paused: 0, blocked: 0, slowed: 0 });
     } finally {
       await queue.obliterate({ force: true });
       await queue.close();
@@ -46,6 +46,22 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
     expect([first.admitted, second.admitted, third.admitted]).toEqual([true, true, true]);
     await limiter.pause('paused.test', 60_000, 'test');
     const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
-    expect((await reader.read()).groups).toEqual({ active: 2, paused: 1, blocked: 1 });
+    expect((await reader.read()).groups).toEqual({ active: 2, paused: 1, blocked: 1, slowed: 0 });
+  });
+
+  it('counts groups an adaptive pace slowed down, at the cap the pace leaves them', async () => {
+    const namespace = `slowed-${Date.now()}`;
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
+    await limiter.setPolicy({ defaults: { rate: null, concurrency: 4 }, adaptive: { enabled: true, risePerSecond: 0.0001 } });
+    const failed = await limiter.acquire({ group: 'struggling.test', leaseId: 'f1' });
+    if (!failed.admitted) throw new Error('not admitted');
+    await limiter.release(failed.lease, { status: 503, sent: true });
+    // Cap 4 at half pace: two in flight fill it.
+    await limiter.acquire({ group: 'struggling.test', leaseId: 's1' });
+    await limiter.acquire({ group: 'struggling.test', leaseId: 's2' });
+    await limiter.acquire({ group: 'fine.test', leaseId: 'f2' });
+    await limiter.acquire({ group: 'fine.test', leaseId: 'f3' });
+    const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
+    expect((await reader.read()).groups).toEqual({ active: 2, paused: 0, blocked: 1, slowed: 1 });
   });
 });
