@@ -23,7 +23,7 @@ export function registerGroup(program: Command): void {
   const group = program.command('group').description('Inspect, pause and resume politeness groups (domains) for the whole fleet');
 
   addConfigOptions(
-    group.command('list').description("Each group's limits, in-flight requests, pause and counters").option('--json', 'machine-readable output'),
+    group.command('list').description("Each group's limits, adaptive pace, in-flight requests, pause and counters").option('--json', 'machine-readable output'),
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
@@ -64,14 +64,16 @@ function formatGroups(groups: readonly GroupOverview[]): string {
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
   // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
-  // pace: the spacing the gate really enforces (rate plus its margin, or a longer Crawl-delay).
-  const header = ['group', 'rate', 'pace', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
+  // pace: the spacing the gate really enforces (rate plus its margin, or a longer Crawl-delay, over the adaptive share).
+  // adaptive: the share of its limits the group runs at (--adaptive) and why it last changed.
+  const header = ['group', 'rate', 'pace', 'adaptive', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
   const rows = groups.map((status) => [
     status.group,
     formatRate(status.limits.rate),
     formatPace(status.paceMs),
+    formatAdaptive(status, now),
     String(status.limits.burst),
-    status.limits.concurrency === null ? 'unlimited' : String(status.limits.concurrency),
+    formatConcurrency(status),
     String(status.inFlight),
     status.pausedUntil !== null && status.pausedUntil > now ? `${Math.ceil((status.pausedUntil - now) / 1000)}s (${status.pauseReason ?? ''})` : '-',
     String(status.admitted),
@@ -81,6 +83,22 @@ function formatGroups(groups: readonly GroupOverview[]): string {
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
+}
+
+/** `-` (fixed pace), `full`, or `0.5 (HTTP 503, 12 s ago)`: the share of its limits an adapting group runs at, and why. */
+function formatAdaptive(status: GroupOverview, now: number): string {
+  if (!status.adaptive) return '-';
+  const share = status.paceFactor >= 1 ? 'full' : round(status.paceFactor);
+  if (status.paceReason === null) return share;
+  const ago = status.paceChangedAt === null ? '' : `, ${Math.max(0, Math.round((now - status.paceChangedAt) / 1000))} s ago`;
+  return `${share} (${status.paceReason}${ago})`;
+}
+
+/** The configured cap, and the one in force when adaptive pacing lowered it: `2 of 8`. */
+function formatConcurrency(status: GroupOverview): string {
+  const configured = status.limits.concurrency === null ? 'unlimited' : String(status.limits.concurrency);
+  if (status.effectiveConcurrency === null || status.effectiveConcurrency === status.limits.concurrency) return configured;
+  return `${status.effectiveConcurrency} of ${configured}`;
 }
 
 /** Spacing and the requests per second it allows: `210 ms (4.76/s)`. */

@@ -42,7 +42,7 @@ function groupRow(group: GroupOverview, now: number, csrfToken: string): SafeHtm
   return html`<tr data-group="${group.group}">
   <td class="group">${group.group}</td>
   <td>${formatRate(group.limits.rate)}</td>
-  <td class="num">${group.paceMs > 0 ? `${round(1000 / group.paceMs)}/s` : '–'}</td>
+  <td class="num" data-testid="pace">${group.paceMs > 0 ? `${round(1000 / group.paceMs)}/s` : '–'}${group.paceFactor < 1 ? html` <span class="tag" title="${group.paceReason ?? ''}">slowed to ${round(group.paceFactor)}</span>` : ''}</td>
   <td class="num">${group.limits.burst}</td>
   <td class="num">${group.limits.concurrency ?? 'unlimited'}</td>
   <td class="num" data-testid="in-flight">${group.inFlight}</td>
