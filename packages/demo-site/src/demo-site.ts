@@ -3,6 +3,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } fro
 import { DemoSiteConfigError } from './errors.js';
 import { FaultBook } from './fault-rules.js';
 import type { FaultRule } from './fault-rules.js';
+import { HostLoadBook } from './host-load.js';
 import { listenOnSamePort } from './listen-on-same-port.js';
 import { computeReachable } from './reachable.js';
 import type { ReachableOptions } from './reachable.js';
@@ -77,6 +78,7 @@ class RunningDemoSite implements DemoSite {
   readonly #servers: readonly Server[];
   // Responses not yet closed, so close() can wait until their records are final.
   readonly #open = new Set<ServerResponse>();
+  readonly #load: HostLoadBook;
   #faults: FaultBook;
   #closing: Promise<void> | undefined;
 
@@ -89,6 +91,7 @@ class RunningDemoSite implements DemoSite {
     this.hosts = spec.hosts;
     this.#graph = new SiteGraph({ ...spec, port: options.port });
     this.#renderer = new PageRenderer(this.#graph, spec.pageBytes);
+    this.#load = new HostLoadBook(spec.load);
   }
 
   static async start(input: SiteSpec): Promise<RunningDemoSite> {
@@ -198,10 +201,18 @@ class RunningDemoSite implements DemoSite {
       return;
     }
     const pathname = url?.pathname ?? path;
+    const load = this.#load.arrive(host, record.startedAt);
+    response.once('close', () => {
+      this.#load.leave(host);
+    });
     const fault = this.#faults.take(host, pathname);
     // Left unanswered on purpose: the connection stays open until the client leaves or close() destroys it.
     if (fault?.hang === true) return;
-    const delayMs = fault === undefined ? (this.#spec.slowPages.get(pathname) ?? 0) : (fault.delayMs ?? 0);
+    if (fault === undefined && load.shedStatus !== undefined) {
+      send(response, record, { status: load.shedStatus, body: renderStatusPage(load.shedStatus), headers: {} });
+      return;
+    }
+    const delayMs = fault === undefined ? (this.#spec.slowPages.get(pathname) ?? 0) + load.delayMs : (fault.delayMs ?? 0);
     const respond = (): void => {
       const headers: OutgoingHttpHeaders = fault?.retryAfter === undefined ? {} : { 'retry-after': fault.retryAfter };
       if (fault !== undefined && fault.status !== 200) {

@@ -1,6 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { DemoSiteConfigError } from './errors.js';
 import type { FaultRule } from './fault-rules.js';
+import { resolveHostLoad, type HostLoad } from './host-load.js';
 
 /** A path that answers late, on every host of the site. */
 export interface SlowPage {
@@ -46,6 +47,12 @@ export interface SiteSpec {
   readonly faults?: readonly FaultRule[];
   /** `robots.txt` bodies by host; hosts without one answer 404 for `/robots.txt`. @default {} */
   readonly robotsTxt?: Readonly<Record<string, string>>;
+  /**
+   * How hosts answer under load (latency growing with requests in flight,
+   * shedding load above a rate), by host; every request to the host counts,
+   * robots.txt included. A fault rule that applies decides instead. @default {}
+   */
+  readonly load?: Readonly<Record<string, HostLoad>>;
 }
 
 /** A validated spec with every default filled in. */
@@ -61,6 +68,7 @@ export interface ResolvedSiteSpec {
   readonly pageBytes: number;
   readonly faults: readonly FaultRule[];
   readonly robotsTxt: ReadonlyMap<string, string>;
+  readonly load: ReadonlyMap<string, HostLoad>;
 }
 
 /** @default 2000 (see {@link SiteSpec.pageBytes}) */
@@ -114,6 +122,7 @@ export function resolveSiteSpec(spec: SiteSpec): ResolvedSiteSpec {
     pageBytes: integer(spec.pageBytes ?? DEFAULT_PAGE_BYTES, 'pageBytes', { min: 0 }),
     faults: spec.faults === undefined ? [] : [...spec.faults],
     robotsTxt,
+    load: resolveHostLoad(spec.load, seen),
   };
 }
 
