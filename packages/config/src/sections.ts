@@ -35,6 +35,7 @@ export const OPTION_SECTION: Readonly<Record<OptionName, OptionSection>> = {
   limitRules: 'Politeness',
   adaptive: 'Politeness',
   adaptiveFloor: 'Politeness',
+  adaptiveRecovery: 'Politeness',
   safetyMargin: 'Politeness',
   spacingMargin: 'Politeness',
   leaseTime: 'Politeness',

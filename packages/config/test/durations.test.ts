@@ -44,8 +44,10 @@ describe('durations', () => {
         return false;
       }
     });
-    expect(durations).toContain('robotsRetryBudget'); // its own floor, below
-    expect(durations.filter((name) => name !== 'robotsRetryBudget').sort()).toEqual([...POSITIVE, ...ZERO_ALLOWED].sort());
+    // Their own floors, below.
+    expect(durations).toContain('robotsRetryBudget');
+    expect(durations).toContain('adaptiveRecovery');
+    expect(durations.filter((name) => name !== 'robotsRetryBudget' && name !== 'adaptiveRecovery').sort()).toEqual([...POSITIVE, ...ZERO_ALLOWED].sort());
   });
 
   describe.each(POSITIVE)('%s', (name) => {
@@ -81,8 +83,17 @@ describe('durations', () => {
     });
   });
 
-  it('robotsRetryBudget keeps its own floor', () => {
+  it('robotsRetryBudget and adaptiveRecovery keep their own floor', () => {
     expect(refusal(() => loadConfig({ flags: { robotsRetryBudget: '500ms' } })).message).toMatch(/expected at least 1s/);
     expect(loadConfig({ flags: { robotsRetryBudget: '2s' } }).robotsRetryBudget).toBe(2_000);
+    expect(refusal(() => loadConfig({ flags: { adaptiveRecovery: '0' } })).message).toMatch(/^--adaptive-recovery: expected at least 1s/);
+    expect(loadConfig({ flags: { adaptiveRecovery: '2m' } }).adaptiveRecovery).toBe(120_000);
+  });
+
+  it('adaptive pacing: a switch, a floor from 0.001 to 1, and rules may switch it per group', () => {
+    expect(loadConfig({}).adaptive).toBe(false);
+    expect(loadConfig({ env: { CRAWLQ_ADAPTIVE: 'yes', CRAWLQ_ADAPTIVE_FLOOR: '0.25' } })).toMatchObject({ adaptive: true, adaptiveFloor: 0.25 });
+    expect(refusal(() => loadConfig({ flags: { adaptiveFloor: '0' } })).message).toMatch(/^--adaptive-floor: expected a number from 0\.001 to 1/);
+    expect(refusal(() => loadConfig({ flags: { adaptiveFloor: '2' } })).message).toMatch(/^--adaptive-floor/);
   });
 });

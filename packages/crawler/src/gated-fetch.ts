@@ -39,6 +39,13 @@ export interface GatedFetchOptions {
   readonly bodyPrefixBytes?: number | undefined;
   /** Keep the final request and response as sent and received (for WARC). */
   readonly captureExchange?: boolean;
+  /**
+   * Report each response's latency to the gate (adaptive pacing judges a
+   * group's pages by it). Off for static files fetched on the side (robots.txt,
+   * sitemaps): a fast one would set a baseline the pages never meet.
+   * @default true
+   */
+  readonly reportLatency?: boolean;
 }
 
 /** A gated fetch's response, with the time spent waiting for the gate. */
@@ -114,7 +121,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       await options.beforeRedirectSent?.(hop);
     },
     onRequestSent: () => lease?.markSent(),
-    onResponseHead: () => lease?.markResponseHead(),
+    ...(options.reportLatency === false ? {} : { onResponseHead: () => lease?.markResponseHead() }),
   };
   const finish = (outcome: RequestOutcome): Promise<void> => {
     over = true;

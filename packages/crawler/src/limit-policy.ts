@@ -22,7 +22,13 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
     backoff429: { baseMs: 1_000, maxMs: 60_000 },
     maxPauseMs: config.maxPause,
     maxMinIntervalMs: config.maxCrawlDelay,
-    // The rest of the adaptive tuning keeps the limiter's defaults (DEFAULT_ADAPTIVE_PACING).
-    adaptive: { ...DEFAULT_ADAPTIVE_PACING, enabled: config.adaptive, floor: config.adaptiveFloor },
+    // --adaptive-recovery is the climb from half pace to full; the latency
+    // tolerance keeps the limiter's defaults (DEFAULT_ADAPTIVE_PACING).
+    adaptive: {
+      ...DEFAULT_ADAPTIVE_PACING,
+      enabled: config.adaptive,
+      floor: config.adaptiveFloor,
+      risePerSecond: 0.5 / (config.adaptiveRecovery / 1_000),
+    },
   };
 }

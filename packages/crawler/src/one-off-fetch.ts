@@ -48,6 +48,8 @@ function oneOffOptions(options: OneOffGateOptions, request: GatedFetchRequest): 
   return {
     ...options,
     maxInlineWaitMs: MAX_GATE_SLEEP_MS,
+    // Static files: their errors count for the group's pace, their latency does not.
+    reportLatency: false,
     signal,
     maxRedirects,
     bodyPrefixBytes,

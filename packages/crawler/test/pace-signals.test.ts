@@ -7,6 +7,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
 import { GroupGate, type GateLimiter } from '../src/group-gate.js';
+import { createGatedFetch } from '../src/one-off-fetch.js';
 import { describePaceChange } from '../src/pace-change.js';
 
 // What a gated fetch tells the limiter for adaptive pacing (issue 14): the
@@ -84,6 +85,17 @@ describe('a gated fetch reports what adaptive pacing watches', () => {
     expect(outcomes[0]?.latencyMs).toBeGreaterThanOrEqual(145);
     expect(outcomes[1]?.latencyMs).toBeLessThan(outcomes[0]?.latencyMs ?? 0);
     expect(outcomes.every((outcome) => outcome.failure === undefined)).toBe(true);
+  });
+
+  it('no latency from one-off fetches of static files (robots.txt, sitemaps), their status still', async () => {
+    const { limiter, outcomes } = await recorded({ defaults: { rate: null, concurrency: 4 } });
+    const fetcher = createFetcher({ allowPrivateNetwork: true });
+    try {
+      await createGatedFetch({ gate: new GroupGate(limiter), fetcher, groupOf: () => 'signals.test' })(`${origin}/slow`);
+    } finally {
+      fetcher.close();
+    }
+    expect(outcomes).toEqual([{ status: 200, sent: true }]);
   });
 
   it('a timeout or a refused connection as a failure, on got retries and on the last attempt alike', async () => {

@@ -29,10 +29,11 @@ export interface LimitRule extends Partial<GroupLimits> {
  * Adaptive pacing (AIMD, issue 14): each adapting group's pace moves between
  * `floor` and its configured limits by a pace factor f in [floor, 1] shared by
  * the whole fleet. The interval between starts is divided by f, a concurrency
- * cap multiplied by it (rounded down, at least 1). Congestion (a 5xx, 429,
- * 408, timeout or connection error, or a latency EWMA over
- * max(latencyTolerance * baseline, baseline + latencySlackMs)) halves f at
- * most once per episode; f grows back by `risePerSecond` per second.
+ * cap multiplied by it (rounded down, at least 1). A 5xx, 429, 408, timeout
+ * or connection error halves f; a latency EWMA over limit =
+ * max(latencyTolerance * baseline, baseline + latencySlackMs), the baseline
+ * being the lowest latency seen, cuts it to limit / EWMA of it (at least
+ * half); at most one cut per episode. f grows back by `risePerSecond` per second.
  */
 export interface AdaptivePacing {
   /**
@@ -47,7 +48,7 @@ export interface AdaptivePacing {
   readonly floor: number;
   /**
    * Pace factor regained per second since the last cut (additive increase).
-   * @default 0.02 (half pace to full in 25 s)
+   * @default 0.01 (half pace back to full in 50 s)
    */
   readonly risePerSecond: number;
   /** @default 2 */
@@ -136,11 +137,11 @@ export interface LimitPolicyInput {
   readonly adaptive?: Partial<AdaptivePacing>;
 }
 
-/** Adaptive pacing as `normalizePolicy` fills it in: off, floor 0.1, 0.02 per second back up. */
+/** Adaptive pacing as `normalizePolicy` fills it in: off, floor 0.1, 0.01 per second back up. */
 export const DEFAULT_ADAPTIVE_PACING: AdaptivePacing = Object.freeze({
   enabled: false,
   floor: 0.1,
-  risePerSecond: 0.02,
+  risePerSecond: 0.01,
   latencyTolerance: 2,
   latencySlackMs: 100,
 });

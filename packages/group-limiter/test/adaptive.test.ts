@@ -46,7 +46,7 @@ const unlimited: LimitPolicyInput = { defaults: { rate: null, concurrency: 8 }, 
 describe('adaptive policy', () => {
   it('is off by default, on per rule, and fills its defaults', () => {
     const off = normalizePolicy({});
-    expect(off.adaptive).toEqual({ enabled: false, floor: 0.1, risePerSecond: 0.02, latencyTolerance: 2, latencySlackMs: 100 });
+    expect(off.adaptive).toEqual({ enabled: false, floor: 0.1, risePerSecond: 0.01, latencyTolerance: 2, latencySlackMs: 100 });
     expect(resolveLimits(off, 'a.test').adaptive).toBe(false);
     const mixed = normalizePolicy({ adaptive: { enabled: true }, rules: [{ match: 'fixed.test', adaptive: false }, { match: 'other.test', concurrency: 3 }] });
     expect(resolveLimits(mixed, 'fixed.test').adaptive).toBe(false);
@@ -118,22 +118,28 @@ describe('adaptive pacing in the gate', () => {
     expect((await limiter.status('bad.test')).inFlight).toBe(0);
   });
 
-  it('latency: judged against the lowest average seen, cut when sample and average are both over the limit', async () => {
+  it('latency: judged against the lowest latency seen, cut when sample and average are both over the limit', async () => {
     const [limiter] = await fleet(unlimited);
     const group = 'latency.test';
     const release = async (latencyMs: number) => limiter.release(await admit(limiter, group), { status: 200, latencyMs, sent: true });
     // Baseline 50 ms; limit max(2 x 50, 50 + 100) = 150 ms.
-    for (const latency of [50, 50, 60, 100, 100]) expect(await release(latency)).toBeNull();
+    for (const latency of [80, 50, 60, 100, 100]) expect(await release(latency)).toBeNull();
     expect(await limiter.status(group)).toMatchObject({ baselineMs: 50, paceFactor: 1 });
     // One slow answer does not move an average of ~73 ms over the limit.
     expect(await release(300)).toBeNull();
-    // Latency that stays up does.
+    // Latency that stays up does, by how far the average is over the limit.
     let cut = null;
     for (let i = 0; i < 10 && cut === null; i += 1) cut = await release(400);
-    expect(cut).toMatchObject({ direction: 'down', from: 1, to: 0.5, cause: 'latency' });
-    expect(cut?.reason).toMatch(/^latency \d+ ms over 150 ms \(baseline 50 ms\)$/);
+    expect(cut).toMatchObject({ direction: 'down', from: 1, cause: 'latency' });
+    const average = Number(/^latency (\d+) ms over 150 ms \(baseline 50 ms\)$/.exec(cut?.reason ?? '')?.[1]);
+    expect(average).toBeGreaterThan(150);
+    expect(cut?.to).toBeCloseTo(Math.min(0.9, Math.max(0.5, 150 / average)), 2);
     // A fast answer after the cut is not congestion, even while the average is still high.
     expect(await release(60)).toBeNull();
+    // Far over the limit: halved, no more.
+    let far = null;
+    for (let i = 0; i < 10 && far === null; i += 1) far = await release(3_000);
+    expect(far?.to).toBeCloseTo((cut?.to ?? 0) / 2, 2);
   });
 
   it('latency the floor pace cannot bring down becomes the baseline instead of a cut', async () => {
@@ -141,12 +147,13 @@ describe('adaptive pacing in the gate', () => {
     const group = 'slow-site.test';
     const release = async (latencyMs: number) => limiter.release(await admit(limiter, group), { status: 200, latencyMs, sent: true });
     await release(10);
-    let cuts = 0;
-    for (let i = 0; i < 20; i += 1) if ((await release(800))?.direction === 'down') cuts += 1;
-    expect(cuts).toBe(1);
+    for (let i = 0; i < 20; i += 1) await release(800);
     const status = await limiter.status(group);
     expect(status.paceFactor).toBeCloseTo(0.5, 3);
     expect(status.baselineMs).toBeGreaterThan(400);
+    // Judged against the site's own latency now: no more cuts.
+    for (let i = 0; i < 5; i += 1) expect(await release(800)).toBeNull();
+    expect((await limiter.status(group)).paceCuts).toBe(status.paceCuts);
   });
 
   it('grows back additively with time, and the first release at full pace says so once', async () => {

@@ -19,12 +19,14 @@ const LATENCY_EWMA_WEIGHT = 0.25;
  *
  * Adaptive pacing (ARGV 13 = '1', issue 14): the latency to the response head
  * feeds the group's moving average (`latency`) and its baseline (the lowest
- * average seen); a congestion signal halves the pace factor, at most once per
+ * latency seen, as TCP Vegas keeps its base RTT: a request that met an idle
+ * server); a congestion signal cuts the pace factor, at most once per
  * episode: only a request admitted after the last cut (`cutAt`) can cut again,
  * so the failures of requests that were in flight together, on any number of
  * workers, count once (TCP's once per round trip). Signals: 429; a 5xx other
- * than 501 and 505; 408 or a timeout; a connection error; a latency sample and
- * average both over max(tolerance * baseline, baseline + slack). Latency still
+ * than 501 and 505; 408 or a timeout; a connection error (each halves it); a
+ * latency sample and average both over limit = max(tolerance * baseline,
+ * baseline + slack) (cut to limit / average of it, at least half). Latency still
  * that high at the floor pace is the site's own, not ours: it becomes the
  * baseline. The first release after the pace is back at 1 reports that once.
  *
@@ -89,7 +91,7 @@ local function adapt()
   local limit = nil
   if latency ~= nil then
     if average == nil then average = latency else average = average + (latency - average) * ${LATENCY_EWMA_WEIGHT} end
-    if baseline == nil or average < baseline then baseline = average end
+    if baseline == nil or latency < baseline then baseline = latency end
     limit = math.max(baseline * tonumber(ARGV[16]), baseline + tonumber(ARGV[17]))
     redis.call('HSET', KEYS[2], 'latency', fmt(average), 'baseline', fmt(baseline))
   end
@@ -97,7 +99,13 @@ local function adapt()
   local cause, reason = congestion(latency, average, baseline, limit)
   if cause ~= nil then
     if admitted_at < num(a[2], -1) then return nil end
-    local to = math.max(floor, f / 2)
+    -- An error halves the pace; latency cuts by how far it is over the limit
+    -- (limit / average, between half and 0.9), so a pace just over the edge
+    -- is trimmed rather than halved (a gradient, as Vegas and Netflix's
+    -- concurrency limiters do).
+    local factor = 0.5
+    if cause == 'latency' then factor = math.max(0.5, math.min(0.9, limit / average)) end
+    local to = math.max(floor, f * factor)
     -- At the floor already (within 1%): nothing left to cut.
     local at_floor = to > f * 0.99
     if cause == 'latency' and at_floor then
