@@ -362,6 +362,20 @@ function formPost(dashboard: Dashboard, path: string, fields: Record<string, str
 }
 
 describe('crawl overview', () => {
+  it('marks a group that adaptive pacing slowed down, with why', async () => {
+    const { space, dashboard } = await setup();
+    const admin = await fleet(space);
+    await admin.limiter.setPolicy({ defaults: { rate: { max: 4, durationMs: 1_000 }, concurrency: 4 }, adaptive: { enabled: true, risePerSecond: 0.000_1 } });
+    const admission = await admin.limiter.acquire({ group: 'struggling.example', leaseId: 'lease-1' });
+    if (!admission.admitted) throw new Error('not admitted');
+    await admin.limiter.release(admission.lease, { status: 503, sent: true });
+    await admin.limiter.acquire({ group: 'fine.example', leaseId: 'lease-2' });
+    const page = await request(`${dashboard.url}/overview`);
+    const row = (group: string) => page.body.split('<tr data-group="').find((part) => part.startsWith(`${group}"`))?.split('</tr>')[0] ?? '';
+    expect(row('struggling.example')).toMatch(/<span class="tag" title="HTTP 503">slowed to 0\.5<\/span>/);
+    expect(row('fine.example')).not.toContain('slowed');
+  });
+
   it('is the landing page: counts, statuses and each group with its limits, in-flight and pause, all escaped', async () => {
     const { space, dashboard } = await setup();
     const admin = await fleet(space);
