@@ -1,4 +1,5 @@
 // `pnpm bench [crawl|enqueue|...]`: prints figures measured in this run.
+import { benchAdaptive } from './adaptive.js';
 import { benchCliStartup } from './cli-startup.js';
 import { benchCrawlThroughput } from './crawl-throughput.js';
 import { benchEnqueue } from './enqueue-throughput.js';
@@ -9,6 +10,7 @@ import { benchSinks } from './sink-throughput.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
+  adaptive: () => benchAdaptive(log),
   crawl: () => benchCrawlThroughput(log),
   'cli-startup': () => benchCliStartup(log),
   enqueue: () => benchEnqueue(log),
