@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { REDIS_SERVER_SETTINGS } from '@crawlq/redis';
+import { startTestRedis as startBareRedis, type TestRedis } from '@crawlq/testing';
 import type { Redis } from 'ioredis';
 import { redisSnapshot, redisWork, topCalls, type RedisWork } from './redis-stats.js';
 import { exited, fmt, REPO_ROOT, startScript, waitForLine } from './support.js';
@@ -27,6 +28,15 @@ const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', impo
 const LAUNCHER = join(REPO_ROOT, 'apps/cli/launcher.mjs');
 /** Politeness out of the way, every link followed: the same work as the other two. */
 const CRAWL_FLAGS = ['--allow-private-network', '--scope', 'any', '--max-depth', '1000', '--rate', 'none', '--domain-concurrency', '10000', '--ignore-robots'];
+
+/** A Redis on a free port, configured as crawlq's embedded server and infra/redis.conf configure theirs. */
+async function startTestRedis(): Promise<TestRedis> {
+  const redis = await startBareRedis();
+  const client = redis.client();
+  for (const [name, value] of Object.entries(REDIS_SERVER_SETTINGS)) await client.config('SET', name, value);
+  client.disconnect();
+  return redis;
+}
 
 interface Timed {
   readonly pages: number;
@@ -58,16 +68,20 @@ async function startSite(): Promise<{ seeds: string[]; close(): Promise<void> }>
   };
 }
 
-/** The ceiling or Crawlee in a child process: its own timing of the crawl, and spawn to exit. */
-async function runContender(kind: 'bare' | 'crawlee', seeds: readonly string[]): Promise<{ run: Timed; wholeSeconds: number }> {
+/**
+ * The ceiling or Crawlee in a child process: its own timing of the crawl, spawn
+ * to exit, and its CPU (under bash's `times`, like crawlq): CPU per page holds
+ * on a busy machine where pages per second depend on the neighbours.
+ */
+async function runContender(kind: 'bare' | 'crawlee', seeds: readonly string[]): Promise<{ run: Timed; wholeSeconds: number; cpuSeconds: number }> {
   const storage = mkdtempSync(join(tmpdir(), 'crawlq-bench-crawlee-'));
   try {
     const started = performance.now();
-    const child = startScript(CONTENDER, [kind, String(CONCURRENCY), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
+    const child = underTimes(['--conditions=@crawlq/source', '--import', 'tsx', CONTENDER, kind, String(CONCURRENCY), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
     const { stdout, stderr, code } = await collect(child);
     const wholeSeconds = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`${kind} exited with ${code}: ${stderr}`);
-    return { run: JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Timed, wholeSeconds };
+    return { run: JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as Timed, wholeSeconds, cpuSeconds: childCpuSeconds(stderr) };
   } finally {
     rmSync(storage, { recursive: true, force: true });
   }
@@ -82,13 +96,18 @@ async function collect(child: ChildProcess): Promise<{ stdout: string; stderr: s
   return { stdout, stderr, code };
 }
 
-/** A crawlq command as users run it (`pnpm crawlq`), under bash so `times` reports the CPU of it and its workers. */
+/** A crawlq command as users run it (`pnpm crawlq`). */
 function spawnCrawlq(args: readonly string[]): ChildProcess {
+  return underTimes([LAUNCHER, ...args], {});
+}
+
+/** `node <args>` under bash, whose `times` then reports the CPU of node and every process it waited for (crawlq's workers). */
+function underTimes(args: readonly string[], extraEnv: Record<string, string>): ChildProcess {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) env[name] = value;
-  return spawn('bash', ['-c', '"$0" "$@"; code=$?; times >&2; exit $code', process.execPath, LAUNCHER, ...args], {
+  return spawn('bash', ['-c', '"$0" "$@"; code=$?; times >&2; exit $code', process.execPath, ...args], {
     cwd: REPO_ROOT,
-    env,
+    env: { ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -263,6 +282,8 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     log(row('`crawlq crawl`, steady state from its results file (10%-90%)', crawlq.pages, undefined, crawlq.resultsRate));
     log(row('Crawlee 3.18.1 CheerioCrawler, in-process timing of run()', crawlee.run.pages, crawlee.run.seconds, crawleeRate));
     log(row('Crawlee 3.18.1 CheerioCrawler, whole process (spawn to exit)', crawlee.run.pages, crawlee.wholeSeconds, crawlee.run.pages / crawlee.wholeSeconds));
+    const cpu = (name: string, seconds: number, pages: number) => `${name} ${fmt((seconds / pages) * 1e6, 0)} us`;
+    log(`CPU per page, whole processes (process start included): ${cpu('ceiling', ceiling.cpuSeconds, ceiling.run.pages)}, ${cpu('crawlq crawl + its worker', crawlq.cpuSeconds, crawlq.pages)}, ${cpu('Crawlee', crawlee.cpuSeconds, crawlee.run.pages)}; Redis ${fmt((crawlq.redis.cpuSeconds / crawlq.pages) * 1e6, 0)} us more for crawlq`);
     log(`crawlq vs Crawlee: whole command vs Crawlee's run() ${fmt(crawlqRate / crawleeRate, 2)}x; whole command vs whole process ${fmt(crawlqRate / (crawlee.run.pages / crawlee.wholeSeconds), 2)}x`);
 
     const work = crawlq.redis;
