@@ -7,13 +7,15 @@ import got, { type Got, type Response } from 'got';
 
 /**
  * A keep-alive socket that the server closes just as it is reused fails with
- * ECONNRESET (seen with the site in another process on a loaded machine): try
- * again at once, as crawlq's fetcher and Crawlee do.
+ * ECONNRESET (seen with the site in another process on a loaded machine, where
+ * several pooled sockets can be dead at once): try again at once on a fresh
+ * connection, as crawlq's fetcher and Crawlee retry too.
  */
+const freshConnection = new HttpAgent({ keepAlive: false });
 async function getWithRetries(client: Got, url: string): Promise<Response<Buffer>> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await client.get(url, { responseType: 'buffer' });
+      return await client.get(url, attempt === 1 ? { responseType: 'buffer' } : { responseType: 'buffer', agent: { http: freshConnection } });
     } catch (error) {
       if (attempt >= 3) throw error;
     }
