@@ -1,17 +1,14 @@
 // Foundation benchmark: crawlq (one worker process, politeness out of the way)
 // against a bare in-process got + cheerio loop over the same loopback site.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { Agent as HttpAgent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices } from '@crawlq/crawler';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis } from '@crawlq/testing';
-import * as cheerio from 'cheerio';
-import got from 'got';
 import { fileURLToPath } from 'node:url';
+import { bareLoop } from './bare-loop.js';
 import { exited, fmt, startCrawlq, untilQueueDrained, startScript, waitForLine } from './support.js';
 
 const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
@@ -26,53 +23,6 @@ export interface CrawlThroughput {
   readonly ratio: number;
   /** crawlq with the gate against crawlq with a gate that admits everything locally. */
   readonly gateRatio: number;
-}
-
-/** The ceiling: breadth-first got + cheerio with a Set for dedupe, no queue, no Redis. */
-async function bareLoop(site: DemoSite, concurrency: number): Promise<{ pages: number; seconds: number }> {
-  const agent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
-  const client = got.extend({ agent: { http: agent }, retry: { limit: 0 }, throwHttpErrors: false, responseType: 'buffer' });
-  const seen = new Set<string>(site.seeds);
-  const queue = [...site.seeds];
-  let pages = 0;
-  const started = performance.now();
-  const worker = async () => {
-    for (;;) {
-      const url = queue.shift();
-      if (url === undefined) {
-        if (inFlight === 0) return;
-        await sleep(1);
-        continue;
-      }
-      inFlight += 1;
-      const response = await client.get(url);
-      pages += 1;
-      if (String(response.headers['content-type']).includes('text/html') && response.statusCode < 400) {
-        const $ = cheerio.load(response.body.toString('utf8'));
-        $('a[href]').each((_, element) => {
-          const href = $(element).attr('href');
-          if (!href) return;
-          try {
-            const link = new URL(href, url);
-            link.hash = '';
-            if (link.protocol !== 'http:' && link.protocol !== 'https:') return;
-            const key = link.href;
-            if (!seen.has(key)) {
-              seen.add(key);
-              queue.push(key);
-            }
-          } catch {
-            // not a URL
-          }
-        });
-      }
-      inFlight -= 1;
-    }
-  };
-  let inFlight = 0;
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  agent.destroy();
-  return { pages, seconds: (performance.now() - started) / 1000 };
 }
 
 const GATE_OFF_WORKER = fileURLToPath(new URL('./gate-off-worker.ts', import.meta.url));
@@ -125,14 +75,14 @@ export async function benchCrawlThroughput(log: (line: string) => void): Promise
   try {
     const total = site.reachable({ seeds: site.seeds, maxDepth: 10_000, scope: 'any' }).size;
     log(`site: ${HOSTS.length} hosts, ${total} pages reachable; politeness out of the way (--rate none)`);
-    await bareLoop(site, 16); // warm-up: JIT, sockets
+    await bareLoop(site.seeds, 16); // warm-up: JIT, sockets
     let ceilingRate = 0;
     let crawlqRate = 0;
     let gateOffRate = 0;
     let pages = 0;
     // Interleaved, so every side sees the same background load.
     for (const concurrency of CONCURRENCIES) {
-      const ceiling = await bareLoop(site, concurrency);
+      const ceiling = await bareLoop(site.seeds, concurrency);
       const crawlq = await crawlqRun(site, concurrency, 'on');
       const gateOff = await crawlqRun(site, concurrency, 'off');
       const rates = [ceiling.pages / ceiling.seconds, crawlq.pages / crawlq.seconds, gateOff.pages / gateOff.seconds] as const;

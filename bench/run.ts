@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   enqueue: () => benchEnqueue(log),
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
+  scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
   sinks: () => benchSinks(log),
 };

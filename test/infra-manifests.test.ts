@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, OPTION_TABLE } from '@crawlq/config';
 import { FleetStateReader, registerFleetGauges } from '@crawlq/metrics';
+import { REDIS_SERVER_SETTINGS } from '@crawlq/redis';
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -166,12 +167,20 @@ describe('infra/k8s', () => {
   });
 });
 
+describe('infra/redis.conf', () => {
+  it('sets every server setting the embedded Redis gets', () => {
+    const lines = readFileSync(join(INFRA, 'redis.conf'), 'utf8').split('\n');
+    for (const [name, value] of Object.entries(REDIS_SERVER_SETTINGS)) expect(lines).toContain(`${name} ${value}`);
+  });
+});
+
 describe('infra/compose.yaml', () => {
   it('runs Redis with AOF everysec and noeviction', () => {
     const command = compose.services.redis?.command as string[];
     expect(command.join(' ')).toContain('--appendonly yes');
     expect(command.join(' ')).toContain('--appendfsync everysec');
     expect(command.join(' ')).toContain('--maxmemory-policy noeviction');
+    for (const [name, value] of Object.entries(REDIS_SERVER_SETTINGS)) expect(command.join(' ')).toContain(`--${name} ${value}`);
   });
 
   it('has workers, the dashboard, an SMTP catcher and a one-shot enqueue, with variables and values crawlq accepts', async () => {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { checkDatabase } from './database-check.js';
+import { redisServerArgs } from './server-settings.js';
 
 /** `redis-server` is not installed and no REDIS_URL was given. */
 export class RedisNotInstalledError extends Error {
@@ -131,7 +132,7 @@ async function startServer(dir: string): Promise<ServerRecord> {
       '--appendonly', 'yes',
       '--appendfsync', 'everysec',
       '--save', '',
-      '--maxmemory-policy', 'noeviction',
+      ...redisServerArgs(),
       '--logfile', serverLog(dir),
     ],
     { detached: true, stdio: 'ignore' },

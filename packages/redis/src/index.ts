@@ -9,6 +9,7 @@ export {
   type RedisConnectionInput,
 } from './connection.js';
 export { queuePrefix, stateKeyPrefix } from './namespace-keys.js';
+export { REDIS_SERVER_SETTINGS, redisServerArgs } from './server-settings.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
 export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';

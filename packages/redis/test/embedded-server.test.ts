@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectRedis, resolveRedis } from '../src/index.js';
+import { connectRedis, REDIS_SERVER_SETTINGS, resolveRedis } from '../src/index.js';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-embedded-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
@@ -30,6 +30,7 @@ describe('resolveRedis without a URL', () => {
     const third = await resolveRedis({ stateDir });
     const client = await connectRedis(third.url, { role: 'producer' });
     expect(await client.get('kept')).toBe('yes');
+    for (const [name, value] of Object.entries(REDIS_SERVER_SETTINGS)) expect(await client.config('GET', name)).toEqual([name, value]);
     client.disconnect();
     await third.release();
   });
