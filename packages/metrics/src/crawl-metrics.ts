@@ -87,9 +87,9 @@ export class CrawlMetrics {
       registers,
     });
     // Zero series up front: a rate() over a counter that appears late misses its first step.
-    for (const statusClass of ['2xx', '3xx', '4xx', '5xx']) this.#pages.labels(statusClass);
-    for (const reason of DENIAL_REASONS) this.#denials.labels(reason);
     // labels() alone creates no series in prom-client 15: inc(0) does.
+    for (const statusClass of ['2xx', '3xx', '4xx', '5xx']) this.#pages.labels(statusClass).inc(0);
+    for (const reason of DENIAL_REASONS) this.#denials.labels(reason).inc(0);
     for (const reason of PACE_CHANGE_REASONS.filter((name) => name !== 'recovered' && name !== 'other')) this.#paceChanges.labels('down', reason).inc(0);
     this.#paceChanges.labels('up', 'recovered').inc(0);
   }

@@ -17,6 +17,9 @@ describe('CrawlMetrics', () => {
     const text = await metrics.registry.metrics();
     expect(text).toContain('crawlq_pages_total{status_class="2xx"} 1');
     expect(text).toContain('crawlq_pages_total{status_class="4xx"} 1');
+    // Series that saw nothing yet are there at 0, so a rate() over them starts from the first scrape.
+    expect(text).toContain('crawlq_pages_total{status_class="5xx"} 0');
+    expect(text).toContain('crawlq_gate_denials_total{reason="concurrency"} 0');
     expect(text).toContain('crawlq_pages_total{status_class="none"} 1');
     expect(text).toContain('crawlq_gate_denials_total{reason="other"} 1');
     expect(text).toContain('crawlq_dead_letters_total{reason="http-503"} 1');
