@@ -43,4 +43,5 @@ export {
   type GroupList,
   type GroupOverview,
 } from './group-admin.js';
-export { seedFromSitemaps, sitemapsFromRobots, type SeedFromSitemapsOptions, type SitemapSeedingResult } from './sitemap-seeding.js';
+export { Seeding } from './seeding.js';
+export type { SeedingOptions, SitemapSeedingResult } from './sitemap-seeding.js';

@@ -11,7 +11,7 @@ import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
 import { settleWithin } from './settle-within.js';
-import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
+import { Seeding } from './seeding.js';
 
 export interface RunCrawlOptions {
   readonly config: CrawlqConfig;
@@ -91,7 +91,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     // Published before any worker starts: the workers adopt it instead of bringing their own.
     const { notice } = await publishCrawlDefinition(services, definitionAuthor('crawl'));
     if (notice) log(`warning: ${notice}`);
-    const seeds = await services.frontier.addSeeds(options.seeds);
+    const seeding = new Seeding(services, { log, signal: options.signal });
+    const seeds = await seeding.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);
 
     const started = performance.now();
@@ -115,9 +116,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       // Read with the workers already running: the pages a sitemap lists are
       // crawled while the rest of it downloads (#10). The crawl is not done
       // before every sitemap was read.
-      const sitemaps = await sitemapsFromRobots(services, options.seeds);
-      const seeded = await seedFromSitemaps(services, sitemaps, { log, signal: options.signal });
-      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+      const seeded = await seeding.addSitemaps();
+      log(`sitemaps: ${seeded.sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
     }
 
     let status = await readCrawlStatus(services, () => deadLetters.count());
