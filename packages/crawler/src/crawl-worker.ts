@@ -5,11 +5,11 @@ import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts'
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter } from '@crawlq/group-limiter';
-import { CRAWL_JOB_RETENTION, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, queuePrefix, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
+import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { checkEvictionPolicy, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
 import { openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
@@ -163,7 +163,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // Aborted when a stop outlasts its grace period: jobs still running give
   // their slots back and return to the queue (see close).
   const stopping = new AbortController();
-  const worker = new Worker<CrawlJobData, CrawlJobResult>(
+  // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
+  let abandoned = false;
+  const worker = openWorker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
     (job, token) =>
       processCrawlJob(job, token, {
@@ -192,15 +194,16 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       }),
     {
       connection,
-      prefix: queuePrefix(config.namespace),
+      namespace: config.namespace,
       concurrency: config.concurrency,
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
+      onError: (error) => {
+        if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
+      },
     },
   );
-  // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
-  let abandoned = false;
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
     if (!job || abandoned) return;
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
@@ -214,9 +217,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
       })
       .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
-  });
-  worker.on('error', (error) => {
-    if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
   });
   const alertWorker = alerts.startWorker();
 
