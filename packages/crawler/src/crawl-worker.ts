@@ -339,10 +339,15 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
 }
 
 /**
- * Runs a worker until SIGTERM or SIGINT (or `stop` aborts: the coordinator
- * said the crawl finished, or is gone), then stops taking
- * jobs and lets the in-flight ones finish within the grace period (the rest
- * are interrupted and put back in the queue). Resolves when it has stopped.
+ * Runs a worker until `stop` aborts, then stops taking jobs and lets the
+ * in-flight ones finish within the grace period (the rest are interrupted and
+ * put back in the queue). Resolves when it has stopped. The app decides what
+ * stops it (SIGTERM or SIGINT, the `crawl` coordinator over IPC) and gives
+ * the reason: a signal's name is logged, {@link CRAWL_FINISHED_MESSAGE} is a
+ * normal end, {@link REDIS_OUTAGE_MESSAGE} stops at once. Only the first
+ * reason counts: a second signal must not cut the graceful stop short.
+ * Aborted before or during start-up (a quick rollout, an impatient Ctrl-C),
+ * the worker stops gracefully once started instead of half-connected.
  *
  * Redis gone for longer than `--redis-outage-limit` (at any point, start-up
  * and graceful stop included) abandons the worker and rejects with a
@@ -350,8 +355,8 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
  * (under `crawl`, whose coordinator decides for all its workers and stops
  * them with {@link REDIS_OUTAGE_MESSAGE}: then this resolves once abandoned).
  */
-export async function runWorkerUntilSignalled(
-  options: CrawlWorkerOptions & { readonly stop?: AbortSignal; readonly stopOnRedisOutage?: boolean },
+export async function runWorkerUntilStopped(
+  options: CrawlWorkerOptions & { readonly stop: AbortSignal; readonly stopOnRedisOutage?: boolean },
 ): Promise<void> {
   const { config, log } = options;
   let given: RedisOutageError | undefined;
@@ -363,25 +368,17 @@ export async function runWorkerUntilSignalled(
     given = error;
     reportOutage(error);
   };
-  // Listening before the worker starts: a signal during start-up (a quick
-  // rollout, an impatient Ctrl-C) stops it gracefully once started, instead
-  // of killing it half-connected.
-  // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
-  // parent's SIGTERM; a second signal must not kill the graceful stop.
+  // Listening before the worker starts: a stop during start-up takes effect once started.
   const stopRequested = new Promise<string>((resolve) => {
-    let stopping = false;
     const stop = (why: string) => {
-      if (stopping) return;
-      stopping = true;
       // A crawl that finished stops its workers over IPC: a normal end, not a signal to report.
       if (why === CRAWL_FINISHED_MESSAGE) log('crawl finished: finishing in-flight jobs', 'debug');
       else if (why === REDIS_OUTAGE_MESSAGE) log('the crawl coordinator gave up on Redis: stopping now', 'debug');
       else log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
       resolve(why);
     };
-    process.on('SIGTERM', stop).on('SIGINT', stop);
-    if (options.stop?.aborted === true) stop(String(options.stop.reason));
-    options.stop?.addEventListener('abort', () => stop(String(options.stop?.reason)), { once: true });
+    if (options.stop.aborted) stop(String(options.stop.reason));
+    else options.stop.addEventListener('abort', () => stop(String(options.stop.reason)), { once: true });
   });
   const starting = startCrawlWorker({ ...options, ...(options.stopOnRedisOutage === false ? {} : { onRedisOutage }) });
   const started = await Promise.race([starting, outage]);

@@ -1,6 +1,6 @@
 export {
   startCrawlWorker,
-  runWorkerUntilSignalled,
+  runWorkerUntilStopped,
   alertMailConfig,
   CRAWL_FINISHED_MESSAGE,
   REDIS_OUTAGE_MESSAGE,
