@@ -38,4 +38,4 @@ if (!redisUrl) throw new Error('REDIS_URL is required');
 // Stopped like `crawlq worker`: the first SIGTERM or SIGINT begins a graceful stop, a second does not cut it short.
 const stopping = new AbortController();
 process.on('SIGTERM', (signal) => stopping.abort(signal)).on('SIGINT', (signal) => stopping.abort(signal));
-await runWorkerUntilStopped({ config, redisUrl, reviewCommand: 'pnpm crawlq dlq list', limiter: openGate, log: (line) => process.stdout.write(`${line}\n`), stop: stopping.signal });
+await runWorkerUntilStopped({ config, redisUrl, cli: 'pnpm crawlq', limiter: openGate, log: (line) => process.stdout.write(`${line}\n`), stop: stopping.signal });

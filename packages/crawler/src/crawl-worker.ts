@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
@@ -30,10 +30,11 @@ export interface CrawlWorkerOptions {
   /** Log lines (warnings, dead letters) with a severity (default info); the app decides where they go. */
   readonly log: (line: string, level?: LogSeverity) => void;
   /**
-   * The command alert e-mails tell operators to run to review dead letters
-   * (`crawlqCommand('dlq list', …)` from @crawlq/config): only the app knows how it is invoked.
+   * How operators run crawlq here (`crawlq`, `pnpm crawlq`): the commands
+   * alert e-mails and a refusal to start tell them to run say it, with
+   * `--namespace` when the crawl has one. Only the app knows how it is invoked.
    */
-  readonly reviewCommand: string;
+  readonly cli: string;
   readonly onPage?: (record: PageRecord) => void;
   /** Metrics hooks; the app wires them to its metrics package. */
   readonly telemetry?: WorkerTelemetry;
@@ -122,7 +123,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     if (!outageWatch.down) log(line, level);
   };
   try {
-    const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
+    const joined = await joinCrawlDefinition(services, definitionAuthor('worker'), options.cli);
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
     const evictionWarning = await checkEvictionPolicy(services.redis);
     if (evictionWarning) log(`warning: ${evictionWarning}`, 'warn');
@@ -134,7 +135,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log: (line) => unlessRedisDown(line) });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config, options.cli), log: (line) => unlessRedisDown(line) });
   const deadLetters: DeadLetterRecorder = createDeadLetterRecorder({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
@@ -322,8 +323,8 @@ function fetchRetriesOf(error: unknown): number {
   return 0;
 }
 
-/** Alert settings a config describes; `reviewCommand` comes from the app. */
-export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): AlertMailConfig {
+/** Alert settings a config describes; the review command they name runs `cli` (see `CrawlWorkerOptions.cli`). */
+export function alertMailConfig(config: CrawlqConfig, cli: string): AlertMailConfig {
   return {
     ...(config.smtpUrl === undefined ? {} : { smtpUrl: config.smtpUrl }),
     ...(config.smtpUser === undefined ? {} : { smtpUser: config.smtpUser }),
@@ -334,7 +335,7 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
     firstDelayMs: config.alertDelay,
     windowMs: config.alertWindow,
     ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
-    reviewCommand,
+    reviewCommand: crawlqCommand('dlq list', config.namespace, cli),
   };
 }
 

@@ -20,8 +20,8 @@ export interface RunCrawlOptions {
   /** Starts worker process number `index` (the app knows how to launch itself). */
   readonly spawnWorker: (index: number) => ChildProcess;
   readonly log: (line: string) => void;
-  /** The command the alert e-mail flushed at the end tells operators to run. */
-  readonly reviewCommand: string;
+  /** How operators run crawlq here, for the command the alert e-mail flushed at the end names (see `CrawlWorkerOptions.cli`). */
+  readonly cli: string;
   /** A one-line progress report, about twice a second. */
   readonly progress?: (status: CrawlStatus, elapsedMs: number) => void;
   /** Start from scratch even if an unfinished crawl is in the namespace. @default false */
@@ -178,8 +178,8 @@ async function stopChildren(children: Set<ChildProcess>, how: 'finished' | 'inte
 }
 
 /** Sends a pending dead-letter digest now, so the crawl does not exit with an alert waiting. */
-async function flushAlerts(config: CrawlqConfig, options: Pick<RunCrawlOptions, 'redisUrl' | 'reviewCommand'>, log: (line: string) => void): Promise<string | undefined> {
-  const alerts = createAlerts({ connection: { url: options.redisUrl }, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log });
+async function flushAlerts(config: CrawlqConfig, options: Pick<RunCrawlOptions, 'redisUrl' | 'cli'>, log: (line: string) => void): Promise<string | undefined> {
+  const alerts = createAlerts({ connection: { url: options.redisUrl }, namespace: config.namespace, mail: alertMailConfig(config, options.cli), log });
   try {
     const result = await alerts.flush();
     if (result.sent) return result.outboxFile ? `alert written to ${result.outboxFile}` : 'alert e-mail sent';

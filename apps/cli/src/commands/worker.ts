@@ -9,7 +9,7 @@ import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
-import { reviewCommandFor } from '../review-command.js';
+import { CLI } from '../review-command.js';
 import { stopOnSignals } from '../stop-signals.js';
 
 /**
@@ -103,7 +103,7 @@ export function registerWorker(program: Command): void {
         const signals = stopOnSignals();
         const stop = coordinator ? AbortSignal.any([signals, coordinator]) : signals;
         // Under `crawl` the coordinator decides when Redis has been gone too long, for all its workers.
-        await runWorkerUntilStopped({ config, redisUrl, log, reviewCommand: reviewCommandFor(config.namespace), telemetry: observability.telemetry, stopOnRedisOutage: coordinator === undefined, stop });
+        await runWorkerUntilStopped({ config, redisUrl, log, cli: CLI, telemetry: observability.telemetry, stopOnRedisOutage: coordinator === undefined, stop });
       } catch (error) {
         if (!(error instanceof RedisOutageError)) throw error;
         outage = redisOutageLine(error, 'worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.', handle);
