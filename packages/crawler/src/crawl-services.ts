@@ -35,6 +35,13 @@ export interface CrawlServices {
   disconnect(): Promise<void>;
 }
 
+/**
+ * What reading and steering a running crawl needs (status, group list, pause,
+ * resume): `CrawlServices` has it, and so does `openFleetAdmin` without a
+ * crawl definition or frontier.
+ */
+export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queue' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
+
 export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
   return {
     scope: config.scope,

@@ -1,6 +1,6 @@
 import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
 import { readCrawlStats, type CrawlStats } from './crawl-stats.js';
-import type { FleetAdminServices } from './group-admin.js';
+import type { FleetAdminServices } from './crawl-services.js';
 import { readGroupWaits, type GroupWait } from './group-waits.js';
 
 /** What `crawlq status` reports. */

@@ -10,7 +10,7 @@ export {
   type LogSeverity,
 } from './crawl-worker.js';
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
-export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions } from './crawl-services.js';
+export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions, type FleetAdminServices } from './crawl-services.js';
 export {
   publishCrawlDefinition,
   joinCrawlDefinition,
@@ -39,7 +39,6 @@ export {
   listGroups,
   openFleetAdmin,
   type FleetAdmin,
-  type FleetAdminServices,
   type GroupList,
   type GroupOverview,
 } from './group-admin.js';
