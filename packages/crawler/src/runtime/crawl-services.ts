@@ -4,7 +4,7 @@ import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
-import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
+import { PLAN_BATCH_WINDOW_MS } from '../group-gate.js';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 

@@ -1,8 +1,8 @@
 import { createGroupLimiter, type GlobalStatus, type GroupStatus } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
-import { gatePrefix, type FleetAdminServices } from './crawl-services.js';
-import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from './group-waits.js';
+import { gatePrefix, type FleetAdminServices } from '../runtime/crawl-services.js';
+import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from '../group-waits.js';
 
 const PAGE = 1_000;
 

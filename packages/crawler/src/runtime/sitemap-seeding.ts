@@ -5,7 +5,7 @@ import { readSitemap } from '@crawlq/sitemaps';
 import { redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
-import { GroupGate } from './group-gate.js';
+import { GroupGate } from '../group-gate.js';
 import { createGatedStream } from './one-off-fetch.js';
 import { readInBatches } from './read-in-batches.js';
 import { openRobotsPolicy } from './robots-fetch.js';
