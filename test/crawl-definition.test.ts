@@ -91,14 +91,15 @@ describe('one crawl definition for the fleet', () => {
     expect(set.stdout).toContain('crawl definition version 1 (new): --max-depth 1');
 
     const out = join(mkdtempSync(join(tmpdir(), 'crawlq-def-')), 'out.jsonl');
-    const refused = await runCli(['worker', '--namespace', namespace, '--max-depth', '3', '--out', out], { env });
+    // The fix names the command as the operator invoked it (the launcher says how), not always `crawlq`.
+    const refused = await runCli(['worker', '--namespace', namespace, '--max-depth', '3', '--out', out], { env: { ...env, CRAWLQ_INVOKED_AS: 'npx crawlq' } });
     expect(refused.code).toBe(2);
     const lines = refused.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^crawlq: --max-depth: /);
     expect(lines[0]).toContain('given 3');
     expect(lines[0]).toContain('(version 1) has 1');
-    expect(lines[0]).toContain('`crawlq config set --max-depth 3 --namespace def-conflict`');
+    expect(lines[0]).toContain('`npx crawlq config set --max-depth 3 --namespace def-conflict`');
 
     // The same through the environment, named the same way.
     const fromEnv = await runCli(['worker', '--namespace', namespace, '--out', out], { env: { ...env, CRAWLQ_MAX_DEPTH: '4' } });

@@ -2,8 +2,8 @@
 // crawlq-worker: the fleet worker, configured by environment variables and an
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
 import { hostname } from 'node:os';
-import { ConfigError, crawlqCommand, loadConfig } from '@crawlq/config';
-import { runWorkerUntilSignalled } from '@crawlq/crawler';
+import { ConfigError, loadConfig } from '@crawlq/config';
+import { runWorkerUntilStopped } from '@crawlq/crawler';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -22,9 +22,14 @@ try {
     statsIntervalMs: config.statsInterval,
   });
   try {
-    // A fleet worker runs built JavaScript (systemd, containers): its operators review with the installed CLI.
-    const reviewCommand = crawlqCommand('dlq list', config.namespace);
-    await runWorkerUntilSignalled({ config, redisUrl: config.redisUrl, reviewCommand, log: lineLogger(logger), telemetry: observability.telemetry });
+    // A fleet worker runs built JavaScript (systemd, containers): its operators use the installed CLI.
+    const cli = 'crawlq';
+    // SIGTERM (systemd, a container stop) or SIGINT: a graceful stop within CRAWLQ_GRACE_PERIOD. The listeners
+    // stay (`on`, not `once`): a second signal must not kill the graceful stop the first one began.
+    const stopping = new AbortController();
+    const stop = (signal: NodeJS.Signals) => stopping.abort(signal);
+    process.on('SIGTERM', stop).on('SIGINT', stop);
+    await runWorkerUntilStopped({ config, redisUrl: config.redisUrl, cli, log: lineLogger(logger), telemetry: observability.telemetry, stop: stopping.signal });
   } finally {
     await observability.close();
   }

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayedError, Worker, type ConnectionOptions, type Job, type JobsOptions, type Queue } from 'bullmq';
+import { DelayedError, type ConnectionOptions, type Job, type JobsOptions, type Queue, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { AlertScheduler, DeadLetterEntry } from '@crawlq/dead-letter';
-import { QUEUE_NAMES, openQueue } from '@crawlq/queue';
-import { openRedisFrom, queuePrefix } from '@crawlq/redis';
+import { QUEUE_NAMES, openQueue, openWorker } from '@crawlq/queue';
+import { openRedisFrom } from '@crawlq/redis';
 import {
   DEFAULT_DELIVERY_POLICY,
   DEFAULT_FIRST_DELAY_MS,
@@ -216,16 +216,17 @@ class RedisAlerts implements Alerts {
 
   #createWorker(): Worker<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME> {
     const { backoffMs, maxBackoffMs, attempts } = this.#delivery;
-    const worker = new Worker<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>(
+    const worker = openWorker<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>(
       QUEUE_NAMES.alerts,
       (job, token) => this.#process(job, token),
       {
         connection: this.#options.connection,
-        prefix: queuePrefix(this.#options.namespace),
+        namespace: this.#options.namespace,
         concurrency: 1,
         settings: {
           backoffStrategy: (attemptsMade: number) => Math.min(maxBackoffMs, backoffMs * 2 ** Math.max(0, attemptsMade - 1)),
         },
+        onError: (error) => this.#log(`alerts: worker error: ${error.message}`),
       },
     );
     worker.on('failed', (job, error) => {
@@ -237,7 +238,6 @@ class RedisAlerts implements Alerts {
           : `alerts: digest ${job.id ?? '?'} not sent (attempt ${job.attemptsMade}/${job.opts.attempts ?? attempts}), will retry: ${error.message}`,
       );
     });
-    worker.on('error', (error) => this.#log(`alerts: worker error: ${error.message}`));
     worker.on('closed', () => this.#workers.delete(worker));
     this.#workers.add(worker);
     return worker;

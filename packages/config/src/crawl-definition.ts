@@ -164,14 +164,23 @@ export function crawlqCommand(words: string, namespace: string, prefix = 'crawlq
   return namespace === OPTION_TABLE.namespace.default ? `${prefix} ${words}` : `${prefix} ${words} --namespace ${shellWord(namespace)}`;
 }
 
+/** What a hint's command line says besides its words: the crawl's namespace, and how the operator runs crawlq. */
+export interface CommandContext {
+  /** @default the default namespace (no `--namespace` in the hint) */
+  readonly namespace?: string;
+  /** `crawlq`, `pnpm crawlq`...: only the app knows how it was invoked. @default 'crawlq' */
+  readonly cli?: string;
+}
+
 /** The one-line refusal a process prints when it was given a value the fleet does not use. */
-export function conflictMessage(conflict: DefinitionConflict, version: number, namespace: string = OPTION_TABLE.namespace.default): string {
+export function conflictMessage(conflict: DefinitionConflict, version: number, context: CommandContext = {}): string {
   const { option, given, fleet } = conflict;
   const label = optionLabel(option);
+  const command = (words: string) => crawlqCommand(words, context.namespace ?? OPTION_TABLE.namespace.default, context.cli);
   const how =
     OPTION_TABLE[option].flag === undefined
-      ? `${crawlqCommand('config set --config FILE', namespace)} (with "${option}" in FILE)`
-      : crawlqCommand(`config set ${label} ${shellWord(formatOptionValue(option, given))}`, namespace);
+      ? `${command('config set --config FILE')} (with "${option}" in FILE)`
+      : command(`config set ${label} ${shellWord(formatOptionValue(option, given))}`);
   return `${label}: this process was given ${formatOptionValue(option, given)}, but the fleet's crawl definition (version ${version}) has ${formatOptionValue(option, fleet)}; start it without ${label} to follow the fleet, or change the fleet's with \`${how}\``;
 }
 

@@ -20,4 +20,5 @@ export {
   type CrawlDefinition,
   type DefinitionValues,
   type DefinitionConflict,
+  type CommandContext,
 } from './crawl-definition.js';

@@ -69,7 +69,10 @@ describe('crawl definition', () => {
     expect(message).toContain('(version 4) has 5/1s');
     expect(message).toContain('`crawlq config set --rate 2/1s`');
     // Outside the default namespace the fix names the crawl it is about.
-    expect(conflictMessage(rate, 4, 'shop')).toContain('`crawlq config set --rate 2/1s --namespace shop`');
+    expect(conflictMessage(rate, 4, { namespace: 'shop' })).toContain('`crawlq config set --rate 2/1s --namespace shop`');
+    // The command the operator ran this process with, not always `crawlq`.
+    expect(conflictMessage(rate, 4, { namespace: 'shop', cli: 'pnpm crawlq' })).toContain('`pnpm crawlq config set --rate 2/1s --namespace shop`');
+    expect(conflictMessage(rate, 4, { cli: 'pnpm crawlq' })).toContain('`pnpm crawlq config set --rate 2/1s`');
     expect(crawlqCommand('dlq list', 'crawlq', 'pnpm crawlq')).toBe('pnpm crawlq dlq list');
     expect(crawlqCommand('dlq list', 'shop-eu')).toBe('crawlq dlq list --namespace shop-eu');
   });

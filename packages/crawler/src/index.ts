@@ -1,6 +1,6 @@
 export {
   startCrawlWorker,
-  runWorkerUntilSignalled,
+  runWorkerUntilStopped,
   alertMailConfig,
   CRAWL_FINISHED_MESSAGE,
   REDIS_OUTAGE_MESSAGE,
@@ -8,9 +8,9 @@ export {
   type CrawlWorkerOptions,
   type WorkerTelemetry,
   type LogSeverity,
-} from './crawl-worker.js';
-export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './run-crawl.js';
-export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions } from './crawl-services.js';
+} from './runtime/crawl-worker.js';
+export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './runtime/run-crawl.js';
+export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions, type FleetAdminServices } from './runtime/crawl-services.js';
 export {
   publishCrawlDefinition,
   joinCrawlDefinition,
@@ -20,16 +20,16 @@ export {
   retryJobPolicyFor,
   DefinitionConflictError,
   type PublishedDefinition,
-} from './crawl-definition.js';
-export { DefinitionStore } from './definition-store.js';
-export { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
+} from './runtime/crawl-definition.js';
+export { DefinitionStore } from './runtime/definition-store.js';
+export { readCrawlStatus, type CrawlStatus } from './runtime/crawl-status.js';
 export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
-export { clearNamespace } from './namespace-state.js';
-export { limitPolicyFrom } from './limit-policy.js';
-export { jobPolicyFrom } from './job-policy.js';
-export { fetcherOptionsFrom } from './fetcher-options.js';
+export { clearNamespace } from './runtime/namespace-state.js';
+export { limitPolicyFrom } from './runtime/limit-policy.js';
+export { jobPolicyFrom } from './runtime/job-policy.js';
+export { fetcherOptionsFrom } from './runtime/fetcher-options.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
-export { describeResults, resultsTargetOf } from './results-target.js';
+export { describeResults, resultsTargetOf } from './runtime/results-target.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
@@ -39,8 +39,8 @@ export {
   listGroups,
   openFleetAdmin,
   type FleetAdmin,
-  type FleetAdminServices,
   type GroupList,
   type GroupOverview,
-} from './group-admin.js';
-export { seedFromSitemaps, sitemapsFromRobots, type SeedFromSitemapsOptions, type SitemapSeedingResult } from './sitemap-seeding.js';
+} from './admin/group-admin.js';
+export { Seeding } from './runtime/seeding.js';
+export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-seeding.js';

@@ -318,7 +318,7 @@ describe('every way a job ends gives its gate slot back at once (lease time 60 s
     await services.frontier.addSeeds([seed]);
     await spec.before?.();
     const since = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined });
 
     const ended = await jobEnded(watched, { ends: spec.ends, since, group });
     await expectSlotsFreeBy(group, ended.at + BOUND_MS);
@@ -337,7 +337,7 @@ describe('a worker that stops mid-job', () => {
     const group = services.frontier.groupOf(seed);
     await services.frontier.addSeeds([seed]);
     const since = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined });
     for (let i = 0; i < 400 && hits.get('/hang') === undefined; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(hits.get('/hang')).toBe(1);
     // The body is still being read: the slot is held.
@@ -359,7 +359,7 @@ describe('a worker that stops mid-job', () => {
     // Nothing lost: the next worker fetches it, as its first attempt.
     const pages: PageRecord[] = [];
     const resumed = await eventCursor();
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (record) => pages.push(record) });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (record) => pages.push(record) });
     await jobEnded(seed, { ends: ['completed'], since: resumed, group });
     expect(pages).toMatchObject([{ url: seed, status: 200, attempts: 1 }]);
   });

@@ -7,7 +7,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
 import { GroupGate, type GateLimiter } from '../src/group-gate.js';
-import { createGatedFetch } from '../src/one-off-fetch.js';
+import { createGatedFetch } from '../src/runtime/one-off-fetch.js';
 import { describePaceChange } from '../src/pace-change.js';
 
 // What a gated fetch tells the limiter for adaptive pacing (issue 14): the

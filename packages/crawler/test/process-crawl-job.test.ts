@@ -43,7 +43,7 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
   await publishCrawlDefinition(services, 'test');
   const pages: PageRecord[] = [];
-  worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (page) => pages.push(page) });
+  worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
   await services.frontier.addSeeds(seeds);
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -81,7 +81,7 @@ describe('crawl worker', () => {
     const pausedAt = Date.now();
     await services.limiter.pause(`${HOST}:${site.port}`, 1_500);
     const pages: PageRecord[] = [];
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined, onPage: (page) => pages.push(page) });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
     await services.frontier.addSeeds([url]);
     for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
@@ -100,7 +100,7 @@ describe('crawl worker', () => {
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
     await publishCrawlDefinition(services, 'test');
     await services.limiter.pause(group, 60_000, 'paused by admin');
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, reviewCommand: 'crawlq dlq list', log: () => undefined });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined });
     const started = Date.now();
     await services.frontier.addSeeds([url]);
     // While it waits, the fleet's record says why.

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { loadConfig } from '@crawlq/config';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, publishCrawlDefinition, seedFromSitemaps, type CrawlServices } from '../src/index.js';
+import { openCrawlServices, publishCrawlDefinition, Seeding, type CrawlServices } from '../src/index.js';
 
 // #10 item 4: sitemaps stream from the network into the parser, through the
 // group gate; the lease is held while the body arrives and released on every
@@ -76,6 +76,10 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'application/gzip' }).end(gzipSync(urlset('gz', 30)));
     } else if (path === '/encoded.xml') {
       response.writeHead(200, { 'content-type': 'application/xml', 'content-encoding': 'gzip' }).end(gzipSync(urlset('encoded', 40)));
+    } else if (path === '/robots.txt') {
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(`User-agent: *\nAllow: /\nSitemap: ${origin}/listed.xml\n`);
+    } else if (path === '/listed.xml') {
+      response.writeHead(200, { 'content-type': 'application/xml' }).end(`${HEAD}${entries('listed', 0, 3)}<url><loc>${otherOrigin}/elsewhere</loc></url></urlset>`);
     } else if (path === '/moved.xml') {
       response.writeHead(302, { location: `${otherOrigin}/real.xml` }).end();
     } else {
@@ -84,6 +88,7 @@ beforeAll(async () => {
   });
   other = createServer((request, response) => {
     if (request.url === '/real.xml') response.writeHead(200, { 'content-type': 'application/xml' }).end(urlset('real', 7));
+    else if (request.url === '/robots.txt') response.writeHead(200, { 'content-type': 'text/plain' }).end(`Sitemap: ${otherOrigin}/real.xml\n`);
     else response.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
@@ -105,10 +110,10 @@ afterAll(async () => {
   await redis.stop();
 });
 
-async function open(): Promise<CrawlServices> {
+async function open(flags: Record<string, unknown> = {}): Promise<CrawlServices> {
   const dir = mkdtempSync(join(tmpdir(), 'crawlq-sitemaps-'));
   const config = loadConfig({
-    flags: { namespace: `t-${randomUUID()}`, out: join(dir, 'out.jsonl'), stateDir: dir, allowPrivateNetwork: true, rate: 'none', requestTimeout: '20s' },
+    flags: { namespace: `t-${randomUUID()}`, out: join(dir, 'out.jsonl'), stateDir: dir, allowPrivateNetwork: true, rate: 'none', requestTimeout: '20s', ...flags },
   });
   services = await openCrawlServices(config, redis.url, { role: 'producer' });
   await publishCrawlDefinition(services, 'test');
@@ -143,7 +148,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
       leaseWhileStreaming = await inFlight(s, origin);
     };
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/slow.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/slow.xml`]);
     expect(lines).toEqual([]);
     expect(events).toEqual(['first part sent', 'first entries queued', 'rest sent', '/slow.xml closed']);
     expect(result).toMatchObject({ listed: 10, accepted: 10, failed: 0 });
@@ -154,7 +159,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
   it('reads a gzipped .xml.gz and a Content-Encoding: gzip sitemap from an index, each slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/index.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/index.xml`]);
     expect(lines).toEqual([]);
     expect(result).toMatchObject({ listed: 70, accepted: 70, failed: 0 });
     expect(await inFlight(s, origin)).toBe(0);
@@ -164,7 +169,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
   it('cuts a 60 MB sitemap at the 50 MiB cap while it streams: earlier entries kept, a warning, slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/huge.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/huge.xml`]);
     expect(result).toMatchObject({ listed: 100, accepted: 100, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/huge.xml skipped: .*(exceeds|larger than) 52428800 bytes`))]);
     // The download was cut, not read to its end.
@@ -175,7 +180,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
   it('keeps the entries before a parse error; warns; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/broken.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/broken.xml`]);
     expect(result).toMatchObject({ listed: 50, accepted: 50, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/broken.xml skipped: .*not closed`))]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -184,7 +189,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
   it('keeps the entries before the connection broke mid-document; warns; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/cut.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/cut.xml`]);
     expect(result).toMatchObject({ listed: 20, accepted: 20, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/cut.xml skipped: `))]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -200,7 +205,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
       await new Promise((resolve) => response.once('close', resolve));
     };
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/slow.xml`, `${origin}/index.xml`], { log: (line) => lines.push(line), signal: controller.signal });
+    const result = await new Seeding(s, { log: (line) => lines.push(line), signal: controller.signal }).addSitemaps([`${origin}/slow.xml`, `${origin}/index.xml`]);
     // Aborting is no failure, and the next sitemap is not read.
     expect(result).toMatchObject({ listed: 5, accepted: 5, failed: 0 });
     expect(lines).toEqual([]);
@@ -211,7 +216,7 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
   it('a 404 is a warning naming the status; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await seedFromSitemaps(s, [`${origin}/missing.xml`], { log: (line) => lines.push(line) });
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/missing.xml`]);
     expect(result).toMatchObject({ listed: 0, failed: 1 });
     expect(lines).toEqual([`warning: sitemap ${origin}/missing.xml skipped: HTTP 404 from ${origin}/missing.xml`]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -221,11 +226,32 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
     const s = await open();
     const admitted = async (url: string) => (await s.limiter.status(s.frontier.groupOf(url))).admitted;
     const before = { here: await admitted(origin), there: await admitted(otherOrigin) };
-    const result = await seedFromSitemaps(s, [`${origin}/moved.xml`], { log: () => undefined });
+    const result = await new Seeding(s, { log: () => undefined }).addSitemaps([`${origin}/moved.xml`]);
     expect(result).toMatchObject({ listed: 7, failed: 0 });
     expect(await admitted(origin)).toBe(before.here + 1);
     expect(await admitted(otherOrigin)).toBe(before.there + 1);
     expect(await inFlight(s, origin)).toBe(0);
     expect(await inFlight(s, otherOrigin)).toBe(0);
+  });
+
+  it('--sitemaps reads the sitemaps in the robots.txt of every seed origin, seeds given at once or as lines; pages outside a sitemap\'s host are counted, not enqueued', async () => {
+    const s = await open({ sitemaps: true });
+    const lines: string[] = [];
+    const seeding = new Seeding(s, { log: (line) => lines.push(line) });
+    expect(await seeding.addSeeds([`${origin}/start`])).toMatchObject({ accepted: 1 });
+    expect(await seeding.addSeedLines([` ${otherOrigin}/start `])).toMatchObject({ accepted: 1, lines: 1 });
+    const result = await seeding.addSitemaps();
+    expect(lines).toEqual([]);
+    expect([...result.sitemaps].sort()).toEqual([`${origin}/listed.xml`, `${otherOrigin}/real.xml`].sort());
+    // listed.xml: 3 pages on its host, 1 elsewhere; real.xml (on the other host) lists 7 pages of the first host.
+    expect(result).toMatchObject({ listed: 11, outOfScope: 8, accepted: 3, failed: 0 });
+    expect(await queued(s)).toBe(5);
+  });
+
+  it('without --sitemaps, robots.txt sitemaps are not read', async () => {
+    const s = await open();
+    const seeding = new Seeding(s, { log: () => undefined });
+    await seeding.addSeeds([`${origin}/start`]);
+    expect(await seeding.addSitemaps()).toMatchObject({ sitemaps: [], listed: 0, accepted: 0 });
   });
 });

@@ -136,6 +136,19 @@ export class Frontier {
   }
 
   /**
+   * The crawl's scope decision for URLs judged from `anchors` alone, under
+   * its scope mode and include/exclude rules: how the pages a sitemap lists
+   * are judged (from the sitemap's own URL), and how the frontier judges
+   * links and redirects (from the seeds' origins). Every scope check of a
+   * crawl is built here.
+   * @throws InvalidUrlError when an anchor is not a valid URL
+   */
+  scopeAround(anchors: readonly string[]): (url: string) => boolean {
+    const { scope, include, exclude } = this.#settings;
+    return scope !== 'any' && anchors.length === 0 ? () => false : createScopeFilter({ mode: scope, seeds: anchors, include, exclude });
+  }
+
+  /**
    * Hands a redirect's target over as a job of its own (at the redirected
    * job's depth, carrying the hops so far so the chain stays bounded), after
    * claiming it for `owner` like {@link claim}: `'seen'` when another job has
@@ -263,7 +276,6 @@ export class Frontier {
   }
 
   async #scopeFilter(): Promise<(url: string) => boolean> {
-    const { scope, include, exclude } = this.#settings;
     const now = Date.now();
     if (this.#scope && now - this.#scope.loadedAt < SCOPE_REFRESH_MS) return this.#scope.filter;
     const anchorCount = await this.#redis.scard(this.#keys.scopeAnchors);
@@ -272,10 +284,7 @@ export class Frontier {
       return this.#scope.filter;
     }
     const anchors = await this.#redis.smembers(this.#keys.scopeAnchors);
-    const filter =
-      scope !== 'any' && anchors.length === 0
-        ? () => false
-        : createScopeFilter({ mode: scope, seeds: anchors, include, exclude });
+    const filter = this.scopeAround(anchors);
     this.#scope = { filter, anchors: anchors.length, loadedAt: now };
     return filter;
   }

@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions, type JobsOptions, type WorkerOptions } from 'bullmq';
+import { Queue, Worker, type ConnectionOptions, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
 import { queuePrefix } from '@crawlq/redis';
 import { QUEUE_NAMES, type CRAWL_JOB_NAME, type QueueName } from './names.js';
@@ -51,10 +51,15 @@ export interface OpenQueueOptions {
   readonly onError?: (error: Error) => void;
 }
 
+/** `openQueue`'s options plus the Worker's own settings (concurrency, locks, retention...); the key prefix is the namespace's. */
+export interface OpenWorkerOptions extends OpenQueueOptions, Omit<WorkerOptions, 'connection' | 'prefix'> {}
+
+const dropErrors = (): void => undefined;
+
 /**
  * Opens one of a namespace's queues (see `QUEUE_NAMES`) under the namespace's
  * key prefix, with an error listener (see `OpenQueueOptions.onError`). Every
- * BullMQ `Queue` of crawlq is opened here. The job types are named by the
+ * BullMQ `Queue` of crawlq is opened here, every `Worker` by {@link openWorker}. The job types are named by the
  * package that owns the jobs: `openCrawlQueue` here, the dead-letter store
  * and the alerts for theirs; a viewer that only lists jobs leaves them unknown.
  */
@@ -63,8 +68,24 @@ export function openQueue<Data = unknown, Result = unknown, JobName extends stri
   options: OpenQueueOptions,
 ): Queue<Data, Result, JobName> {
   const queue = new Queue<Data, Result, JobName>(name, { connection: options.connection, prefix: queuePrefix(options.namespace) });
-  queue.on('error', options.onError ?? (() => undefined));
+  queue.on('error', options.onError ?? dropErrors);
   return queue;
+}
+
+/**
+ * Starts a BullMQ `Worker` on one of a namespace's queues, under the same key
+ * prefix and error-listener policy as {@link openQueue}. Every production
+ * `Worker` of crawlq is started here.
+ */
+export function openWorker<Data = unknown, Result = unknown, JobName extends string = string>(
+  name: QueueName,
+  processor: Processor<Data, Result, JobName>,
+  options: OpenWorkerOptions,
+): Worker<Data, Result, JobName> {
+  const { namespace, onError, ...settings } = options;
+  const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, prefix: queuePrefix(namespace) });
+  worker.on('error', onError ?? dropErrors);
+  return worker;
 }
 
 /** The crawl queue of a namespace, typed (`openQueue` with the default error policy). */

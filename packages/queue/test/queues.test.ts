@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlCounts, crawlJobOptions, openCrawlQueue, openQueue } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlCounts, crawlJobOptions, openCrawlQueue, openQueue, openWorker, type QueueName } from '../src/index.js';
 import { queuePrefix } from '@crawlq/redis';
 
 let redis: TestRedis;
@@ -70,16 +70,52 @@ describe('openQueue', () => {
 
   it("has an error listener: errors are dropped by default (no uncaught 'error'), handed to onError when given", async () => {
     const namespace = `test-${randomUUID()}`;
-    const errors: Error[] = [];
-    const quiet = openQueue(QUEUE_NAMES.alerts, { connection: { url: redis.url }, namespace });
-    const heard = openQueue(QUEUE_NAMES.deadLetter, { connection: { url: redis.url }, namespace, onError: (error) => errors.push(error) });
-    try {
-      // An 'error' event nobody listens to would throw here.
-      expect(() => quiet.emit('error', new Error('lost Redis'))).not.toThrow();
-      heard.emit('error', new Error('lost Redis'));
-      expect(errors.map((error) => error.message)).toEqual(['lost Redis']);
-    } finally {
-      await Promise.all([quiet.close(), heard.close()]);
-    }
+    await expectErrorPolicy((name, onError) => openQueue(name, { connection: { url: redis.url }, namespace, ...(onError ? { onError } : {}) }));
   });
 });
+
+describe('openWorker', () => {
+  it("takes the jobs of the namespace's queue (same key prefix), with its own settings", async () => {
+    const namespace = `test-${randomUUID()}`;
+    const queue = openQueue<{ n: number }, number>(QUEUE_NAMES.alerts, { connection: { url: redis.url }, namespace });
+    const worker = openWorker<{ n: number }, number>(QUEUE_NAMES.alerts, (job) => Promise.resolve(job.data.n * 2), {
+      connection: { url: redis.url },
+      namespace,
+      concurrency: 3,
+    });
+    try {
+      expect(worker.opts.concurrency).toBe(3);
+      const done = new Promise<number>((resolve) => worker.once('completed', (_job, result) => resolve(result)));
+      await queue.add('probe', { n: 21 });
+      expect(await done).toBe(42);
+    } finally {
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
+  it("has openQueue's error listener: errors are dropped by default, handed to onError when given", async () => {
+    const namespace = `test-${randomUUID()}`;
+    await expectErrorPolicy((name, onError) =>
+      openWorker(name, () => Promise.resolve(), { connection: { url: redis.url }, namespace, autorun: false, ...(onError ? { onError } : {}) }),
+    );
+  });
+});
+
+/** openQueue's and openWorker's error policy, on two of what `open` opens: one without onError, one with. */
+async function expectErrorPolicy(
+  open: (name: QueueName, onError?: (error: Error) => void) => { emit(event: 'error', error: Error): boolean; close(): Promise<void> },
+): Promise<void> {
+  const errors: Error[] = [];
+  const quiet = open(QUEUE_NAMES.alerts);
+  const heard = open(QUEUE_NAMES.deadLetter, (error) => errors.push(error));
+  try {
+    // An 'error' event nobody listens to would throw here.
+    expect(() => quiet.emit('error', new Error('lost Redis'))).not.toThrow();
+    heard.emit('error', new Error('lost Redis'));
+    expect(errors.map((error) => error.message)).toEqual(['lost Redis']);
+  } finally {
+    await Promise.all([quiet.close(), heard.close()]);
+  }
+}

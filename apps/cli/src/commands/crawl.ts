@@ -8,7 +8,7 @@ import { formatProgress, progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
-import { reviewCommandFor } from '../review-command.js';
+import { CLI } from '../review-command.js';
 import { everySeedRejected, printSummary, summaryExitCode } from './summary.js';
 
 export function registerCrawl(program: Command): void {
@@ -39,7 +39,7 @@ export function registerCrawl(program: Command): void {
           redisUrl,
           seeds,
           spawnWorker: (index) => launcher.spawn(index),
-          reviewCommand: reviewCommandFor(config.namespace),
+          cli: CLI,
           log: lineLogger(logger),
           progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
           fresh: flags.fresh === true,

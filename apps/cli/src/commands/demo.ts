@@ -5,7 +5,7 @@ import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.
 import { formatProgress, progressWriter } from '../output.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
-import { reviewCommandFor } from '../review-command.js';
+import { CLI } from '../review-command.js';
 import { printSummary } from './summary.js';
 
 const DEMO_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
@@ -51,7 +51,7 @@ export function registerDemo(program: Command): void {
             redisUrl,
             seeds: [site.seeds[0] ?? ''],
             spawnWorker: (index) => launcher.spawn(index),
-            reviewCommand: reviewCommandFor(config.namespace),
+            cli: CLI,
             log: (line) => process.stderr.write(`${line}\n`),
             progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
             fresh: true,

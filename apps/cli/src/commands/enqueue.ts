@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { definitionAuthor, openCrawlServices, publishCrawlDefinition, seedFromSitemaps, sitemapsFromRobots } from '@crawlq/crawler';
-import { addEnqueueCounts, emptyEnqueueCounts, enqueueLines } from '@crawlq/frontier';
+import { definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding } from '@crawlq/crawler';
+import { addEnqueueCounts, emptyEnqueueCounts } from '@crawlq/frontier';
 import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
@@ -35,25 +35,17 @@ export function registerEnqueue(program: Command): void {
         const rejectedOut = (lineNumber: number, rejected: { reason: string; message: string }) =>
           process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
         const sum = emptyEnqueueCounts();
-        // --sitemaps reads the robots.txt of every seed's origin, whatever the seed's source (#10).
-        const origins = new Set<string>();
-        const noteOrigins = async function* (lines: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
-          for await (const line of lines) {
-            if (config.sitemaps && URL.canParse(line.trim())) origins.add(new URL(line.trim()).origin + '/');
-            yield line;
-          }
-        };
-        if (urls.length > 0) addEnqueueCounts(sum, await enqueueLines(services.frontier, noteOrigins(urls), { onRejected: rejectedOut }));
+        const log = (line: string) => process.stderr.write(`${line}\n`);
+        const seeding = new Seeding(services, { log });
+        if (urls.length > 0) addEnqueueCounts(sum, await seeding.addSeedLines(urls, { onRejected: rejectedOut }));
         if (file !== undefined) {
           const input = file === '-' ? process.stdin : createReadStream(file);
           const lines = createInterface({ input, crlfDelay: Infinity });
-          addEnqueueCounts(sum, await enqueueLines(services.frontier, noteOrigins(lines), { onRejected: rejectedOut }));
+          addEnqueueCounts(sum, await seeding.addSeedLines(lines, { onRejected: rejectedOut }));
         }
-        const log = (line: string) => process.stderr.write(`${line}\n`);
-        const sitemaps = [...sitemapFlags, ...(config.sitemaps ? await sitemapsFromRobots(services, [...origins]) : [])];
-        if (sitemaps.length > 0) {
-          const seeded = await seedFromSitemaps(services, sitemaps, { log });
-          log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+        if (sitemapFlags.length > 0 || config.sitemaps) {
+          const seeded = await seeding.addSitemaps(sitemapFlags);
+          if (seeded.sitemaps.length > 0) log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
           addEnqueueCounts(sum, seeded);
         }
         return sum;

@@ -1,5 +1,5 @@
 import { rmSync, writeSync } from 'node:fs';
-import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilSignalled } from '@crawlq/crawler';
+import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped } from '@crawlq/crawler';
 import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -9,7 +9,8 @@ import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
-import { reviewCommandFor } from '../review-command.js';
+import { CLI } from '../review-command.js';
+import { stopOnSignals } from '../stop-signals.js';
 
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
@@ -84,7 +85,7 @@ export function registerWorker(program: Command): void {
     const output = workerLogStream();
     const logger = processLogger(config, workerName(), output ? { stream: output.stream } : {});
     const log = lineLogger(logger);
-    const stop = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
+    const coordinator = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
     let outage: string | undefined;
     await withRedis(config, async (redisUrl, handle) => {
       const metricsPort = metricsPortOf(config);
@@ -98,8 +99,11 @@ export function registerWorker(program: Command): void {
         statsIntervalMs: config.statsInterval,
       });
       try {
+        // Whichever comes first: a signal, or (under `crawl`) the coordinator's word.
+        const signals = stopOnSignals();
+        const stop = coordinator ? AbortSignal.any([signals, coordinator]) : signals;
         // Under `crawl` the coordinator decides when Redis has been gone too long, for all its workers.
-        await runWorkerUntilSignalled({ config, redisUrl, log, reviewCommand: reviewCommandFor(config.namespace), telemetry: observability.telemetry, stopOnRedisOutage: stop === undefined, ...(stop ? { stop } : {}) });
+        await runWorkerUntilStopped({ config, redisUrl, log, cli: CLI, telemetry: observability.telemetry, stopOnRedisOutage: coordinator === undefined, stop });
       } catch (error) {
         if (!(error instanceof RedisOutageError)) throw error;
         outage = redisOutageLine(error, 'worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.', handle);
@@ -108,6 +112,6 @@ export function registerWorker(program: Command): void {
       }
     });
     if (outage !== undefined) exitOnRedisOutage(outage);
-    if (stop?.reason === REDIS_OUTAGE_MESSAGE) process.exit(REDIS_OUTAGE_EXIT_CODE);
+    if (coordinator?.reason === REDIS_OUTAGE_MESSAGE) process.exit(REDIS_OUTAGE_EXIT_CODE);
   });
 }

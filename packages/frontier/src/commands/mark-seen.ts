@@ -1,5 +1,5 @@
 import { defineLuaScript } from '@crawlq/redis';
-import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
+import { SEEN_LISTED_INCLUDE } from './seen-set-lua.js';
 import { SeenScriptStatus } from './seen-script-status.js';
 
 /**
@@ -11,12 +11,10 @@ import { SeenScriptStatus } from './seen-script-status.js';
 export const markSeenScript = defineLuaScript({
   name: 'seen-mark',
   keys: 1,
-  includes: [SEEN_SET_INCLUDE],
+  includes: [SEEN_LISTED_INCLUDE],
   lua: `
-local s, stored = seen_open()
-if not s then return seen_mismatch(stored) end
-local fps = {}
-for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do fps[#fps + 1] = ARGV[i] end
+local s, fps = seen_open_listed()
+if not s then return fps end -- the mode-mismatch reply
 local added = 0
 for _, new in ipairs(seen_add_many(s, fps, '')) do
   if new then added = added + 1 end

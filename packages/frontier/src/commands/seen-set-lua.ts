@@ -281,3 +281,22 @@ local function seen_add_many(s, fps, value)
 end
 `,
 );
+
+/**
+ * The start of the scripts that take a list of fingerprints after the config
+ * (check, mark): `seen_open_listed()` returns the opened seen-set and the
+ * fingerprints, or nil and the mode-mismatch reply to return.
+ */
+export const SEEN_LISTED_INCLUDE = luaInclude(
+  'seen-listed',
+  `
+local function seen_open_listed()
+  local s, stored = seen_open()
+  if not s then return nil, seen_mismatch(stored) end
+  local fps = {}
+  for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do fps[#fps + 1] = ARGV[i] end
+  return s, fps
+end
+`,
+  [SEEN_SET_INCLUDE],
+);

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fetcher, FetchRequest, FetchResult } from '@crawlq/fetcher';
-import { GroupPausedError } from './crawl-errors.js';
-import { fetchThroughGate, openThroughGate, type GatedFetchOptions, type GatedStreamResult } from './gated-fetch.js';
-import type { GroupGate } from './group-gate.js';
+import { GroupPausedError } from '../crawl-errors.js';
+import { fetchThroughGate, openThroughGate, type GatedFetchOptions, type GatedStreamResult } from '../gated-fetch.js';
+import type { GroupGate } from '../group-gate.js';
 
 /** Longest single sleep while the group gate holds a one-off fetch back. */
 const MAX_GATE_SLEEP_MS = 5_000;

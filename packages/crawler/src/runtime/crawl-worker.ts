@@ -1,27 +1,27 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
+import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
-import { CRAWL_JOB_RETENTION, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, queuePrefix, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
+import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { checkEvictionPolicy, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
 import { openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
-import { CrawlStatsRecorder } from './crawl-stats.js';
-import { WorkerStoppingError } from './crawl-errors.js';
-import { GroupGate, MAX_INLINE_WAIT_MS } from './group-gate.js';
-import { GroupWaits } from './group-waits.js';
-import { describePaceChange } from './pace-change.js';
+import { CrawlStatsRecorder } from '../crawl-stats.js';
+import { WorkerStoppingError } from '../crawl-errors.js';
+import { GroupGate, MAX_INLINE_WAIT_MS } from '../group-gate.js';
+import { GroupWaits } from '../group-waits.js';
+import { describePaceChange } from '../pace-change.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
-import type { PageRecord } from './page-record.js';
-import { processCrawlJob } from './process-crawl-job.js';
+import type { PageRecord } from '../page-record.js';
+import { processCrawlJob } from '../process-crawl-job.js';
 import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 
@@ -31,10 +31,11 @@ export interface CrawlWorkerOptions {
   /** Log lines (warnings, dead letters) with a severity (default info); the app decides where they go. */
   readonly log: (line: string, level?: LogSeverity) => void;
   /**
-   * The command alert e-mails tell operators to run to review dead letters
-   * (`crawlqCommand('dlq list', …)` from @crawlq/config): only the app knows how it is invoked.
+   * How operators run crawlq here (`crawlq`, `pnpm crawlq`): the commands
+   * alert e-mails and a refusal to start tell them to run say it, with
+   * `--namespace` when the crawl has one. Only the app knows how it is invoked.
    */
-  readonly reviewCommand: string;
+  readonly cli: string;
   readonly onPage?: (record: PageRecord) => void;
   /** Metrics hooks; the app wires them to its metrics package. */
   readonly telemetry?: WorkerTelemetry;
@@ -125,7 +126,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     if (!outageWatch.down) log(line, level);
   };
   try {
-    const joined = await joinCrawlDefinition(services, definitionAuthor('worker'));
+    const joined = await joinCrawlDefinition(services, definitionAuthor('worker'), options.cli);
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
     const evictionWarning = await checkEvictionPolicy(services.redis);
     if (evictionWarning) log(`warning: ${evictionWarning}`, 'warn');
@@ -137,7 +138,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
-  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log: (line) => unlessRedisDown(line) });
+  const alerts: Alerts = createAlerts({ connection, namespace: config.namespace, mail: alertMailConfig(config, options.cli), log: (line) => unlessRedisDown(line) });
   const deadLetters: DeadLetterRecorder = createDeadLetterRecorder({ connection, namespace: config.namespace, alerts });
   // Opened before the worker takes jobs: an unreachable database is waited for here, with a message.
   let sink: ResultSink;
@@ -172,7 +173,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // Aborted when a stop outlasts its grace period: jobs still running give
   // their slots back and return to the queue (see close).
   const stopping = new AbortController();
-  const worker = new Worker<CrawlJobData, CrawlJobResult>(
+  // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
+  let abandoned = false;
+  const worker = openWorker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
     (job, token) =>
       processCrawlJob(job, token, {
@@ -201,15 +204,16 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       }),
     {
       connection,
-      prefix: queuePrefix(config.namespace),
+      namespace: config.namespace,
       concurrency: config.concurrency,
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
+      onError: (error) => {
+        if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
+      },
     },
   );
-  // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
-  let abandoned = false;
   worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
     if (!job || abandoned) return;
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
@@ -223,9 +227,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
       })
       .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
-  });
-  worker.on('error', (error) => {
-    if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
   });
   const alertWorker = alerts.startWorker();
 
@@ -331,8 +332,8 @@ function fetchRetriesOf(error: unknown): number {
   return 0;
 }
 
-/** Alert settings a config describes; `reviewCommand` comes from the app. */
-export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): AlertMailConfig {
+/** Alert settings a config describes; the review command they name runs `cli` (see `CrawlWorkerOptions.cli`). */
+export function alertMailConfig(config: CrawlqConfig, cli: string): AlertMailConfig {
   return {
     ...(config.smtpUrl === undefined ? {} : { smtpUrl: config.smtpUrl }),
     ...(config.smtpUser === undefined ? {} : { smtpUser: config.smtpUser }),
@@ -343,15 +344,20 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
     firstDelayMs: config.alertDelay,
     windowMs: config.alertWindow,
     ...(config.dashboardUrl === undefined ? {} : { dashboardUrl: config.dashboardUrl }),
-    reviewCommand,
+    reviewCommand: crawlqCommand('dlq list', config.namespace, cli),
   };
 }
 
 /**
- * Runs a worker until SIGTERM or SIGINT (or `stop` aborts: the coordinator
- * said the crawl finished, or is gone), then stops taking
- * jobs and lets the in-flight ones finish within the grace period (the rest
- * are interrupted and put back in the queue). Resolves when it has stopped.
+ * Runs a worker until `stop` aborts, then stops taking jobs and lets the
+ * in-flight ones finish within the grace period (the rest are interrupted and
+ * put back in the queue). Resolves when it has stopped. The app decides what
+ * stops it (SIGTERM or SIGINT, the `crawl` coordinator over IPC) and gives
+ * the reason: a signal's name is logged, {@link CRAWL_FINISHED_MESSAGE} is a
+ * normal end, {@link REDIS_OUTAGE_MESSAGE} stops at once. Only the first
+ * reason counts: a second signal must not cut the graceful stop short.
+ * Aborted before or during start-up (a quick rollout, an impatient Ctrl-C),
+ * the worker stops gracefully once started instead of half-connected.
  *
  * Redis gone for longer than `--redis-outage-limit` (at any point, start-up
  * and graceful stop included) abandons the worker and rejects with a
@@ -359,8 +365,8 @@ export function alertMailConfig(config: CrawlqConfig, reviewCommand: string): Al
  * (under `crawl`, whose coordinator decides for all its workers and stops
  * them with {@link REDIS_OUTAGE_MESSAGE}: then this resolves once abandoned).
  */
-export async function runWorkerUntilSignalled(
-  options: CrawlWorkerOptions & { readonly stop?: AbortSignal; readonly stopOnRedisOutage?: boolean },
+export async function runWorkerUntilStopped(
+  options: CrawlWorkerOptions & { readonly stop: AbortSignal; readonly stopOnRedisOutage?: boolean },
 ): Promise<void> {
   const { config, log } = options;
   let given: RedisOutageError | undefined;
@@ -372,25 +378,17 @@ export async function runWorkerUntilSignalled(
     given = error;
     reportOutage(error);
   };
-  // Listening before the worker starts: a signal during start-up (a quick
-  // rollout, an impatient Ctrl-C) stops it gracefully once started, instead
-  // of killing it half-connected.
-  // `on`, not `once`: Ctrl-C under `crawl` delivers SIGINT and then the
-  // parent's SIGTERM; a second signal must not kill the graceful stop.
+  // Listening before the worker starts: a stop during start-up takes effect once started.
   const stopRequested = new Promise<string>((resolve) => {
-    let stopping = false;
     const stop = (why: string) => {
-      if (stopping) return;
-      stopping = true;
       // A crawl that finished stops its workers over IPC: a normal end, not a signal to report.
       if (why === CRAWL_FINISHED_MESSAGE) log('crawl finished: finishing in-flight jobs', 'debug');
       else if (why === REDIS_OUTAGE_MESSAGE) log('the crawl coordinator gave up on Redis: stopping now', 'debug');
       else log(`${why}: finishing in-flight jobs (up to ${config.gracePeriod} ms)`);
       resolve(why);
     };
-    process.on('SIGTERM', stop).on('SIGINT', stop);
-    if (options.stop?.aborted === true) stop(String(options.stop.reason));
-    options.stop?.addEventListener('abort', () => stop(String(options.stop?.reason)), { once: true });
+    if (options.stop.aborted) stop(String(options.stop.reason));
+    else options.stop.addEventListener('abort', () => stop(String(options.stop.reason)), { once: true });
   });
   const starting = startCrawlWorker({ ...options, ...(options.stopOnRedisOutage === false ? {} : { onRedisOutage }) });
   const started = await Promise.race([starting, outage]);

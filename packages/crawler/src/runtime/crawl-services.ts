@@ -4,7 +4,7 @@ import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
-import { PLAN_BATCH_WINDOW_MS } from './group-gate.js';
+import { PLAN_BATCH_WINDOW_MS } from '../group-gate.js';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -34,6 +34,13 @@ export interface CrawlServices {
    */
   disconnect(): Promise<void>;
 }
+
+/**
+ * What reading and steering a running crawl needs (status, group list, pause,
+ * resume): `CrawlServices` has it, and so does `openFleetAdmin` without a
+ * crawl definition or frontier.
+ */
+export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queue' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
 
 export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
   return {

@@ -1,18 +1,10 @@
-import type { CrawlqConfig } from '@crawlq/config';
 import { createGroupLimiter, type GlobalStatus, type GroupStatus } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
-import { gatePrefix, type CrawlServices } from './crawl-services.js';
-import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from './group-waits.js';
+import { gatePrefix, type FleetAdminServices } from '../runtime/crawl-services.js';
+import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from '../group-waits.js';
 
 const PAGE = 1_000;
-
-/**
- * What reading and steering a running crawl needs (status, group list, pause,
- * resume): `CrawlServices` has it, and so does `openFleetAdmin` without a
- * crawl definition or frontier.
- */
-export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queue' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
 
 /** `FleetAdminServices` a long-running process owns. */
 export interface FleetAdmin extends FleetAdminServices {

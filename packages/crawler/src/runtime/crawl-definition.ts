@@ -8,6 +8,7 @@ import {
   formatOptionValue,
   mergeDefinition,
   optionLabel,
+  type CommandContext,
   type CrawlDefinition,
   type CrawlqConfig,
   type DefinitionConflict,
@@ -29,11 +30,12 @@ export class DefinitionConflictError extends ConfigError {
   override readonly name = 'DefinitionConflictError';
   readonly conflicts: readonly DefinitionConflict[];
 
-  constructor(conflicts: readonly DefinitionConflict[], version: number, namespace?: string) {
+  /** `context`: the namespace and the command the fix names (see `conflictMessage`). */
+  constructor(conflicts: readonly DefinitionConflict[], version: number, context: CommandContext = {}) {
     const first = conflicts[0];
     if (first === undefined) throw new RangeError('DefinitionConflictError needs at least one conflict');
     const more = conflicts.length > 1 ? ` (and ${conflicts.slice(1).map((c) => optionLabel(c.option)).join(', ')})` : '';
-    const message = conflictMessage(first, version, namespace);
+    const message = conflictMessage(first, version, context);
     super(optionLabel(first.option), `${message.slice(optionLabel(first.option).length + 2)}${more}`);
     this.conflicts = conflicts;
   }
@@ -93,15 +95,16 @@ export async function publishCrawlDefinition(services: CrawlServices, author: st
  * How a worker joins the fleet: it adopts the definition in force, refusing to
  * start if it was given a fleet option with another value; when there is none
  * yet, it stores its own (first writer wins, atomically).
+ * @param cli how the operator runs crawlq, for the fix the refusal names (`crawlq`, `pnpm crawlq`)
  * @throws DefinitionConflictError naming the first conflicting option
  */
-export async function joinCrawlDefinition(services: CrawlServices, author: string): Promise<CrawlDefinition> {
+export async function joinCrawlDefinition(services: CrawlServices, author: string, cli?: string): Promise<CrawlDefinition> {
   const own = services.config;
   for (let race = 0; race < MAX_WRITE_RACES; race += 1) {
     const current = await services.definitions.read();
     if (current !== null) {
       const conflicts = definitionConflicts(own, current.values);
-      if (conflicts.length > 0) throw new DefinitionConflictError(conflicts, current.version, own.namespace);
+      if (conflicts.length > 0) throw new DefinitionConflictError(conflicts, current.version, { namespace: own.namespace, cli });
       services.adopt(current);
       await syncLimitPolicy(services);
       return current;

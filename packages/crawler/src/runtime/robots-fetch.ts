@@ -1,9 +1,9 @@
 import { PermanentFetchError, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import { stateKeyPrefix } from '@crawlq/redis';
 import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
-import { GroupPausedError } from './crawl-errors.js';
+import { GroupPausedError } from '../crawl-errors.js';
 import type { CrawlServices } from './crawl-services.js';
-import { GroupGate } from './group-gate.js';
+import { GroupGate } from '../group-gate.js';
 import { createGatedFetch, type GatedFetch } from './one-off-fetch.js';
 
 /** RFC 9309 2.3.1.2: follow at least five consecutive redirects for robots.txt (and no more here). */

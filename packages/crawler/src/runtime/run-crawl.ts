@@ -11,7 +11,7 @@ import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
 import { settleWithin } from './settle-within.js';
-import { seedFromSitemaps, sitemapsFromRobots } from './sitemap-seeding.js';
+import { Seeding } from './seeding.js';
 
 export interface RunCrawlOptions {
   readonly config: CrawlqConfig;
@@ -20,8 +20,8 @@ export interface RunCrawlOptions {
   /** Starts worker process number `index` (the app knows how to launch itself). */
   readonly spawnWorker: (index: number) => ChildProcess;
   readonly log: (line: string) => void;
-  /** The command the alert e-mail flushed at the end tells operators to run. */
-  readonly reviewCommand: string;
+  /** How operators run crawlq here, for the command the alert e-mail flushed at the end names (see `CrawlWorkerOptions.cli`). */
+  readonly cli: string;
   /** A one-line progress report, about twice a second. */
   readonly progress?: (status: CrawlStatus, elapsedMs: number) => void;
   /** Start from scratch even if an unfinished crawl is in the namespace. @default false */
@@ -91,7 +91,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     // Published before any worker starts: the workers adopt it instead of bringing their own.
     const { notice } = await publishCrawlDefinition(services, definitionAuthor('crawl'));
     if (notice) log(`warning: ${notice}`);
-    const seeds = await services.frontier.addSeeds(options.seeds);
+    const seeding = new Seeding(services, { log, signal: options.signal });
+    const seeds = await seeding.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);
 
     const started = performance.now();
@@ -115,9 +116,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       // Read with the workers already running: the pages a sitemap lists are
       // crawled while the rest of it downloads (#10). The crawl is not done
       // before every sitemap was read.
-      const sitemaps = await sitemapsFromRobots(services, options.seeds);
-      const seeded = await seedFromSitemaps(services, sitemaps, { log, signal: options.signal });
-      log(`sitemaps: ${sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+      const seeded = await seeding.addSitemaps();
+      log(`sitemaps: ${seeded.sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
     }
 
     let status = await readCrawlStatus(services, () => deadLetters.count());
@@ -178,8 +178,8 @@ async function stopChildren(children: Set<ChildProcess>, how: 'finished' | 'inte
 }
 
 /** Sends a pending dead-letter digest now, so the crawl does not exit with an alert waiting. */
-async function flushAlerts(config: CrawlqConfig, options: Pick<RunCrawlOptions, 'redisUrl' | 'reviewCommand'>, log: (line: string) => void): Promise<string | undefined> {
-  const alerts = createAlerts({ connection: { url: options.redisUrl }, namespace: config.namespace, mail: alertMailConfig(config, options.reviewCommand), log });
+async function flushAlerts(config: CrawlqConfig, options: Pick<RunCrawlOptions, 'redisUrl' | 'cli'>, log: (line: string) => void): Promise<string | undefined> {
+  const alerts = createAlerts({ connection: { url: options.redisUrl }, namespace: config.namespace, mail: alertMailConfig(config, options.cli), log });
   try {
     const result = await alerts.flush();
     if (result.sent) return result.outboxFile ? `alert written to ${result.outboxFile}` : 'alert e-mail sent';

@@ -2,10 +2,10 @@ import type { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
 import { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts } from '@crawlq/frontier';
 import { readSitemap } from '@crawlq/sitemaps';
-import { createScopeFilter, redactText, redactUrl } from '@crawlq/urls';
+import { redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
-import { GroupGate } from './group-gate.js';
+import { GroupGate } from '../group-gate.js';
 import { createGatedStream } from './one-off-fetch.js';
 import { readInBatches } from './read-in-batches.js';
 import { openRobotsPolicy } from './robots-fetch.js';
@@ -24,7 +24,8 @@ export interface SitemapSeedingResult extends Readonly<Omit<EnqueueCounts, 'reje
   readonly failed: number;
 }
 
-export interface SeedFromSitemapsOptions {
+/** What seeding is told (see `Seeding`). */
+export interface SeedingOptions {
   /** Gets the warning line of each sitemap skipped. */
   readonly log: (line: string) => void;
   /** Stops reading: the open download is cut, entries read so far stay enqueued. */
@@ -49,7 +50,7 @@ export interface SeedFromSitemapsOptions {
 export async function seedFromSitemaps(
   services: CrawlServices,
   sitemapUrls: readonly string[],
-  options: SeedFromSitemapsOptions,
+  options: SeedingOptions,
 ): Promise<SitemapSeedingResult> {
   const { config } = services;
   const { log, signal } = options;
@@ -65,7 +66,7 @@ export async function seedFromSitemaps(
   try {
     for (const sitemapUrl of sitemapUrls) {
       if (aborted()) break;
-      const inScope = createScopeFilter({ mode: config.scope, seeds: [sitemapUrl], include: config.include, exclude: config.exclude });
+      const inScope = services.frontier.scopeAround([sitemapUrl]);
       // The bodies this sitemap opened (an index opens its children) and their group slots.
       const bodies: Readable[] = [];
       const slots: Promise<void>[] = [];
@@ -127,13 +128,12 @@ function reasonOf(error: unknown): string {
   return redactText(error instanceof Error ? error.message : String(error));
 }
 
-/** The `Sitemap:` lines of the seeds' robots.txt files (fetched through the gate, cached for the fleet). */
-export async function sitemapsFromRobots(services: CrawlServices, seeds: readonly string[]): Promise<string[]> {
+/** The `Sitemap:` lines of the robots.txt files of `origins` (`https://host/`; fetched through the gate, cached for the fleet). */
+export async function sitemapsFromRobots(services: CrawlServices, origins: readonly string[]): Promise<string[]> {
   const { config } = services;
   const fetcher = createFetcher(fetcherOptionsFrom(config));
   try {
     const robots = openRobotsPolicy(services, fetcher);
-    const origins = [...new Set(seeds.flatMap((seed) => (URL.canParse(seed) ? [new URL(seed).origin + '/'] : [])))];
     const found = new Set<string>();
     for (const origin of origins) for (const sitemap of (await robots.check(origin)).sitemaps) found.add(sitemap);
     return [...found];

@@ -1,7 +1,7 @@
 import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
-import { readCrawlStats, type CrawlStats } from './crawl-stats.js';
-import type { FleetAdminServices } from './group-admin.js';
-import { readGroupWaits, type GroupWait } from './group-waits.js';
+import { readCrawlStats, type CrawlStats } from '../crawl-stats.js';
+import type { FleetAdminServices } from './crawl-services.js';
+import { readGroupWaits, type GroupWait } from '../group-waits.js';
 
 /** What `crawlq status` reports. */
 export interface CrawlStatus extends CrawlCounts {
