@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
-import type { RequestRecord } from '@crawlq/demo-site';
+import { peakInFlight, type RequestRecord } from '@crawlq/demo-site';
 import type { GroupStatus } from '@crawlq/group-limiter';
 import { crawlCounts } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
@@ -99,21 +99,6 @@ async function crawl(site: SiteProcess, urls: readonly string[], adaptive: boole
 function percentile(values: readonly number[], share: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? Number.NaN;
-}
-
-function peakInFlight(requests: readonly RequestRecord[]): number {
-  const events = requests.flatMap((request) => [
-    { at: request.startedAt, delta: 1 },
-    { at: request.endedAt, delta: -1 },
-  ]);
-  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let current = 0;
-  let peak = 0;
-  for (const event of events) {
-    current += event.delta;
-    peak = Math.max(peak, current);
-  }
-  return peak;
 }
 
 /** What the server saw of one host in one run. */

@@ -1,5 +1,7 @@
 import type { RequestRecord } from '@crawlq/demo-site';
 
+export { peakInFlight } from '@crawlq/demo-site';
+
 /** Most request starts seen in any half-open window [t, t + windowMs). */
 export function maxStartsInWindow(starts: readonly number[], windowMs: number): number {
   const sorted = [...starts].sort((a, b) => a - b);
@@ -10,23 +12,6 @@ export function maxStartsInWindow(starts: readonly number[], windowMs: number): 
     best = Math.max(best, head - tail + 1);
   }
   return best;
-}
-
-/** Most requests in flight at once, from each request's start and end. */
-export function peakInFlight(requests: readonly Pick<RequestRecord, 'startedAt' | 'endedAt'>[]): number {
-  const events = requests.flatMap((request) => [
-    { at: request.startedAt, delta: 1 },
-    { at: Number.isNaN(request.endedAt) ? Number.POSITIVE_INFINITY : request.endedAt, delta: -1 },
-  ]);
-  // Ends before starts at the same instant: back-to-back is not overlap.
-  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let current = 0;
-  let peak = 0;
-  for (const event of events) {
-    current += event.delta;
-    peak = Math.max(peak, current);
-  }
-  return peak;
 }
 
 export function byHost(requests: readonly RequestRecord[]): Map<string, RequestRecord[]> {

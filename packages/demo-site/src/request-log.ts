@@ -82,3 +82,20 @@ export class RequestLog {
     this.#counts.clear();
   }
 }
+
+/** Most requests in flight at once, from each request's start and end (a request still open counts to the end). */
+export function peakInFlight(requests: readonly Pick<RequestRecord, 'startedAt' | 'endedAt'>[]): number {
+  const events = requests.flatMap((request) => [
+    { at: request.startedAt, delta: 1 },
+    { at: Number.isNaN(request.endedAt) ? Number.POSITIVE_INFINITY : request.endedAt, delta: -1 },
+  ]);
+  // Ends before starts at the same instant: back-to-back is not overlap.
+  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let current = 0;
+  let peak = 0;
+  for (const event of events) {
+    current += event.delta;
+    peak = Math.max(peak, current);
+  }
+  return peak;
+}
