@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -23,13 +22,9 @@ interface Case {
  * through tsx, which `pnpm crawlq` ran before. Runs the cases interleaved,
  * `rounds` times, and reports the median wall time and CPU time (user + system,
  * less disturbed by a busy machine) of each, and each one's excess over bare
- * node. Needs `pnpm build` first.
+ * node. Needs a current `pnpm build` (run.ts checks).
  */
 export function benchCliStartup(log: (line: string) => void, rounds = 10): Promise<void> {
-  if (!existsSync(CLI)) {
-    log('cli-startup: apps/cli/dist/main.js is missing; run `pnpm build` first');
-    return Promise.resolve();
-  }
   const eagerImports = ['crawl', 'enqueue', 'worker', 'status', 'demo', 'group', 'dlq', 'dashboard', 'options']
     .map((name) => `import '${COMMANDS}/${name}.js';`)
     .join(' ');

@@ -28,7 +28,7 @@ function workspace(): { root: string; run: (args?: string[]) => { code: number |
   write('packages/b/dist/index.js', 'export {};\n');
   // What `pnpm build` (build-stamp.mjs) leaves: when the last complete build started, after the sources were written.
   write('apps/cli/dist/.build-started', `${Date.now() + 60_000}\n`);
-  copyFileSync(join(REPO_ROOT, 'apps/cli/launcher.mjs'), join(root, 'apps/cli/launcher.mjs'));
+  for (const file of ['launcher.mjs', 'build-freshness.mjs']) copyFileSync(join(REPO_ROOT, 'apps/cli', file), join(root, 'apps/cli', file));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules')); // tsx
   return {
     root,
