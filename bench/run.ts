@@ -8,6 +8,7 @@ import { benchPoliteness } from './politeness.js';
 import { benchSeenSet } from './seen-set-memory.js';
 import { benchSinks } from './sink-throughput.js';
 import { checkBuildCurrent, CRAWLQ_UNDER_TEST } from './support.js';
+import { benchWorkerStart } from './worker-start.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
   sinks: () => benchSinks(log),
+  'worker-start': () => benchWorkerStart(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));

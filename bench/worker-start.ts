@@ -1,0 +1,113 @@
+// Worker start-up (issue 12: "a spawned worker processing jobs within 1 s of
+// spawn"): the time from spawning `crawlq worker` to the first request a
+// loopback site sees, judged at the site, beside bare Node in the same run.
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestRedis } from '@crawlq/testing';
+import { exited, startCrawlq } from './support.js';
+
+/** A loopback site that notes when each path is first requested, on this process's clock. */
+async function startTimedSite(): Promise<{ readonly origin: string; readonly firstSeen: Map<string, number>; readonly server: Server }> {
+  const firstSeen = new Map<string, number>();
+  const server = createServer((request, response) => {
+    const path = request.url ?? '/';
+    if (!firstSeen.has(path)) firstSeen.set(path, performance.now());
+    if (path === '/robots.txt') {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>start</title><p>no links</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, firstSeen, server };
+}
+
+/** Resolves with the time `predicate` first holds, polled every millisecond. */
+async function until<T>(predicate: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`${what}: nothing within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/**
+ * Per round: a fresh namespace with one seed on the loopback site, enqueued
+ * by the built CLI; then `crawlq worker` is spawned, and the site notes its
+ * first request (robots.txt: the first job's first request) and the seed
+ * page's. Beside it, bare Node: `node -e 0` to exit, and a one-line
+ * `http.get` to its request at the same site. Interleaved, median of
+ * `rounds` after a warm-up round.
+ */
+export async function benchWorkerStart(log: (line: string) => void, rounds = 7): Promise<void> {
+  const redis = await startTestRedis();
+  const site = await startTimedSite();
+  const env = { REDIS_URL: redis.url };
+  const samples = { bareExit: [] as number[], bareRequest: [] as number[], robots: [] as number[], page: [] as number[], started: [] as number[] };
+  try {
+    for (let round = 0; round <= rounds; round += 1) {
+      const namespace = `bench-start-${round}`;
+      const seedPath = `/round-${round}/`;
+      const enqueue = startCrawlq(['enqueue', '--namespace', namespace, '--allow-private-network', `${site.origin}${seedPath}`], env);
+      if ((await exited(enqueue)) !== 0) throw new Error('enqueue failed');
+
+      let started = performance.now();
+      const bare = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+      await exited(bare);
+      const bareExit = performance.now() - started;
+
+      const barePath = `/bare-${round}`;
+      started = performance.now();
+      const bareGet = spawn(process.execPath, ['-e', `require('node:http').get(${JSON.stringify(`${site.origin}${barePath}`)}, (r) => r.resume())`], { stdio: 'ignore' });
+      const bareRequest = (await until(() => site.firstSeen.get(barePath), 30_000, 'bare node request')) - started;
+      await exited(bareGet);
+
+      site.firstSeen.delete('/robots.txt');
+      started = performance.now();
+      const worker = startCrawlq(['worker', '--namespace', namespace], env);
+      let startedLine: number | undefined;
+      let output = '';
+      worker.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (startedLine === undefined && /"msg":"started \(|\bstarted \(/.test(output)) startedLine = performance.now();
+      });
+      worker.stdout?.resume();
+      try {
+        const robots = (await until(() => site.firstSeen.get('/robots.txt'), 60_000, 'worker robots.txt request')) - started;
+        const page = (await until(() => site.firstSeen.get(seedPath), 60_000, 'worker page request')) - started;
+        const ready = (await until(() => startedLine, 60_000, 'worker "started" line')) - started;
+        if (round === 0) continue; // warm-up: file cache
+        samples.bareExit.push(bareExit);
+        samples.bareRequest.push(bareRequest);
+        samples.robots.push(robots);
+        samples.page.push(page);
+        samples.started.push(ready);
+      } catch (error) {
+        throw new Error(`${String(error)}\nworker output:\n${output}`);
+      } finally {
+        worker.kill('SIGTERM');
+        await exited(worker);
+      }
+    }
+  } finally {
+    await new Promise((resolve) => site.server.close(resolve));
+    await redis.stop();
+  }
+  const bare = median(samples.bareExit);
+  const row = (name: string, values: readonly number[]) =>
+    log(`  ${name.padEnd(58)} ${median(values).toFixed(0).padStart(5)} ms (excess over node -e 0: ${(median(values) - bare).toFixed(0).padStart(5)} ms)`);
+  log(`worker-start: median of ${rounds} rounds, interleaved; times from spawn, requests judged at the site (goal: first request within 1,000 ms)`);
+  row('node -e 0, to exit', samples.bareExit);
+  row("bare node: spawn to its http.get's request", samples.bareRequest);
+  row('crawlq worker: spawn to its first request (robots.txt)', samples.robots);
+  row("crawlq worker: spawn to the seed page's request", samples.page);
+  row('crawlq worker: spawn to its "started" log line', samples.started);
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
