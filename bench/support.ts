@@ -54,6 +54,18 @@ export function peakRss(pid: number): number | undefined {
   }
 }
 
+/** User plus system CPU time a live process has used, in seconds (/proc/PID/stat, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
