@@ -5,14 +5,31 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestRedis } from '@crawlq/testing';
-import { exited, startCrawlq } from './support.js';
+import { cpuSeconds, exited, startCrawlq } from './support.js';
 
-/** A loopback site that notes when each path is first requested, on this process's clock. */
-async function startTimedSite(): Promise<{ readonly origin: string; readonly firstSeen: Map<string, number>; readonly server: Server }> {
+interface TimedSite {
+  readonly origin: string;
+  /** When each path was first requested, on this process's clock. */
+  readonly firstSeen: Map<string, number>;
+  /** CPU seconds the watched process had used when it first requested each path. */
+  readonly cpuAtFirst: Map<string, number>;
+  /** The process whose CPU time is read at its requests. */
+  watch(pid: number | undefined): void;
+  readonly server: Server;
+}
+
+/** A loopback site that notes when each path is first requested. */
+async function startTimedSite(): Promise<TimedSite> {
   const firstSeen = new Map<string, number>();
+  const cpuAtFirst = new Map<string, number>();
+  let watched: number | undefined;
   const server = createServer((request, response) => {
     const path = request.url ?? '/';
-    if (!firstSeen.has(path)) firstSeen.set(path, performance.now());
+    if (!firstSeen.has(path)) {
+      firstSeen.set(path, performance.now());
+      const cpu = watched === undefined ? undefined : cpuSeconds(watched);
+      if (cpu !== undefined) cpuAtFirst.set(path, cpu);
+    }
     if (path === '/robots.txt') {
       response.writeHead(404).end();
       return;
@@ -20,7 +37,13 @@ async function startTimedSite(): Promise<{ readonly origin: string; readonly fir
     response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>start</title><p>no links</p>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, firstSeen, server };
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    firstSeen,
+    cpuAtFirst,
+    watch: (pid) => (watched = pid),
+    server,
+  };
 }
 
 /** Resolves with the time `predicate` first holds, polled every millisecond. */
@@ -46,7 +69,7 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
   const redis = await startTestRedis();
   const site = await startTimedSite();
   const env = { REDIS_URL: redis.url };
-  const samples = { bareExit: [] as number[], bareRequest: [] as number[], robots: [] as number[], page: [] as number[], started: [] as number[] };
+  const samples = { bareExit: [] as number[], bareRequest: [] as number[], robots: [] as number[], page: [] as number[], started: [] as number[], robotsCpu: [] as number[] };
   try {
     for (let round = 0; round <= rounds; round += 1) {
       const namespace = `bench-start-${round}`;
@@ -66,8 +89,10 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
       await exited(bareGet);
 
       site.firstSeen.delete('/robots.txt');
+      site.cpuAtFirst.delete('/robots.txt');
       started = performance.now();
       const worker = startCrawlq(['worker', '--namespace', namespace], env);
+      site.watch(worker.pid);
       let startedLine: number | undefined;
       let output = '';
       worker.stderr?.on('data', (chunk: Buffer) => {
@@ -85,6 +110,7 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
         samples.robots.push(robots);
         samples.page.push(page);
         samples.started.push(ready);
+        samples.robotsCpu.push((site.cpuAtFirst.get('/robots.txt') ?? Number.NaN) * 1000);
       } catch (error) {
         throw new Error(`${String(error)}\nworker output:\n${output}`);
       } finally {
@@ -105,6 +131,8 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
   row('crawlq worker: spawn to its first request (robots.txt)', samples.robots);
   row("crawlq worker: spawn to the seed page's request", samples.page);
   row('crawlq worker: spawn to its "started" log line', samples.started);
+  // Less disturbed by a busy machine than wall time; clock ticks of 10 ms.
+  log(`  ${'crawlq worker: CPU time used by its first request'.padEnd(58)} ${median(samples.robotsCpu).toFixed(0).padStart(5)} ms`);
 }
 
 function median(values: readonly number[]): number {
