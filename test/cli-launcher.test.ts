@@ -52,6 +52,16 @@ describe('pnpm crawlq (apps/cli/launcher.mjs)', () => {
     expect(run().stdout).toMatch(/^built /);
   });
 
+  it('runs `worker` from the bundled worker when the build has one, every other command from the built CLI', () => {
+    const { root, run } = workspace();
+    expect(run(['worker', '--namespace', 'a']).stdout).toMatch(/^built /);
+    const bundle = join(root, 'apps/cli/dist/crawlq-worker.js');
+    writeFileSync(bundle, 'console.log(`bundle ${process.argv[1]} ${process.argv.slice(2).join(" ")}`);\n');
+    expect(run(['worker', '--namespace', 'a']).stdout.trim()).toBe(`bundle ${bundle} worker --namespace a`);
+    expect(run(['--help', 'worker']).stdout.trim()).toBe(`bundle ${bundle} --help worker`);
+    expect(run(['5']).stdout.trim()).toBe(`built ${join(root, 'apps/cli/dist/main.js')}`);
+  });
+
   it.each([
     ['a source of the CLI', 'apps/cli/src/main.ts'],
     ['a source of a package it loads, however deep', 'packages/b/src/deep/util.ts'],
