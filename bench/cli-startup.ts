@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -7,6 +8,8 @@ const COMMANDS = `${ROOT}apps/cli/dist/commands`;
 const SOURCE_CLI = `${ROOT}apps/cli/src/main.ts`;
 /** What `pnpm crawlq` runs: checks the build is current, then runs it (else the sources through tsx). */
 const LAUNCHER = `${ROOT}apps/cli/launcher.mjs`;
+/** `crawlq worker` in one file: what `crawl` spawns from the build. */
+const WORKER_BUNDLE = `${ROOT}apps/cli/dist/crawlq-worker.js`;
 
 /** One start-up case: a command line and what it stands for. */
 interface Case {
@@ -35,6 +38,7 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
     { name: 'crawlq --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, '--help'] },
     { name: 'crawlq options', args: [CLI, 'options'] },
     { name: 'crawlq worker --help', args: [CLI, 'worker', '--help'] },
+    ...(existsSync(WORKER_BUNDLE) ? [{ name: 'bundled worker --help (what crawl spawns)', args: [WORKER_BUNDLE, 'worker', '--help'] }] : []),
     // What each worker `crawl` spawns loaded before `pnpm crawlq` ran the build.
     { name: 'crawlq worker --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, 'worker', '--help'] },
     { name: 'every command module loaded (the eager CLI)', args: ['--input-type=module', '-e', eagerImports] },

@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crawlCounts } from '@crawlq/queue';
 import { fileURLToPath } from 'node:url';
-import { BUILT_ENTRY, staleReason } from '../apps/cli/build-freshness.mjs';
+import { BUILT_ENTRY, staleReason, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
 
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** What the benchmarks measure: the built CLI, as `pnpm crawlq` runs it once `pnpm build` is current. */
-export const CRAWLQ_UNDER_TEST = `built JavaScript (${BUILT_ENTRY.slice(REPO_ROOT.length)}); bench harness through tsx`;
+export const CRAWLQ_UNDER_TEST = `built JavaScript (${BUILT_ENTRY.slice(REPO_ROOT.length)}, and ${WORKER_BUNDLE.slice(REPO_ROOT.length)} where named); bench harness through tsx`;
 
 /**
  * Refuses to measure a stale build: the figures must be for what users run
@@ -19,9 +19,9 @@ export function checkBuildCurrent(): void {
   if (reason !== undefined) throw new Error(`the built CLI is not current (${reason}): run \`pnpm build\` first`);
 }
 
-/** Runs `node <node args> <built crawlq entry> <args>` with only `env`'s crawlq settings. */
+/** Runs `node <built crawlq entry> <args>` with only `env`'s crawlq settings. */
 export function startCrawlq(args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawnNode([BUILT_ENTRY, ...args], env);
+  return startNode([BUILT_ENTRY, ...args], env);
 }
 
 /**
@@ -30,10 +30,11 @@ export function startCrawlq(args: readonly string[], env: Record<string, string>
  * packages it imports resolve to their builds, as the CLI's do.
  */
 export function startScript(entry: string, args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
-  return spawnNode(['--import', 'tsx', entry, ...args], env, options);
+  return startNode(['--import', 'tsx', entry, ...args], env, options);
 }
 
-function spawnNode(args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
+/** Runs `node <args>` with only `env`'s crawlq settings. */
+export function startNode(args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) childEnv[name] = value;
   const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
