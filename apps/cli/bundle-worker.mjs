@@ -4,18 +4,26 @@
 // file, dist/crawlq-worker.js. Each worker `crawl` spawns runs it: Node then
 // reads and compiles one file instead of resolving about a thousand modules,
 // which took most of a worker's start (issue 12; `pnpm bench worker-start`).
+// What a worker imports only when a feature is used (pg, warcio, nodemailer)
+// goes into chunks beside it, dist/crawlq-worker-chunks/, compiled only then.
 //
 //   node bundle-worker.mjs [OUTFILE]
-import { build } from 'esbuild';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 const outfile = process.argv[2] ?? join(CLI_DIR, 'dist', 'crawlq-worker.js');
+const name = basename(outfile, '.js');
+// Chunk names carry a content hash: the last build's must not pile up.
+rmSync(join(dirname(outfile), `${name}-chunks`), { recursive: true, force: true });
 
 await build({
-  entryPoints: [join(CLI_DIR, 'src', 'worker-main.ts')],
-  outfile,
+  entryPoints: { [name]: join(CLI_DIR, 'src', 'worker-main.ts') },
+  outdir: dirname(outfile),
+  splitting: true,
+  chunkNames: `${name}-chunks/[name]-[hash]`,
   bundle: true,
   platform: 'node',
   format: 'esm',
