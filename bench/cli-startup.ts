@@ -8,6 +8,8 @@ const COMMANDS = `${ROOT}apps/cli/dist/commands`;
 const SOURCE_CLI = `${ROOT}apps/cli/src/main.ts`;
 /** What `pnpm crawlq` runs: checks the build is current, then runs it (else the sources through tsx). */
 const LAUNCHER = `${ROOT}apps/cli/launcher.mjs`;
+/** `crawlq worker` in one file: what `crawl` spawns from the build. */
+const WORKER_BUNDLE = `${ROOT}apps/cli/dist/crawlq-worker.js`;
 
 /** One start-up case: a command line and what it stands for. */
 interface Case {
@@ -23,13 +25,9 @@ interface Case {
  * through tsx, which `pnpm crawlq` ran before. Runs the cases interleaved,
  * `rounds` times, and reports the median wall time and CPU time (user + system,
  * less disturbed by a busy machine) of each, and each one's excess over bare
- * node. Needs `pnpm build` first.
+ * node. Needs a current `pnpm build` (run.ts checks).
  */
 export function benchCliStartup(log: (line: string) => void, rounds = 10): Promise<void> {
-  if (!existsSync(CLI)) {
-    log('cli-startup: apps/cli/dist/main.js is missing; run `pnpm build` first');
-    return Promise.resolve();
-  }
   const eagerImports = ['crawl', 'enqueue', 'worker', 'status', 'demo', 'group', 'dlq', 'dashboard', 'options']
     .map((name) => `import '${COMMANDS}/${name}.js';`)
     .join(' ');
@@ -40,6 +38,7 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
     { name: 'crawlq --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, '--help'] },
     { name: 'crawlq options', args: [CLI, 'options'] },
     { name: 'crawlq worker --help', args: [CLI, 'worker', '--help'] },
+    ...(existsSync(WORKER_BUNDLE) ? [{ name: 'bundled worker --help (what crawl spawns)', args: [WORKER_BUNDLE, 'worker', '--help'] }] : []),
     // What each worker `crawl` spawns loaded before `pnpm crawlq` ran the build.
     { name: 'crawlq worker --help from source (tsx)', args: ['--conditions=@crawlq/source', '--import', 'tsx', SOURCE_CLI, 'worker', '--help'] },
     { name: 'every command module loaded (the eager CLI)', args: ['--input-type=module', '-e', eagerImports] },

@@ -7,6 +7,8 @@ import { benchNginxPacing } from './nginx-pacing.js';
 import { benchPoliteness } from './politeness.js';
 import { benchSeenSet } from './seen-set-memory.js';
 import { benchSinks } from './sink-throughput.js';
+import { checkBuildCurrent, CRAWLQ_UNDER_TEST } from './support.js';
+import { benchWorkerStart } from './worker-start.js';
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const benches: Record<string, () => Promise<unknown>> = {
@@ -19,16 +21,26 @@ const benches: Record<string, () => Promise<unknown>> = {
   scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
   sinks: () => benchSinks(log),
+  'worker-start': () => benchWorkerStart(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));
 const names = selected.length > 0 ? selected : Object.keys(benches);
+const unknown = names.find((name) => !Object.hasOwn(benches, name));
+if (unknown !== undefined) {
+  process.stderr.write(`unknown bench "${unknown}"; choose from ${Object.keys(benches).join(', ')}\n`);
+  process.exit(2);
+}
+try {
+  checkBuildCurrent();
+} catch (error) {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(2);
+}
+log(`crawlq under test: ${CRAWLQ_UNDER_TEST}`);
 for (const name of names) {
   const bench = benches[name];
-  if (!bench) {
-    process.stderr.write(`unknown bench "${name}"; choose from ${Object.keys(benches).join(', ')}\n`);
-    process.exit(2);
-  }
+  if (!bench) continue;
   log(`== ${name}`);
   await bench();
 }

@@ -3,21 +3,42 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { crawlCounts } from '@crawlq/queue';
 import { fileURLToPath } from 'node:url';
+import { BUILT_ENTRY, staleReason, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
 
-const CLI_ENTRY = fileURLToPath(new URL('../apps/cli/src/main.ts', import.meta.url));
 export const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/** Starts `crawlq <args>` the way `pnpm crawlq` does. */
-export function startCrawlq(args: readonly string[], env: Record<string, string>): ChildProcess {
-  return startScript(CLI_ENTRY, args, env);
+/** What the benchmarks measure: the built CLI, as `pnpm crawlq` runs it once `pnpm build` is current. */
+export const CRAWLQ_UNDER_TEST = `built JavaScript (${BUILT_ENTRY.slice(REPO_ROOT.length)}, and ${WORKER_BUNDLE.slice(REPO_ROOT.length)} where named); bench harness through tsx`;
+
+/**
+ * Refuses to measure a stale build: the figures must be for what users run
+ * (the launcher would run the sources through tsx then, issue 12).
+ */
+export function checkBuildCurrent(): void {
+  const reason = staleReason();
+  if (reason !== undefined) throw new Error(`the built CLI is not current (${reason}): run \`pnpm build\` first`);
 }
 
-/** Runs a TypeScript entry point of this repository in a child process, with only `env`'s crawlq settings. */
+/** Runs `node <built crawlq entry> <args>` with only `env`'s crawlq settings. */
+export function startCrawlq(args: readonly string[], env: Record<string, string>): ChildProcess {
+  return startNode([BUILT_ENTRY, ...args], env);
+}
+
+/**
+ * Runs a TypeScript entry point of this repository in a child process (tsx
+ * compiles that file), with only `env`'s crawlq settings. The workspace
+ * packages it imports resolve to their builds, as the CLI's do.
+ */
 export function startScript(entry: string, args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
+  return startNode(['--import', 'tsx', entry, ...args], env, options);
+}
+
+/** Runs `node <args>` with only `env`'s crawlq settings. */
+export function startNode(args: readonly string[], env: Record<string, string>, options: { ipc?: boolean } = {}): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) childEnv[name] = value;
   const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
-  return spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', ...profile, entry, ...args], {
+  return spawn(process.execPath, [...profile, ...args], {
     cwd: REPO_ROOT,
     env: { ...childEnv, ...env },
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
@@ -29,6 +50,18 @@ export function peakRss(pid: number): number | undefined {
   try {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** User plus system CPU time a live process has used, in seconds (/proc/PID/stat, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : undefined;
   } catch {
     return undefined;
   }

@@ -28,7 +28,7 @@ function workspace(): { root: string; run: (args?: string[]) => { code: number |
   write('packages/b/dist/index.js', 'export {};\n');
   // What `pnpm build` (build-stamp.mjs) leaves: when the last complete build started, after the sources were written.
   write('apps/cli/dist/.build-started', `${Date.now() + 60_000}\n`);
-  copyFileSync(join(REPO_ROOT, 'apps/cli/launcher.mjs'), join(root, 'apps/cli/launcher.mjs'));
+  for (const file of ['launcher.mjs', 'build-freshness.mjs']) copyFileSync(join(REPO_ROOT, 'apps/cli', file), join(root, 'apps/cli', file));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules')); // tsx
   return {
     root,
@@ -50,6 +50,16 @@ describe('pnpm crawlq (apps/cli/launcher.mjs)', () => {
     const now = new Date(Date.now() + 120_000);
     utimesSync(join(root, 'packages/unused/src/index.ts'), now, now);
     expect(run().stdout).toMatch(/^built /);
+  });
+
+  it('runs `worker` from the bundled worker when the build has one, every other command from the built CLI', () => {
+    const { root, run } = workspace();
+    expect(run(['worker', '--namespace', 'a']).stdout).toMatch(/^built /);
+    const bundle = join(root, 'apps/cli/dist/crawlq-worker.js');
+    writeFileSync(bundle, 'console.log(`bundle ${process.argv[1]} ${process.argv.slice(2).join(" ")}`);\n');
+    expect(run(['worker', '--namespace', 'a']).stdout.trim()).toBe(`bundle ${bundle} worker --namespace a`);
+    expect(run(['--help', 'worker']).stdout.trim()).toBe(`bundle ${bundle} --help worker`);
+    expect(run(['5']).stdout.trim()).toBe(`built ${join(root, 'apps/cli/dist/main.js')}`);
   });
 
   it.each([

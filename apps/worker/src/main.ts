@@ -3,7 +3,7 @@
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '@crawlq/config';
-import { runWorkerUntilStopped } from '@crawlq/crawler';
+import { runWorkerUntilStopped } from '@crawlq/crawler/fetching';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';

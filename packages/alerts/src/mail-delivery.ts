@@ -1,6 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import type { AlertMailConfig } from './alert-config.js';
 import type { DigestEmail } from './digest-email.js';
@@ -34,16 +35,37 @@ export interface MailDelivery {
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
 /**
- * Creates the transport (no connection is made yet).
+ * A transport made on first use: nodemailer is loaded only when an alert is
+ * sent, so a worker, which starts an alert worker, starts without it (issue 12).
+ */
+function lazyTransport<T extends Transporter>(create: (mailer: typeof nodemailer) => T): { get(): Promise<T>; close(): void } {
+  let transport: Promise<T> | undefined;
+  let closed = false;
+  return {
+    get: () =>
+      (transport ??= import('nodemailer').then((module) => {
+        const made = create(module.default);
+        if (closed) made.close();
+        return made;
+      })),
+    close: () => {
+      closed = true;
+      void transport?.then((made) => made.close(), () => undefined);
+    },
+  };
+}
+
+/**
+ * Checks the settings; the transport is made on the first send (no connection is made before).
  * @throws AlertConfigError for an SMTP URL that cannot work, or SMTP without recipients.
  */
 export function createMailDelivery(config: AlertMailConfig): MailDelivery {
   const envelope = { from: config.from, to: [...config.to] };
   if (config.smtpUrl === undefined || config.smtpUrl === '') {
-    const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    const transport = lazyTransport((mailer) => mailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }));
     return {
       async send(email, ref) {
-        const info = await transport.sendMail(message(email, ref, envelope));
+        const info = await (await transport.get()).sendMail(message(email, ref, envelope));
         const file = join(config.outboxDir, `${safeName(ref.fileStem)}.eml`);
         try {
           await mkdir(config.outboxDir, { recursive: true });
@@ -59,11 +81,12 @@ export function createMailDelivery(config: AlertMailConfig): MailDelivery {
     };
   }
   if (config.to.length === 0) throw new AlertConfigError('alerts: an SMTP URL is set but there are no recipients (alert "to" is empty)');
-  const transport = nodemailer.createTransport(smtpOptions(config));
+  const options = smtpOptions(config);
+  const transport = lazyTransport((mailer) => mailer.createTransport(options));
   return {
     async send(email, ref) {
       try {
-        const info = await transport.sendMail(message(email, ref, envelope));
+        const info = await (await transport.get()).sendMail(message(email, ref, envelope));
         return { messageId: info.messageId };
       } catch (error) {
         const code = (error as { responseCode?: unknown }).responseCode;

@@ -1,15 +1,5 @@
-export {
-  startCrawlWorker,
-  runWorkerUntilStopped,
-  alertMailConfig,
-  CRAWL_FINISHED_MESSAGE,
-  REDIS_OUTAGE_MESSAGE,
-  type CrawlWorker,
-  type CrawlWorkerOptions,
-  type WorkerTelemetry,
-  type LogSeverity,
-} from './runtime/crawl-worker.js';
-export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './runtime/run-crawl.js';
+// What fetches pages (the worker, the one-machine crawl, the job processor) is
+// in fetching.ts, `@crawlq/crawler/fetching`: loading this entry stays cheap (issue 12).
 export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions, type FleetAdminServices } from './runtime/crawl-services.js';
 export {
   publishCrawlDefinition,
@@ -28,7 +18,6 @@ export { clearNamespace } from './runtime/namespace-state.js';
 export { limitPolicyFrom } from './runtime/limit-policy.js';
 export { jobPolicyFrom } from './runtime/job-policy.js';
 export { fetcherOptionsFrom } from './runtime/fetcher-options.js';
-export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { describeResults, resultsTargetOf } from './runtime/results-target.js';
 export { DeferJobError, BlockedGroupError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';

@@ -14,7 +14,8 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
 import { GroupGate, type GateLimiter } from '../src/group-gate.js';
-import { openCrawlServices, publishCrawlDefinition, startCrawlWorker, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+import { openCrawlServices, publishCrawlDefinition, type CrawlServices, type PageRecord } from '../src/index.js';
+import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
 
 // Every way a job can end must give its group's concurrency slot back at once
 // (#10). Slots are leases of 60 s here, so expiry cannot be what frees one:

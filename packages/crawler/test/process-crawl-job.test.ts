@@ -7,7 +7,8 @@ import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, readCrawlStats, readGroupWaits, startCrawlWorker, publishCrawlDefinition, type CrawlServices, type CrawlWorker, type PageRecord } from '../src/index.js';
+import { openCrawlServices, readCrawlStats, readGroupWaits, publishCrawlDefinition, type CrawlServices, type PageRecord } from '../src/index.js';
+import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { DatabaseConfigError, isDatabaseConfigError, isTransientDatabaseError, messageOf } from './database-errors.js';
 import { redactDatabaseUrl, scrubPassword } from './database-url.js';
 import { migrate } from './postgres-schema.js';
@@ -24,7 +24,9 @@ const RETRY_MAX_MS = 5_000;
  */
 export async function openPool(options: OpenPoolOptions): Promise<pg.Pool> {
   const { url, log } = options;
-  const pool = new pg.Pool({
+  // Loaded here, not with the package: most processes (a JSONL worker, enqueue) never open a database (issue 12).
+  const { default: postgres } = await import('pg');
+  const pool = new postgres.Pool({
     connectionString: url,
     max: 2,
     connectionTimeoutMillis: 10_000,

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { WARCRecord, WARCSerializer } from 'warcio';
+import type * as Warcio from 'warcio';
 
 type HeaderLine = readonly [name: string, value: string];
 
@@ -53,6 +53,10 @@ export interface WarcWriter {
 
 const WARC_VERSION = 'WARC/1.1';
 
+let warcio: Promise<typeof Warcio> | undefined;
+/** warcio is loaded with the first record: only `--warc` crawls need it, and workers start faster without it (issue 12). */
+const loadWarcio = (): Promise<typeof Warcio> => (warcio ??= import('warcio'));
+
 /**
  * One writer per worker process. File names are unique across machines and
  * restarts: prefix, open time, serial, host, pid and a random token (two
@@ -74,6 +78,7 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
   const startFile = async () => {
     const name = `${options.prefix}-${stamp(new Date())}-${String(serial).padStart(5, '0')}-${host}-${process.pid}-${token}.warc.gz`;
     serial += 1;
+    const { WARCRecord, WARCSerializer } = await loadWarcio();
     const handle = await open(join(dir, `${name}.open`), 'wx');
     const info = WARCRecord.createWARCInfo(
       { filename: name, warcVersion: WARC_VERSION },
@@ -95,6 +100,7 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
   };
 
   const writeNow = async (exchange: ArchivedExchange): Promise<WarcLocation> => {
+    const { WARCRecord, WARCSerializer } = await loadWarcio();
     const date = exchange.requestedAt.toISOString();
     const response = WARCRecord.create(
       {

@@ -1,4 +1,5 @@
-import { describeResults, runCrawl } from '@crawlq/crawler';
+import { describeResults } from '@crawlq/crawler';
+import { runCrawl } from '@crawlq/crawler/fetching';
 import { lineLogger } from '@crawlq/logging';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';

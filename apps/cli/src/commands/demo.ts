@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { runCrawl, type PageRecord } from '@crawlq/crawler';
+import type { PageRecord } from '@crawlq/crawler';
+import { runCrawl } from '@crawlq/crawler/fetching';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { formatProgress, progressWriter } from '../output.js';

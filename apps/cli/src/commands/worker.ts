@@ -1,5 +1,5 @@
 import { rmSync, writeSync } from 'node:fs';
-import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped } from '@crawlq/crawler';
+import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped } from '@crawlq/crawler/fetching';
 import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';

@@ -1,6 +1,6 @@
 import { enqueueLines, type AddResult, type EnqueueStreamOptions, type EnqueueTotals } from '@crawlq/frontier';
 import type { CrawlServices } from './crawl-services.js';
-import { seedFromSitemaps, sitemapsFromRobots, type SeedingOptions, type SitemapSeedingResult } from './sitemap-seeding.js';
+import type { SeedingOptions, SitemapSeedingResult } from './sitemap-seeding.js';
 
 /**
  * How URLs enter a crawl from outside, for `crawl` and `enqueue` alike (#11):
@@ -43,6 +43,9 @@ export class Seeding {
    * `seedFromSitemaps` for streaming, scope and failures).
    */
   async addSitemaps(sitemaps: readonly string[] = []): Promise<SitemapSeedingResult> {
+    // The fetcher and the sitemap parser load only when sitemaps are asked for:
+    // a plain `enqueue` starts and stays smaller without them (issue 12).
+    const { seedFromSitemaps, sitemapsFromRobots } = await import('./sitemap-seeding.js');
     const listed = this.#services.config.sitemaps ? await sitemapsFromRobots(this.#services, [...this.#origins]) : [];
     return seedFromSitemaps(this.#services, [...sitemaps, ...listed], this.#options);
   }
