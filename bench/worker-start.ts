@@ -2,9 +2,11 @@
 // spawn"): the time from spawning `crawlq worker` to the first request a
 // loopback site sees, judged at the site, beside bare Node in the same run.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestRedis } from '@crawlq/testing';
 import { BUILT_ENTRY, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
 import { cpuSeconds, exited, startCrawlq, startNode } from './support.js';
@@ -83,6 +85,7 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
   const redis = await startTestRedis();
   const site = await startTimedSite();
   const env = { REDIS_URL: redis.url };
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-start-'));
   const variant = (name: string, args: readonly string[]): Variant => ({ name, args, robots: [], page: [], started: [], robotsCpu: [] });
   const variants = [
     variant('crawlq worker (dist/main.js)', [BUILT_ENTRY, 'worker']),
@@ -115,7 +118,7 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
         site.firstSeen.delete('/robots.txt');
         site.cpuAtFirst.delete('/robots.txt');
         started = performance.now();
-        const worker = startNode([...measured.args, '--namespace', namespace], env);
+        const worker = startNode([...measured.args, '--namespace', namespace, '--out', join(dir, `${namespace}.jsonl`)], env);
         site.watch(worker.pid);
         let startedLine: number | undefined;
         let output = '';
@@ -144,6 +147,7 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
   } finally {
     await new Promise((resolve) => site.server.close(resolve));
     await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
   const bare = median(bareExit);
   const row = (name: string, values: readonly number[]) =>
