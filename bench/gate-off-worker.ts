@@ -3,7 +3,7 @@
 // gate costs when its limits are out of the way. Same flags as `crawlq worker`
 // in crawl-throughput.ts; never used outside the benchmark.
 import { loadConfig } from '@crawlq/config';
-import { runWorkerUntilStopped } from '@crawlq/crawler/fetching';
+import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
 import type { GroupLimiter, GroupStatus, LimitPolicy } from '@crawlq/group-limiter';
 import { DEFAULT_LIMIT_POLICY, resolveLimits } from '@crawlq/group-limiter';
 
@@ -36,6 +36,4 @@ const config = loadConfig({
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) throw new Error('REDIS_URL is required');
 // Stopped like `crawlq worker`: the first SIGTERM or SIGINT begins a graceful stop, a second does not cut it short.
-const stopping = new AbortController();
-process.on('SIGTERM', (signal) => stopping.abort(signal)).on('SIGINT', (signal) => stopping.abort(signal));
-await runWorkerUntilStopped({ config, redisUrl, cli: 'pnpm crawlq', limiter: openGate, log: (line) => process.stdout.write(`${line}\n`), stop: stopping.signal });
+await runWorkerUntilStopped({ config, redisUrl, cli: 'pnpm crawlq', limiter: openGate, log: (line) => process.stdout.write(`${line}\n`), stop: stopOnSignals() });

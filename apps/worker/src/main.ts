@@ -3,7 +3,7 @@
 // optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '@crawlq/config';
-import { runWorkerUntilStopped } from '@crawlq/crawler/fetching';
+import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -24,12 +24,8 @@ try {
   try {
     // A fleet worker runs built JavaScript (systemd, containers): its operators use the installed CLI.
     const cli = 'crawlq';
-    // SIGTERM (systemd, a container stop) or SIGINT: a graceful stop within CRAWLQ_GRACE_PERIOD. The listeners
-    // stay (`on`, not `once`): a second signal must not kill the graceful stop the first one began.
-    const stopping = new AbortController();
-    const stop = (signal: NodeJS.Signals) => stopping.abort(signal);
-    process.on('SIGTERM', stop).on('SIGINT', stop);
-    await runWorkerUntilStopped({ config, redisUrl: config.redisUrl, cli, log: lineLogger(logger), telemetry: observability.telemetry, stop: stopping.signal });
+    // SIGTERM (systemd, a container stop) or SIGINT: a graceful stop within CRAWLQ_GRACE_PERIOD.
+    await runWorkerUntilStopped({ config, redisUrl: config.redisUrl, cli, log: lineLogger(logger), telemetry: observability.telemetry, stop: stopOnSignals() });
   } finally {
     await observability.close();
   }

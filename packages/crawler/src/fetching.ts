@@ -15,3 +15,4 @@ export {
 } from './runtime/crawl-worker.js';
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './runtime/run-crawl.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
+export { stopOnSignals } from './runtime/stop-signals.js';

@@ -1,5 +1,5 @@
 import { rmSync, writeSync } from 'node:fs';
-import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped } from '@crawlq/crawler/fetching';
+import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
 import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -10,7 +10,6 @@ import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../r
 import { withRedis } from '../redis-session.js';
 import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
 import { CLI } from '../review-command.js';
-import { stopOnSignals } from '../stop-signals.js';
 
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`

@@ -4,7 +4,9 @@
  * under `crawl` delivers SIGINT and then the parent's SIGTERM, and a second
  * signal must not kill the graceful stop the first one began (the worker then
  * ends within `--grace-period`). Call it before the worker starts, so a
- * signal during start-up stops it gracefully once started.
+ * signal during start-up stops it gracefully once started. Only the
+ * executables call it (the CLI's `worker`, `crawlq-worker`, the bench's
+ * worker): the package's own code never listens for signals.
  */
 export function stopOnSignals(): AbortSignal {
   const controller = new AbortController();
