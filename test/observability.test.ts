@@ -122,7 +122,16 @@ describe('a worker with --metrics-port against a real Redis', () => {
         { timeoutMs: 120_000, intervalMs: 500, what: 'the crawl to finish' },
       );
 
-      const { status, text } = await get(`${base}/metrics`);
+      // The fleet gauges are read from Redis and cached for 2 s: scrape until that cache
+      // has seen the finished crawl (the counters below are this process's own and exact).
+      const { status, text } = await waitFor(
+        async () => {
+          const scraped = await get(`${base}/metrics`);
+          const gauges = samples(scraped.text);
+          return scraped.status !== 200 || (gauges.get('crawlq_queue_jobs{state="due"}') === 0 && gauges.get('crawlq_queue_jobs{state="active"}') === 0) ? scraped : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 500, what: 'the fleet gauges to show the finished crawl' },
+      );
       expect(status).toBe(200);
       if (HAS_PROMTOOL) {
         const check = promtoolCheck(text);
@@ -148,7 +157,15 @@ describe('a worker with --metrics-port against a real Redis', () => {
       for (const series of done.keys()) expect(series).not.toMatch(/127\.0\.0\.|http:/);
 
       // Stats lines keep coming, one per interval, never closer together than it.
-      await waitFor(() => (parseLogLines(stderr).filter((line) => line.stats).length >= 3 ? true : undefined), { timeoutMs: 30_000, what: 'three stats lines' });
+      // Lines logged during the crawl show fewer pages: wait for one logged after it.
+      const finalStats = new RegExp(`^stats: ${records.length} pages \\(`);
+      await waitFor(
+        () => {
+          const lines = parseLogLines(stderr).filter((line) => line.stats);
+          return lines.length >= 3 && finalStats.test(lines.at(-1)?.msg ?? '') ? true : undefined;
+        },
+        { timeoutMs: 30_000, what: 'three stats lines, the last one after the crawl' },
+      );
       const stats = parseLogLines(stderr).filter((line) => line.stats);
       for (let i = 1; i < stats.length; i += 1) {
         expect(Date.parse(stats[i]?.time ?? '') - Date.parse(stats[i - 1]?.time ?? '')).toBeGreaterThanOrEqual(990);
