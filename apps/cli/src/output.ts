@@ -53,7 +53,7 @@ export function lineSplitter(onLine: (line: string) => void): { push(chunk: stri
 export function formatProgress(status: CrawlStatus, elapsedMs: number): string {
   const seconds = elapsedMs / 1000;
   const rate = seconds > 0 ? status.pages / seconds : 0;
-  const line = `[${seconds.toFixed(1)}s] pages ${status.pages} (${rate.toFixed(1)}/s) | waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | dead-lettered ${status.deadLettered}`;
+  const line = `[${seconds.toFixed(1)}s] pages ${status.pages} (${rate.toFixed(1)}/s) | backlog ${status.backlog} waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | dead-lettered ${status.deadLettered}`;
   // Say why jobs sit delayed: a crawl that seems stuck is usually waiting for a host.
   const waits = describeGroupWaits(status.groupWaits);
   return waits === undefined ? line : `${line} | ${waits}`;
@@ -61,6 +61,7 @@ export function formatProgress(status: CrawlStatus, elapsedMs: number): string {
 
 export function formatStatusTable(status: CrawlStatus): string {
   const rows: [string, number | string][] = [
+    ['backlog', status.backlog],
     ['waiting', status.waiting],
     ['delayed', status.delayed],
     ['active', status.active],

@@ -4,12 +4,6 @@ import type { DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@cr
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
-/**
- * Planned jobs become due up to this long before their slot, a batch per
- * wake-up (see the limiter's `plan`); below MAX_INLINE_WAIT_MS so that the
- * gate admits an early job with a short sleep rather than deferring it again.
- */
-export const PLAN_BATCH_WINDOW_MS = 400;
 /** A busy process that misses its slot this often in a row hands the job back to the queue. */
 const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;

@@ -48,7 +48,7 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   await services.frontier.addSeeds(seeds);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const counts = await services.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    const counts = { ...(await services.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active')), backlog: await services.frontier.backlogSize() };
     if (Object.values(counts).every((count) => count === 0)) break;
     if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(counts)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -120,9 +120,10 @@ async function open(flags: Record<string, unknown> = {}): Promise<CrawlServices>
   return services;
 }
 
+/** URLs admitted: in the backlog or (released) in the queue. */
 async function queued(s: CrawlServices): Promise<number> {
   const counts = await s.queue.getJobCounts('waiting', 'prioritized', 'delayed');
-  return Object.values(counts).reduce((sum, count) => sum + count, 0);
+  return Object.values(counts).reduce((sum, count) => sum + count, await s.frontier.backlogSize());
 }
 
 /** Waits until `ready()` holds, or the response closes; says which. */

@@ -1,6 +1,7 @@
-import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import type { Redis } from 'ioredis';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import type { SeenSetMode } from './seen-set-mode.js';
@@ -32,15 +33,12 @@ export interface FrontierSettings {
   readonly seenSet?: SeenSetMode | undefined;
 }
 
-/** Spreads each group's backlog over time; see `@crawlq/group-limiter` plan(). */
-export interface SlotPlanner {
-  plan(groups: readonly string[]): Promise<number[]>;
-}
-
 export interface FrontierOptions {
   readonly redis: Redis;
+  /** Where released URLs become jobs. */
   readonly queue: CrawlQueue;
-  readonly planner: SlotPlanner;
+  /** Paces the release of each group's backlog (the group limiter). */
+  readonly pacer: BacklogPacer;
   readonly namespace: string;
   readonly settings: FrontierSettings;
 }
@@ -67,37 +65,42 @@ export interface AddResult {
 }
 
 const SCOPE_REFRESH_MS = 2_000;
-/** BullMQ accepts priorities up to 2^21. */
-const MAX_PRIORITY = 2_097_152;
 
 /**
- * The crawl frontier: normalises, scopes, dedupes and budgets URLs, and
- * enqueues the survivors as BullMQ jobs whose start is spread per group.
- * Seeds and discovered links take the same path.
+ * The crawl frontier, in two stages. Stage one: URLs are normalised, scoped,
+ * deduped and budgeted, and the survivors wait in per-group backlogs of
+ * compact entries (one atomic step: admitted, marked seen, queued). Stage two
+ * ({@link release}): a group's URLs become BullMQ jobs only when the group can
+ * use them, so a job that exists is due. Seeds, discovered links and handed-over
+ * redirects take the same path.
  */
 export class Frontier {
   readonly #redis: Redis;
-  readonly #queue: CrawlQueue;
-  readonly #planner: SlotPlanner;
   readonly #keys: FrontierKeys;
   readonly #settings: FrontierSettings;
   readonly #seen: SeenSet;
+  readonly #backlog: Backlog;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
-  /**
-   * Fingerprints this process is admitting right now: between reserve and
-   * mark, the seen-set does not know them yet, so a second batch of this
-   * process holding the same URL is answered here (a duplicate) instead of
-   * enqueueing it twice.
-   */
-  readonly #admitting = new Set<string>();
 
   constructor(options: FrontierOptions) {
     this.#redis = options.redis;
-    this.#queue = options.queue;
-    this.#planner = options.planner;
     this.#keys = frontierKeys(options.namespace);
     this.#settings = options.settings;
     this.#seen = new SeenSet({ redis: options.redis, namespace: options.namespace, mode: options.settings.seenSet });
+    this.#backlog = new Backlog({ redis: options.redis, queue: options.queue, pacer: options.pacer, namespace: options.namespace, jobPolicy: options.settings.jobPolicy });
+  }
+
+  /**
+   * Moves due URLs from the backlogs into the crawl queue (stage two). Any
+   * process may call it, as often as it likes: each URL is released once.
+   */
+  release(options: ReleaseOptions): Promise<ReleaseResult> {
+    return this.#backlog.release(options);
+  }
+
+  /** URLs admitted and not yet released as jobs. */
+  backlogSize(): Promise<number> {
+    return this.#backlog.size();
   }
 
   /** The crawl's seen-set (for status and benchmarks; `addSeeds`/`addDiscovered`/`claim` keep it up to date). */
@@ -160,17 +163,10 @@ export class Frontier {
     const normalised = normalizeUrl(url, { sortQuery: this.#settings.sortQuery });
     const fingerprint = urlFingerprint(normalised);
     if (fingerprint === options.owner) return 'self';
-    // Claimed before the job exists: if this process dies in between, the
+    // Claimed before it is queued: if this process dies in between, the
     // redirected job is retried and claims again as the same owner.
     if (!(await this.#seen.claim(fingerprint, options.owner))) return 'seen';
-    const group = this.groupOf(normalised);
-    const [delay] = await this.#planner.plan([group]);
-    await this.#queue.add(CRAWL_JOB_NAME, { url: normalised, depth: options.depth, group, redirects: options.redirects } satisfies CrawlJobData, {
-      ...crawlJobOptions(this.#settings.jobPolicy),
-      jobId: fingerprint,
-      delay: delay ?? 0,
-      priority: Math.min(options.depth + 1, MAX_PRIORITY),
-    });
+    await this.#seen.pushClaimed({ fingerprint, group: this.groupOf(normalised), url: normalised }, options);
     return 'queued';
   }
 
@@ -211,62 +207,30 @@ export class Frontier {
     counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
   ): Promise<AddResult> {
     // Same URL twice in one batch: keep the first.
-    const unique = new Map<string, { url: string; group: string }>();
+    const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
     let duplicate = 0;
     for (const { url } of candidates) {
       const fingerprint = urlFingerprint(url);
-      if (unique.has(fingerprint) || this.#admitting.has(fingerprint)) duplicate += 1;
-      else unique.set(fingerprint, { url, group: this.groupOf(url) });
+      if (unique.has(fingerprint)) duplicate += 1;
+      else unique.set(fingerprint, { fingerprint, url, group: this.groupOf(url) });
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
-    for (const fingerprint of unique.keys()) this.#admitting.add(fingerprint);
-    try {
-      return await this.#reserveAndEnqueue(unique, counts, duplicate);
-    } finally {
-      for (const fingerprint of unique.keys()) this.#admitting.delete(fingerprint);
-    }
-  }
-
-  async #reserveAndEnqueue(
-    unique: ReadonlyMap<string, { url: string; group: string }>,
-    counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
-    duplicatesSoFar: number,
-  ): Promise<AddResult> {
-    let duplicate = duplicatesSoFar;
-
-    const entries = [...unique.entries()];
-    const codes = await this.#seen.reserve(
-      entries.map(([fingerprint, { group }]) => ({ fingerprint, group })),
+    const entries = [...unique.values()];
+    const codes = await this.#seen.admit(
+      entries,
       { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 },
+      counts.depth,
     );
-
     const admitted = entries.filter((_, i) => codes[i] === ReserveCode.Admitted);
     duplicate += codes.filter((code) => code === ReserveCode.Duplicate).length;
-    const overLimit = codes.filter((code) => code === ReserveCode.OverPageLimit || code === ReserveCode.OverGroupLimit).length;
-
-    if (admitted.length > 0) {
-      const delays = await this.#planner.plan(admitted.map(([, { group }]) => group));
-      const options = crawlJobOptions(this.#settings.jobPolicy);
-      await this.#queue.addBulk(
-        admitted.map(([fingerprint, { url, group }], i) => ({
-          name: CRAWL_JOB_NAME,
-          data: { url, depth: counts.depth, group } satisfies CrawlJobData,
-          // Lower depth first: the crawl proceeds breadth-first, so a URL is usually
-          // first seen at its shortest distance from a seed.
-          opts: { ...options, jobId: fingerprint, delay: delays[i] ?? 0, priority: Math.min(counts.depth + 1, MAX_PRIORITY) },
-        })),
-      );
-      // Marked only after the jobs exist: see SeenSet.reserve.
-      await this.#seen.mark(admitted.map(([fingerprint]) => fingerprint));
-    }
     return {
       accepted: admitted.length,
       duplicate,
-      overLimit,
+      overLimit: codes.filter((code) => code === ReserveCode.OverPageLimit || code === ReserveCode.OverGroupLimit).length,
       outOfScope: counts.outOfScope,
       tooDeep: counts.tooDeep,
       rejected: counts.rejected,
-      acceptedUrls: admitted.map(([, { url }]) => url),
+      acceptedUrls: admitted.map(({ url }) => url),
     };
   }
 

@@ -16,6 +16,15 @@ export function frontierKeys(namespace: string) {
     admitted: `${prefix}:admitted`,
     /** URLs admitted per group, for --max-pages-per-group. */
     admittedPerGroup: `${prefix}:admitted:group`,
+    /**
+     * Start of the backlog's keys (stage one of the frontier; see BACKLOG_INCLUDE):
+     * `<backlog>groups`, `<backlog>count`, and per group `q:`, `d:` and `r:` keys.
+     */
+    backlog: `${prefix}:bk:`,
+    /** Entries in all backlogs (URLs admitted and not yet released as jobs). */
+    backlogCount: `${prefix}:bk:count`,
+    /** Groups with backlog entries, scored by when each may next release a job. */
+    backlogGroups: `${prefix}:bk:groups`,
   } as const;
 }
 

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { checkSeenScript } from './commands/check-seen.js';
 import { claimScript } from './commands/claim.js';
 import { markSeenScript } from './commands/mark-seen.js';
-import { reserveScript } from './commands/reserve.js';
+import { admitScript, pushClaimedScript } from './commands/admit.js';
 import { SeenScriptStatus, type ReserveCode } from './commands/seen-script-status.js';
 import { FrontierArgumentError, FrontierError, SeenSetMismatchError } from './frontier-errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -20,13 +20,14 @@ export interface SeenSetOptions {
   readonly mode?: SeenSetMode | undefined;
 }
 
-/** A URL the frontier wants to admit: its fingerprint (`urlFingerprint`) and its group. */
+/** A URL the frontier wants to admit: the normalised URL, its fingerprint (`urlFingerprint`) and its group. */
 export interface SeenSetCandidate {
   readonly fingerprint: string;
   readonly group: string;
+  readonly url: string;
 }
 
-/** Page budgets checked by {@link SeenSet.reserve}; 0 = no limit. */
+/** Page budgets checked by {@link SeenSet.admit}; 0 = no limit. */
 export interface PageBudgets {
   readonly maxPages: number;
   readonly maxPagesPerGroup: number;
@@ -82,23 +83,43 @@ export class SeenSet {
   }
 
   /**
-   * Which candidates are new and within the budgets, counted against the
-   * budgets but NOT marked seen: add their jobs, then {@link mark} them.
-   * Candidates must be distinct. One code per candidate, in order.
+   * Admits candidates in one atomic step per chunk: those new and within the
+   * budgets are counted against the budgets, marked seen and appended to
+   * their groups' backlogs at `depth` (see `admitScript`). Candidates must be
+   * distinct. One code per candidate, in order.
    */
-  async reserve(candidates: readonly SeenSetCandidate[], budgets: PageBudgets): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, depth: number): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup];
-      for (const { fingerprint, group } of chunk) args.push(fingerprintBytes(fingerprint), group);
-      const reply = await this.#run('reserve', () =>
-        reserveScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup], args),
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog];
+      for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
+      const reply = await this.#run('admit', () =>
+        admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount], args),
       );
-      if (reply.length !== chunk.length) throw unexpectedReply('reserve', reply);
+      if (reply.length !== chunk.length) throw unexpectedReply('admit', reply);
       codes.push(...(reply as ReserveCode[]));
     }
     return codes;
+  }
+
+  /**
+   * Appends a URL already claimed for a job ({@link claim}) to its group's
+   * backlog: a redirect's target handed over as a job of its own.
+   */
+  async pushClaimed(candidate: SeenSetCandidate, options: { readonly depth: number; readonly redirects: number }): Promise<void> {
+    try {
+      await pushClaimedScript.run(this.#redis, [this.#keys.backlogCount], [
+        this.#keys.backlog,
+        candidate.group,
+        options.depth,
+        checkedFingerprint(candidate.fingerprint),
+        candidate.url,
+        options.redirects,
+      ]);
+    } catch (error) {
+      throw redisFailure('push', error);
+    }
   }
 
   /** Marks fingerprints seen; returns how many were not yet. */
@@ -197,6 +218,11 @@ function configArgs(mode: SeenSetMode): (string | number)[] {
     default:
       throw new FrontierArgumentError(`seenSet.mode must be 'exact' or 'bloom'`, 'seenSet.mode');
   }
+}
+
+function checkedFingerprint(fingerprint: string): string {
+  fingerprintBytes(fingerprint);
+  return fingerprint;
 }
 
 /** The 16 raw bytes of a `urlFingerprint` ('u' + 22 base64url characters): what Redis stores. */

@@ -4,6 +4,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { InvalidUrlError, urlFingerprint } from '@crawlq/urls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Frontier, SeenSetMismatchError, frontierKeys, type FrontierSettings, type SeenSetMode } from '../src/index.js';
+import { releaseAll, testPacer } from './support.js';
 
 let redis: TestRedis;
 const queues: CrawlQueue[] = [];
@@ -30,17 +31,13 @@ const settings: FrontierSettings = {
 function worker(namespace: string, seenSet: SeenSetMode): { frontier: Frontier; queue: CrawlQueue } {
   const queue = openCrawlQueue({ url: redis.url }, namespace);
   queues.push(queue);
-  const frontier = new Frontier({
-    redis: redis.client(),
-    queue,
-    namespace,
-    settings: { ...settings, seenSet },
-    planner: { plan: (groups) => Promise.resolve(groups.map(() => 0)) },
-  });
+  const client = redis.client();
+  const frontier = new Frontier({ redis: client, queue, namespace, settings: { ...settings, seenSet }, pacer: testPacer(client, namespace) });
   return { frontier, queue };
 }
 
-async function queuedUrls(queue: CrawlQueue): Promise<string[]> {
+async function queuedUrls(queue: CrawlQueue, frontier?: Frontier): Promise<string[]> {
+  if (frontier) await releaseAll(frontier);
   const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
   return jobs.map((job) => job.data.url).sort();
 }
@@ -59,7 +56,7 @@ describe.each(modes)('Frontier dedupe across instances (%s)', (_name, mode) => {
     const [first, second] = await Promise.all([frontier.addDiscovered(links, 0), frontier.addDiscovered([...links].reverse(), 0)]);
     expect(first.accepted + second.accepted).toBe(50);
     expect(first.duplicate + second.duplicate).toBe(50);
-    expect(await queuedUrls(queue)).toHaveLength(50);
+    expect(await queuedUrls(queue, frontier)).toHaveLength(50);
   });
 
   it('a URL admitted by one worker is a duplicate for another, in any spelling', async () => {
@@ -75,7 +72,7 @@ describe.each(modes)('Frontier dedupe across instances (%s)', (_name, mode) => {
     expect(second).toMatchObject({ accepted: 100, duplicate: 100 });
     const third = await a.frontier.addSeeds(pages);
     expect(third).toMatchObject({ accepted: 0, duplicate: 300 });
-    expect(await queuedUrls(a.queue)).toEqual([...pages].sort());
+    expect(await queuedUrls(a.queue, a.frontier)).toEqual([...pages].sort());
     expect(await redis.client().exists(frontierKeys(namespace).seen)).toBe(1);
   });
 
@@ -84,7 +81,7 @@ describe.each(modes)('Frontier dedupe across instances (%s)', (_name, mode) => {
     const pages = Array.from({ length: 500 }, (_, i) => `http://race.test/${i}`);
     const [a, b] = [worker(namespace, mode), worker(namespace, mode)];
     await Promise.all([a.frontier.addSeeds(pages), b.frontier.addSeeds(pages)]);
-    expect(await queuedUrls(a.queue)).toEqual([...pages].sort());
+    expect(await queuedUrls(a.queue, a.frontier)).toEqual([...pages].sort());
     // Both marked everything: a third attempt admits nothing.
     expect((await a.frontier.addSeeds(pages)).duplicate).toBe(500);
   });
@@ -100,7 +97,7 @@ describe.each(modes)('Frontier dedupe across instances (%s)', (_name, mode) => {
     // Redirect to a new page: fetch it now, and never enqueue it later.
     expect(await frontier.claim('HTTP://A.test:80/moved#x', owner)).toBe(true);
     expect(await worker(namespace, mode).frontier.addDiscovered(['http://a.test/moved'], 0)).toMatchObject({ accepted: 0, duplicate: 1 });
-    expect(await queuedUrls(queue)).toEqual(['http://a.test/known', 'http://a.test/start']);
+    expect(await queuedUrls(queue, frontier)).toEqual(['http://a.test/known', 'http://a.test/start']);
 
     // The same job again (deferred, or its worker died): still its page.
     expect(await frontier.claim('http://a.test/moved', owner)).toBe(true);

@@ -4,12 +4,13 @@ import { createInterface } from 'node:readline';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { urlFingerprint } from '@crawlq/urls';
 import { Frontier, enqueueLines, type FrontierSettings, type RejectedUrl } from '../src/index.js';
+import { releaseAll, testPacer, UNPACED } from './support.js';
 
 let redis: TestRedis;
 let queue: CrawlQueue;
 let namespace: string;
-const planned: string[][] = [];
 
 const baseSettings: FrontierSettings = {
   scope: 'host',
@@ -21,22 +22,16 @@ const baseSettings: FrontierSettings = {
   jobPolicy: { attempts: 3, backoffMs: 100 },
 };
 
-function frontier(settings: Partial<FrontierSettings> = {}): Frontier {
-  return new Frontier({
-    redis: redis.client(),
-    queue,
-    namespace,
-    settings: { ...baseSettings, ...settings },
-    planner: {
-      plan(groups) {
-        planned.push([...groups]);
-        return Promise.resolve(groups.map((group) => (group === 'slow.test' ? 60_000 : 0)));
-      },
-    },
-  });
+let current: Frontier | undefined;
+function frontier(settings: Partial<FrontierSettings> = {}, policy = UNPACED): Frontier {
+  const client = redis.client();
+  current = new Frontier({ redis: client, queue, namespace, settings: { ...baseSettings, ...settings }, pacer: testPacer(client, namespace, policy) });
+  return current;
 }
 
+/** Every admitted URL, released into the queue first. */
 async function queuedUrls(): Promise<string[]> {
+  if (current) await releaseAll(current);
   const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
   return jobs.map((job) => job.data.url).sort();
 }
@@ -52,7 +47,6 @@ beforeEach(async () => {
   if (queue) await queue.close();
   namespace = `test-${randomUUID()}`;
   queue = openCrawlQueue({ url: redis.url }, namespace);
-  planned.length = 0;
 });
 
 describe('Frontier', () => {
@@ -78,13 +72,84 @@ describe('Frontier', () => {
     expect(await queuedUrls()).toEqual(['http://a.test/x', 'http://b.test/']);
   });
 
-  it('uses the fingerprint as job id and the planner delay per job', async () => {
+  it('keeps admitted URLs in the backlog until released; a released job has the fingerprint as id and priority depth + 1', async () => {
     const f = frontier();
-    await f.addSeeds(['http://fast.test/', 'http://slow.test/']);
-    const delayed = await queue.getJobs(['delayed']);
-    expect(delayed.map((job) => job.data.url)).toEqual(['http://slow.test/']);
-    expect(delayed[0]?.id).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(planned).toEqual([['fast.test', 'slow.test']]);
+    await f.addSeeds(['http://fast.test/', 'http://other.test/']);
+    expect(await f.backlogSize()).toBe(2);
+    expect(await queue.getJobs(['waiting', 'prioritized', 'delayed'])).toHaveLength(0);
+    expect(await releaseAll(f)).toBe(2);
+    expect(await f.backlogSize()).toBe(0);
+    const jobs = await queue.getJobs(['prioritized']);
+    for (const job of jobs) {
+      expect(job.id).toBe(urlFingerprint(job.data.url));
+      expect(job.priority).toBe(1);
+      expect(job.opts).toMatchObject({ attempts: 3, backoff: { type: 'exponential', delay: 100 } });
+    }
+    expect(jobs.map((job) => job.data).sort((a, b) => a.url.localeCompare(b.url))).toEqual([
+      { url: 'http://fast.test/', depth: 0, group: 'fast.test' },
+      { url: 'http://other.test/', depth: 0, group: 'other.test' },
+    ]);
+  });
+
+  it('releases a group lowest depth first, first in first out within a depth (breadth-first)', async () => {
+    const f = frontier({ scope: 'any', maxDepth: 5 });
+    await f.addDiscovered(['http://a.test/d3-1', 'http://a.test/d3-2'], 2);
+    await f.addDiscovered(['http://a.test/d1-1', 'http://a.test/d1-2'], 0);
+    await f.addSeeds(['http://a.test/']);
+    const order: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      expect((await f.release({ room: 1, readyTarget: 1_000 })).released).toBe(1);
+      const jobs = await queue.getJobs(['prioritized']);
+      order.push(...jobs.map((job) => job.data.url).filter((url) => !order.includes(url)));
+    }
+    expect(order).toEqual(['http://a.test/', 'http://a.test/d1-1', 'http://a.test/d1-2', 'http://a.test/d3-1', 'http://a.test/d3-2']);
+  });
+
+  it("releases a rate-limited group one start slot at a time, while other groups' URLs go at once", async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: 'slow.test', rate: { max: 1, durationMs: 30_000 } }] };
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds([1, 2, 3].flatMap((i) => [`http://slow.test/${i}`, `http://fast.test/${i}`]));
+    expect(await releaseAll(f)).toBe(4);
+    const released = (await queue.getJobs(['prioritized'])).map((job) => job.data.url).sort();
+    expect(released).toEqual(['http://fast.test/1', 'http://fast.test/2', 'http://fast.test/3', 'http://slow.test/1']);
+    expect(await f.backlogSize()).toBe(2);
+    // The next slot is 30 s away: the earliest group says so.
+    const next = await f.release({ room: 10, readyTarget: 1_000 });
+    expect(next.released).toBe(0);
+    expect(next.nextInMs).toBeGreaterThan(20_000);
+  });
+
+  it('holds at most a concurrency cap of waiting jobs per group, and releases more once they are taken', async () => {
+    const policy = { defaults: { rate: null, concurrency: 2 } };
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(Array.from({ length: 5 }, (_, i) => `http://capped.test/${i}`));
+    expect(await releaseAll(f)).toBe(2);
+    const [taken] = await queue.getJobs(['prioritized']);
+    await taken?.remove();
+    expect(await releaseAll(f)).toBe(1);
+    expect(await f.backlogSize()).toBe(2);
+  });
+
+  it('takes groups in turns when a release has less room than the groups want', async () => {
+    const f = frontier({ scope: 'any' });
+    for (const host of ['a.test', 'b.test', 'c.test']) await f.addSeeds(Array.from({ length: 4 }, (_, i) => `http://${host}/${i}`));
+    const served = new Set<string>();
+    for (let call = 0; call < 3; call += 1) {
+      await f.release({ room: 2, readyTarget: 1_000 });
+      for (const job of await queue.getJobs(['prioritized'])) served.add(job.data.group);
+    }
+    expect([...served].sort()).toEqual(['a.test', 'b.test', 'c.test']);
+  });
+
+  it('never releases a URL twice, however many processes release at once', async () => {
+    const f = frontier({ scope: 'any' });
+    await f.addSeeds(Array.from({ length: 300 }, (_, i) => `http://h${i % 7}.test/${i}`));
+    const releasers = Array.from({ length: 5 }, () => frontier({ scope: 'any' }));
+    const counts = await Promise.all(releasers.map((r) => releaseAll(r)));
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(300);
+    const jobs = await queue.getJobs(['prioritized']);
+    expect(new Set(jobs.map((job) => job.data.url)).size).toBe(300);
+    expect(await f.backlogSize()).toBe(0);
   });
 
   it('keeps discovered links within host scope and depth', async () => {
@@ -97,6 +162,7 @@ describe('Frontier', () => {
     expect(found.rejected).toHaveLength(2);
     const deep = await f.addDiscovered(['http://a.test/deep'], 2);
     expect(deep).toMatchObject({ accepted: 0, tooDeep: 1 });
+    await releaseAll(f);
     const job = (await queue.getJobs(['waiting', 'prioritized'])).find((j) => j.data.url === 'http://a.test/1');
     expect(job?.data).toEqual({ url: 'http://a.test/1', depth: 1, group: 'a.test' });
   });
@@ -137,6 +203,7 @@ describe('custom group rules', () => {
       ],
     });
     await f.addSeeds(['http://a.cdn.test/1', 'http://b.cdn.test/2', 'http://plain.example/3']);
+    await releaseAll(f);
     const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
     const groups = Object.fromEntries(jobs.map((job) => [job.data.url, job.data.group]));
     expect(groups).toEqual({

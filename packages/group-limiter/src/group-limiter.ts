@@ -115,6 +115,20 @@ export interface GroupLimiter {
    * round trip. A hint: the gate enforces the limits when each job starts.
    */
   plan(groups: readonly string[], options?: PlanOptions): Promise<number[]>;
+  /**
+   * Runs another package's script over `groups` with this limiter's pacing
+   * state laid out as PACED_GROUPS_INCLUDE describes, the caller's keys and
+   * arguments after it: how the frontier releases a group's backlog no faster
+   * than the gate admits it, in the same atomic step. Reloads a stale policy
+   * and runs again, like the limiter's own scripts. Returns the reply after
+   * its status element (ScriptCode.Ok).
+   */
+  runPaced(
+    operation: string,
+    script: LuaScript,
+    groups: readonly string[],
+    extra: { readonly keys: readonly string[]; readonly args: readonly LuaArg[] },
+  ): Promise<unknown[]>;
   /** Pauses a group for `forMs` (capped by `maxPauseMs`), replacing any current pause. */
   pause(group: string, forMs: number, reason?: string): Promise<void>;
   /** Ends a pause and forgets the 429 strikes. */
@@ -365,6 +379,39 @@ class RedisGroupLimiter implements GroupLimiter {
     }));
     if (reply.length !== items.length + 1) throw unexpectedReply('plan', reply);
     return reply.slice(1).map(asNumber);
+  }
+
+  async runPaced(
+    operation: string,
+    script: LuaScript,
+    groups: readonly string[],
+    extra: { readonly keys: readonly string[]; readonly args: readonly LuaArg[] },
+  ): Promise<unknown[]> {
+    groups.forEach((group) => checkName(group, 'groups[]', operation));
+    const reply = await this.#call(operation, script, () => ({
+      keys: [
+        this.#keys.policy,
+        this.#keys.groups,
+        ...groups.map((group) => this.#keys.group(group)),
+        ...groups.map((group) => this.#keys.leases(group)),
+        ...extra.keys,
+      ],
+      args: [
+        this.#version,
+        groups.length,
+        MIN_STEP_MS,
+        this.#maxMinIntervalMs,
+        this.#adaptive.floor,
+        this.#adaptive.risePerSecond,
+        ...groups.flatMap((group) => {
+          const limits = this.#resolved(group);
+          return [group, limits.intervalMs, limits.toleranceMs, limits.adaptive ? '1' : '0', limits.concurrency];
+        }),
+        ...extra.args,
+      ],
+    }));
+    if (reply[0] !== ScriptCode.Ok) throw unexpectedReply(operation, reply);
+    return reply.slice(1);
   }
 
   async confirmStart(lease: Lease): Promise<StartCheck> {

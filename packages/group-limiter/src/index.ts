@@ -20,6 +20,7 @@ export {
 export { ADAPTIVE_IMPLIED_CONCURRENCY, paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 export { limiterKeys, type LimiterKeys } from './keys.js';
 export { ScriptCode } from './commands/script-code.js';
+export { PACED_GROUPS_INCLUDE, luaPolicyCheck } from './commands/limiter-lua.js';
 export {
   GroupLimiterError,
   GroupLimiterArgumentError,

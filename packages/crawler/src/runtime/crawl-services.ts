@@ -4,7 +4,6 @@ import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
-import { PLAN_BATCH_WINDOW_MS } from '../group-gate.js';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -83,15 +82,8 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   // outside the log format (openCrawlQueue gives the queue one already).
   redis.on('error', () => undefined);
   const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
-  // Planned jobs wake in batches; the gate's short in-process wait spaces them.
   let current = config;
-  // A planned job sleeps no longer than --max-blocked: one planned into a long
-  // pause wakes in time to be dead-lettered at the bound, not when it ends.
-  const planner = {
-    plan: async (groups: readonly string[]) =>
-      (await limiter.plan(groups, { batchWindowMs: PLAN_BATCH_WINDOW_MS })).map((delayMs) => Math.min(delayMs, current.maxBlocked)),
-  };
-  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, planner, namespace: config.namespace, settings });
+  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, pacer: limiter, namespace: config.namespace, settings });
   let settings = frontierSettingsFrom(config);
   let frontier = openFrontier(settings);
   let definition: CrawlDefinition | null = null;

@@ -1,3 +1,4 @@
+import { readBacklogSize } from '@crawlq/frontier';
 import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
 import { readCrawlStats, type CrawlStats } from '../crawl-stats.js';
 import type { FleetAdminServices } from './crawl-services.js';
@@ -5,31 +6,36 @@ import { readGroupWaits, type GroupWait } from '../group-waits.js';
 
 /** What `crawlq status` reports. */
 export interface CrawlStatus extends CrawlCounts {
+  /** URLs admitted and waiting in their groups' backlogs (not yet jobs). */
+  readonly backlog: number;
   readonly deadLettered: number;
   readonly pages: number;
   readonly byStatus: CrawlStats['byStatus'];
   readonly skipped: CrawlStats['skipped'];
   /** Groups held back by a pause or an unreachable robots.txt, and why. */
   readonly groupWaits: readonly GroupWait[];
-  /** Nothing left to crawl: no job waiting, delayed or running. */
+  /** Nothing left to crawl: no URL in a backlog, no job waiting, delayed or running. */
   readonly done: boolean;
 }
 
 export async function readCrawlStatus(services: FleetAdminServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
-  const [counts, stats, dead, groupWaits] = await Promise.all([
+  const [counts, backlog, stats, dead, groupWaits] = await Promise.all([
     crawlCounts(services.queue),
+    readBacklogSize(services.redis, services.config.namespace),
     readCrawlStats(services.redis, services.config.namespace),
     deadLettered(),
     readGroupWaits(services.redis, services.config.namespace),
   ]);
+  const left = backlog + counts.waiting + counts.delayed + counts.active;
   return {
     ...counts,
+    backlog,
     deadLettered: dead,
     pages: stats.pages,
     byStatus: stats.byStatus,
     skipped: stats.skipped,
     // Once nothing is left, nothing waits: a record lingering past its end says nothing.
-    groupWaits: counts.waiting + counts.delayed + counts.active === 0 ? [] : groupWaits,
-    done: counts.waiting + counts.delayed + counts.active === 0,
+    groupWaits: left === 0 ? [] : groupWaits,
+    done: left === 0,
   };
 }

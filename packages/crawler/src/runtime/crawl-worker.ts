@@ -24,6 +24,7 @@ import type { PageRecord } from '../page-record.js';
 import { processCrawlJob } from '../process-crawl-job.js';
 import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
+import { BacklogReleaser } from './backlog-releaser.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -229,6 +230,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
   });
   const alertWorker = alerts.startWorker();
+  const releaser = new BacklogReleaser({
+    frontier: () => services.frontier,
+    concurrency: config.concurrency,
+    onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
+  });
 
   const retention = {
     ...(config.dlqMaxAge === undefined ? {} : { maxAgeMs: config.dlqMaxAge }),
@@ -283,6 +289,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);
         await watching;
+        await releaser.stop();
         const graceful = worker.close();
         const timedOut = await Promise.race([
           graceful.then(() => false),
@@ -314,6 +321,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         outageWatch.stop();
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);
+        void releaser.stop();
         // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
         await settleWithin(ABANDON_MS, [worker.close(true), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : [])]);
         fetching.close();

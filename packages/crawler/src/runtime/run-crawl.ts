@@ -86,7 +86,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     const hasState = (await services.redis.exists(frontierKeys(config.namespace).seen)) === 1;
     const resumed = hasState && !before.done && options.fresh !== true;
     if (hasState && !resumed) await clearNamespace(services.redis, config.namespace);
-    else if (resumed) log(`resuming the unfinished crawl in namespace "${config.namespace}" (${before.waiting + before.delayed + before.active} jobs left)`);
+    else if (resumed) log(`resuming the unfinished crawl in namespace "${config.namespace}" (${before.backlog + before.waiting + before.delayed + before.active} pages left)`);
 
     // Published before any worker starts: the workers adopt it instead of bringing their own.
     const { notice } = await publishCrawlDefinition(services, definitionAuthor('crawl'));

@@ -6,7 +6,7 @@ export enum SeenScriptStatus {
   ModeMismatch = 2,
 }
 
-/** What reserveScript answers per candidate. */
+/** What admitScript answers per candidate. */
 export const ReserveCode = {
   OverGroupLimit: -2,
   OverPageLimit: -1,

@@ -56,3 +56,42 @@ local stored_version = redis.call('HGET', KEYS[1], 'version') or '0'
 if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
 `;
 }
+
+/**
+ * The layout of a script another package runs through `GroupLimiter.runPaced`
+ * (the frontier's release step): it paces groups with the limiter's own state
+ * and arithmetic, so a job leaves the backlog no sooner than the gate would
+ * admit it.
+ * KEYS: 1 policy hash, 2 groups set, 2+i group hash, 2+D+i leases (i = 1..D),
+ *       then the caller's keys from PACED_KEYS + 1
+ * ARGV: 1 policy version, 2 D, 3 minimum step ms, 4 maxMinIntervalMs, 5 adaptive floor,
+ *       6 adaptive rise per second, then D quintuples (group, interval, tolerance,
+ *       '1' = adapts, concurrency cap or 0), then the caller's arguments from PACED_ARGS + 1
+ * Defines PACED_D, PACED_KEYS, PACED_ARGS, PACED_MIN_STEP and paced_group(i, now):
+ * the group's name, keys, current interval, tolerance and cap (Crawl-delay and
+ * adaptive pace applied), tat, wakeAt and pausedUntil.
+ */
+export const PACED_GROUPS_INCLUDE = luaInclude(
+  'paced-groups',
+  `
+local PACED_D = tonumber(ARGV[2])
+local PACED_KEYS = 2 + 2 * PACED_D
+local PACED_ARGS = 6 + 5 * PACED_D
+local PACED_MIN_STEP = tonumber(ARGV[3])
+local function paced_group(i, now)
+  local base = 6 + (i - 1) * 5
+  local key = KEYS[2 + i]
+  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt')
+  local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), tonumber(ARGV[4]))
+  local f = pace_factor(ARGV[base + 4], h[5], h[6], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
+  local conc
+  interval, tau, conc = paced_limits(interval, tau, tonumber(ARGV[base + 5]), f)
+  return {
+    name = ARGV[base + 1], key = key, leases = KEYS[2 + PACED_D + i],
+    interval = interval, tau = tau, conc = conc,
+    tat = num(h[1], 0), wake_at = num(h[2], 0), paused_until = num(h[3], 0),
+  }
+end
+`,
+  [PACING_INCLUDE],
+);

@@ -1,0 +1,63 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Frontier, ReleaseResult } from '@crawlq/frontier';
+
+/** Slept between releases while URLs wait in the backlogs, whatever the next group's time says: new ones may come due. */
+const MAX_IDLE_MS = 100;
+/** After a release that moved jobs: go again soon, the workers may want more. */
+const BUSY_MS = 10;
+/** After a failed release (Redis away): the next try. */
+const RETRY_MS = 1_000;
+
+export interface BacklogReleaserOptions {
+  /** Read per release: the frontier is rebuilt when the crawl definition changes. */
+  readonly frontier: () => Frontier;
+  /** This process's job concurrency: each release tops the queue up to a few times it. */
+  readonly concurrency: number;
+  readonly onError: (error: unknown) => void;
+}
+
+/**
+ * Each worker process releases due URLs from the backlogs into the crawl
+ * queue on a loop (stage two of the frontier). Every worker does, so the
+ * fleet needs no leader: the release script is atomic, and a process killed
+ * mid-release released all of its batch or none of it.
+ */
+export class BacklogReleaser {
+  readonly #options: BacklogReleaserOptions;
+  readonly #stop = new AbortController();
+  readonly #done: Promise<void>;
+
+  constructor(options: BacklogReleaserOptions) {
+    this.#options = options;
+    this.#done = this.#run();
+  }
+
+  async #run(): Promise<void> {
+    const { signal } = this.#stop;
+    // Waiting jobs the queue may hold: enough for this process's slots twice over, and some for the groups' turns.
+    const readyTarget = this.#options.concurrency * 2 + 16;
+    while (!signal.aborted) {
+      let waitMs: number;
+      try {
+        const result = await this.#options.frontier().release({ room: readyTarget, readyTarget });
+        waitMs = nextWait(result);
+      } catch (error) {
+        this.#options.onError(error);
+        waitMs = RETRY_MS;
+      }
+      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+    }
+  }
+
+  /** Stops after the release in progress, if any. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#done;
+  }
+}
+
+function nextWait(result: ReleaseResult): number {
+  if (result.released > 0) return BUSY_MS;
+  if (result.nextInMs === null) return MAX_IDLE_MS;
+  return Math.max(BUSY_MS, Math.min(MAX_IDLE_MS, result.nextInMs));
+}

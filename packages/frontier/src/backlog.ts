@@ -1,0 +1,103 @@
+import type { GroupLimiter } from '@crawlq/group-limiter';
+import { ADAPTIVE_IMPLIED_CONCURRENCY } from '@crawlq/group-limiter';
+import { crawlJobOptionsJson, crawlJobWriteKeys, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import type { Redis } from 'ioredis';
+import { releaseScript } from './commands/release.js';
+import { FrontierError } from './frontier-errors.js';
+import { frontierKeys, type FrontierKeys } from './keys.js';
+
+/** The limiter's part in a release: it runs the script with each group's pacing state. */
+export type BacklogPacer = Pick<GroupLimiter, 'runPaced'>;
+
+/** How much one {@link Backlog.release} call may move. */
+export interface ReleaseOptions {
+  /** Jobs this call may release at most. */
+  readonly room: number;
+  /**
+   * Waiting jobs the crawl queue may hold, from all releases of the fleet:
+   * about what the workers can take before the next release.
+   */
+  readonly readyTarget: number;
+}
+
+export interface ReleaseResult {
+  readonly released: number;
+  /** URLs left in all backlogs. */
+  readonly backlog: number;
+  /** When the earliest waiting group may release again (ms from now), or null when no URL waits. */
+  readonly nextInMs: number | null;
+}
+
+/**
+ * A job becomes due up to this long before its group's slot: below the gate's
+ * in-process wait (MAX_INLINE_WAIT_MS), so the gate admits a released job
+ * with a short sleep instead of deferring it.
+ */
+export const RELEASE_WINDOW_MS = 400;
+/** Groups one release call considers (those waiting longest first). */
+const GROUPS_PER_RELEASE = 200;
+/** Looked ahead by the caller's clock, so a fleet's clocks may differ by this much; the script decides by Redis' clock. */
+const CLOCK_SLACK_MS = 1_000;
+/** BullMQ accepts priorities up to 2^21. */
+export const MAX_PRIORITY = 2_097_152;
+
+/**
+ * Stage two of the crawl frontier, the release step (see `releaseScript`):
+ * whoever calls it (every worker does, on a loop) moves due URLs from the
+ * groups' backlogs into the crawl queue, atomically, no faster than the gate
+ * will admit them.
+ */
+export class Backlog {
+  readonly #redis: Redis;
+  readonly #pacer: BacklogPacer;
+  readonly #keys: FrontierKeys;
+  readonly #queueKeys: readonly string[];
+  readonly #jobPrefix: string;
+  readonly #options: string;
+
+  constructor(options: { readonly redis: Redis; readonly queue: CrawlQueue; readonly pacer: BacklogPacer; readonly namespace: string; readonly jobPolicy: CrawlJobPolicy }) {
+    this.#redis = options.redis;
+    this.#pacer = options.pacer;
+    this.#keys = frontierKeys(options.namespace);
+    const { queueKeys, jobPrefix } = crawlJobWriteKeys(options.queue);
+    this.#queueKeys = queueKeys;
+    this.#jobPrefix = jobPrefix;
+    this.#options = crawlJobOptionsJson(options.jobPolicy);
+  }
+
+  /** Releases what is due now (see {@link ReleaseOptions}). */
+  async release(options: ReleaseOptions): Promise<ReleaseResult> {
+    let groups: string[];
+    try {
+      groups = await this.#redis.zrangebyscore(this.#keys.backlogGroups, '-inf', Date.now() + RELEASE_WINDOW_MS + CLOCK_SLACK_MS, 'LIMIT', 0, GROUPS_PER_RELEASE);
+    } catch (error) {
+      throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
+    }
+    if (groups.length === 0 || options.room <= 0) return { released: 0, backlog: await this.size(), nextInMs: await this.#nextInMs() };
+    const reply = await this.#pacer.runPaced('release', releaseScript, groups, {
+      keys: [this.#keys.backlogCount, ...this.#queueKeys],
+      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY],
+    });
+    const [released, backlog, nextInMs] = reply.map(Number);
+    if (released === undefined || backlog === undefined || nextInMs === undefined || [released, backlog, nextInMs].some(Number.isNaN)) {
+      throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
+    }
+    return { released, backlog, nextInMs: nextInMs < 0 ? null : nextInMs };
+  }
+
+  /** URLs admitted and not yet released as jobs. */
+  size(): Promise<number> {
+    return readBacklogSize(this.#redis, this.#keys);
+  }
+
+  async #nextInMs(): Promise<number | null> {
+    const first = await this.#redis.zrange(this.#keys.backlogGroups, 0, 0, 'WITHSCORES');
+    return first[1] === undefined ? null : Math.max(0, Math.ceil(Number(first[1]) - Date.now()));
+  }
+}
+
+/** URLs a crawl has admitted and not yet released as jobs (for status readers without a frontier). */
+export async function readBacklogSize(redis: Redis, keys: Pick<FrontierKeys, 'backlogCount'> | string): Promise<number> {
+  const key = typeof keys === 'string' ? frontierKeys(keys).backlogCount : keys.backlogCount;
+  return Math.max(0, Number((await redis.get(key)) ?? 0));
+}

@@ -1,0 +1,82 @@
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { BACKLOG_INCLUDE } from './backlog-lua.js';
+import { SEEN_CONFIG_ARGS, SEEN_SET_INCLUDE } from './seen-set-lua.js';
+import { ReserveCode, SeenScriptStatus } from './seen-script-status.js';
+
+const FIRST = SEEN_CONFIG_ARGS + 1;
+
+/**
+ * Admits candidate URLs in one atomic step: picks those that are new and
+ * within the page budgets, counts them against the budgets, marks them seen
+ * and appends them to their groups' backlogs. A URL is in the seen-set if and
+ * only if it is somewhere (backlog, queue or done), whatever process dies when.
+ *
+ * KEYS: 1 seen-set meta, 2 admitted, 3 admittedPerGroup, 4 backlog count
+ * ARGV: the seen-set config (SEEN_CONFIG_ARGS), maxPages (0 = none),
+ *       maxPagesPerGroup (0 = none), depth, backlog prefix, then quadruples
+ *       fingerprint (16 bytes), job id (the fingerprint's text), group, URL
+ * Reply: {Ok, one ReserveCode per candidate} | {ModeMismatch, stored}
+ */
+export const admitScript = defineLuaScript({
+  name: 'frontier-admit',
+  keys: 4,
+  includes: [CLOCK_INCLUDE, SEEN_SET_INCLUDE, BACKLOG_INCLUDE],
+  lua: `
+local s, stored = seen_open()
+if not s then return seen_mismatch(stored) end
+local maxPages = tonumber(ARGV[${FIRST}])
+local maxPerGroup = tonumber(ARGV[${FIRST + 1}])
+local depth = tonumber(ARGV[${FIRST + 2}])
+local prefix = ARGV[${FIRST + 3}]
+local admitted = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fps = {}
+for i = ${FIRST + 4}, #ARGV, 4 do fps[#fps + 1] = ARGV[i] end
+local seen = seen_has_many(s, fps)
+local result = {${SeenScriptStatus.Ok}}
+local new = {}
+local now = now_ms()
+local touched = {}
+for j = 1, #fps do
+  local at = ${FIRST + 4} + 4 * (j - 1)
+  local group = ARGV[at + 2]
+  local code
+  if seen[j] then
+    code = ${ReserveCode.Duplicate}
+  elseif maxPages > 0 and admitted >= maxPages then
+    code = ${ReserveCode.OverPageLimit}
+  elseif maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') >= maxPerGroup then
+    code = ${ReserveCode.OverGroupLimit}
+  else
+    admitted = admitted + 1
+    if maxPerGroup > 0 then redis.call('HINCRBY', KEYS[3], group, 1) end
+    new[#new + 1] = fps[j]
+    backlog_push(prefix, group, depth, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now, touched)
+    code = ${ReserveCode.Admitted}
+  end
+  result[#result + 1] = code
+end
+if #new > 0 then
+  seen_add_many(s, new, '')
+  redis.call('INCRBY', KEYS[4], #new)
+end
+seen_save(s)
+redis.call('SET', KEYS[2], admitted)
+return result
+`,
+});
+
+/**
+ * Appends one URL that was already claimed in the seen-set (a redirect handed
+ * over by the job that followed it) to its group's backlog.
+ * KEYS: 1 backlog count
+ * ARGV: backlog prefix, group, depth, job id (the URL's fingerprint), URL, redirect hops so far
+ */
+export const pushClaimedScript = defineLuaScript({
+  name: 'frontier-push-claimed',
+  keys: 1,
+  includes: [CLOCK_INCLUDE, BACKLOG_INCLUDE],
+  lua: `
+backlog_push(ARGV[1], ARGV[2], tonumber(ARGV[3]), backlog_entry(ARGV[4], ARGV[5], tonumber(ARGV[6])), now_ms(), {})
+return redis.call('INCR', KEYS[1])
+`,
+});

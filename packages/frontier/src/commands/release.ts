@@ -1,0 +1,123 @@
+import { luaPolicyCheck, PACED_GROUPS_INCLUDE, ScriptCode } from '@crawlq/group-limiter';
+import { WRITE_CRAWL_JOB_INCLUDE } from '@crawlq/queue';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { BACKLOG_INCLUDE } from './backlog-lua.js';
+
+/**
+ * Stage two of the frontier: moves URLs from their groups' backlogs into the
+ * crawl queue as BullMQ jobs, each in the same atomic step as its pop, only
+ * when its group can use it now:
+ * - a rate-limited group gets a job only when its next start slot (on the
+ *   limiter's wake horizon, the gate's own arithmetic: Crawl-delay and
+ *   adaptive pace included) is within `window`; each release takes the slot;
+ * - a group has at most max(1, cap - in flight) jobs waiting in the queue
+ *   (cap: its concurrency cap, or `defaultCap`); a paused group one, a scout
+ *   the gate defers, which keeps the group's wait on record and its
+ *   --max-blocked bound running;
+ * - the queue holds at most `readyTarget` waiting jobs, and one call releases
+ *   at most `room`.
+ * So a job that exists is due, and groups take turns: each release moves a
+ * group behind those waiting longer (the groups set is ordered by next release).
+ *
+ * Runs through GroupLimiter.runPaced: KEYS and ARGV start with its layout
+ * (PACED_GROUPS_INCLUDE, one entry per candidate group), then
+ * KEYS: +1 backlog count, +2..+10 the crawl queue's keys (crawlJobWriteKeys)
+ * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
+ *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority
+ * Reply: {Ok, released, entries left in all backlogs, ms until the earliest
+ *        group may release again (-1: no group waits)} | {StalePolicy, version}
+ */
+export const releaseScript = defineLuaScript({
+  name: 'frontier-release',
+  keys: 'variadic',
+  includes: [CLOCK_INCLUDE, PACED_GROUPS_INCLUDE, WRITE_CRAWL_JOB_INCLUDE, BACKLOG_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
+local now = now_ms()
+local K, A = PACED_KEYS, PACED_ARGS
+local count_key = KEYS[K + 1]
+local queue_keys = {}
+for i = 1, 9 do queue_keys[i] = KEYS[K + 1 + i] end
+local prioritized, delayed = queue_keys[4], queue_keys[5]
+local prefix, job_prefix, opts_json = ARGV[A + 1], ARGV[A + 2], ARGV[A + 3]
+local window = tonumber(ARGV[A + 4])
+local room = math.min(tonumber(ARGV[A + 5]), tonumber(ARGV[A + 6]) - redis.call('ZCARD', prioritized))
+local default_cap = tonumber(ARGV[A + 7])
+local max_priority = tonumber(ARGV[A + 8])
+local groups_key = prefix .. 'groups'
+local timestamp = math.floor(now)
+local released = 0
+
+for i = 1, PACED_D do
+  if room <= 0 then break end
+  local g = paced_group(i, now)
+  local score = tonumber(redis.call('ZSCORE', groups_key, g.name))
+  -- Gone (another process drained it) or not due yet by this clock.
+  if score and score <= now + window then
+    local ready_key = prefix .. 'r:' .. g.name
+    local ready = 0
+    for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
+      if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
+        ready = ready + 1
+      else
+        redis.call('SREM', ready_key, id)
+      end
+    end
+    local paused = g.paused_until > now
+    local bound = 1
+    if not paused then
+      local cap = g.conc
+      if cap <= 0 then cap = default_cap end
+      bound = math.max(1, cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf'))
+    end
+    -- Rechecked soon by default: the waiting jobs may be taken by then.
+    local next_score = now + window / 4
+    local wake = g.wake_at
+    local cursor = {}
+    local empty = false
+    local moved = 0
+    while ready < bound and room > 0 do
+      local next_wake = wake
+      if not paused and g.interval > 0 then
+        local slot = math.max(wake, now, g.tat - g.tau)
+        if slot > now + window then
+          next_score = slot - window
+          break
+        end
+        next_wake = slot + g.interval
+      end
+      local entry, depth = backlog_pop(prefix, g.name, cursor)
+      if not entry then
+        empty = true
+        break
+      end
+      wake = next_wake
+      local id, url, hops = backlog_decode(entry)
+      local data = '{"url":' .. cjson.encode(url) .. ',"depth":' .. depth .. ',"group":' .. cjson.encode(g.name)
+      if hops > 0 then data = data .. ',"redirects":' .. hops end
+      write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(depth + 1, max_priority), timestamp)
+      redis.call('SADD', ready_key, id)
+      ready = ready + 1
+      room = room - 1
+      moved = moved + 1
+    end
+    released = released + moved
+    if wake ~= g.wake_at then redis.call('HSET', g.key, 'wakeAt', fmt(wake)) end
+    if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
+    if empty then
+      redis.call('ZREM', groups_key, g.name)
+      redis.call('DEL', ready_key)
+    elseif paused then
+      redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, now + 1000)), g.name)
+    else
+      redis.call('ZADD', groups_key, fmt(next_score), g.name)
+    end
+  end
+end
+
+local left = tonumber(redis.call('DECRBY', count_key, released))
+local first = redis.call('ZRANGE', groups_key, 0, 0, 'WITHSCORES')
+local next_in = -1
+if first[2] then next_in = math.max(0, math.ceil(tonumber(first[2]) - now)) end
+return {${ScriptCode.Ok}, released, left, next_in}
+`,
+});
