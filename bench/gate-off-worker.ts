@@ -17,6 +17,8 @@ const openGate: GroupLimiter = {
   abandon: () => Promise.resolve(),
   reportSlip: () => Promise.resolve(),
   plan: (groups) => Promise.resolve(groups.map(() => 0)),
+  // The frontier's release step keeps the real limiter (crawl-services): this baseline removes the per-request gate only.
+  runPaced: () => Promise.reject(new Error('the open gate does not pace backlog releases')),
   setPolicy: () => Promise.resolve({ changed: false, previous: null }),
   getPolicy: (): Promise<LimitPolicy | null> => Promise.resolve(DEFAULT_LIMIT_POLICY),
   limitsFor: (group) => resolveLimits(DEFAULT_LIMIT_POLICY, group).limits,

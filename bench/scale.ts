@@ -268,10 +268,11 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     // Interleaved, one after another, so each sees the same background load.
     const ceiling = await runContender('bare', site.seeds);
     const crawlq = await runCrawlq(redis, site.seeds);
-    const crawlee = await runContender('crawlee', site.seeds);
+    // BENCH_SKIP_CRAWLEE=1: Crawlee takes minutes on a loaded machine; its rows then say so.
+    const crawlee = process.env.BENCH_SKIP_CRAWLEE === '1' ? undefined : await runContender('crawlee', site.seeds);
     const ceilingRate = ceiling.run.pages / ceiling.run.seconds;
     const crawlqRate = crawlq.pages / crawlq.seconds;
-    const crawleeRate = crawlee.run.pages / crawlee.run.seconds;
+    const crawleeRate = crawlee ? crawlee.run.pages / crawlee.run.seconds : undefined;
     const row = (name: string, pages: number, seconds: number | undefined, rate: number | undefined) =>
       `| ${name} | ${fmt(pages, 0)} | ${seconds === undefined ? '' : fmt(seconds, 2)} | ${rate === undefined ? 'n/a' : fmt(rate, 0)} | ${rate === undefined ? 'n/a' : fmt(rate / ceilingRate, 2)} |`;
     log('| | pages | seconds | pages/s | vs ceiling |');
@@ -280,11 +281,17 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     log(row('`crawlq crawl`, whole command (spawn to exit, 1 worker process)', crawlq.pages, crawlq.seconds, crawlqRate));
     log(row('`crawlq crawl`, steady state from its progress lines', crawlq.pages, undefined, crawlq.progressRate));
     log(row('`crawlq crawl`, steady state from its results file (10%-90%)', crawlq.pages, undefined, crawlq.resultsRate));
-    log(row('Crawlee 3.18.1 CheerioCrawler, in-process timing of run()', crawlee.run.pages, crawlee.run.seconds, crawleeRate));
-    log(row('Crawlee 3.18.1 CheerioCrawler, whole process (spawn to exit)', crawlee.run.pages, crawlee.wholeSeconds, crawlee.run.pages / crawlee.wholeSeconds));
     const cpu = (name: string, seconds: number, pages: number) => `${name} ${fmt((seconds / pages) * 1e6, 0)} us`;
-    log(`CPU per page, whole processes (process start included): ${cpu('ceiling', ceiling.cpuSeconds, ceiling.run.pages)}, ${cpu('crawlq crawl + its worker', crawlq.cpuSeconds, crawlq.pages)}, ${cpu('Crawlee', crawlee.cpuSeconds, crawlee.run.pages)}; Redis ${fmt((crawlq.redis.cpuSeconds / crawlq.pages) * 1e6, 0)} us more for crawlq`);
-    log(`crawlq vs Crawlee: whole command vs Crawlee's run() ${fmt(crawlqRate / crawleeRate, 2)}x; whole command vs whole process ${fmt(crawlqRate / (crawlee.run.pages / crawlee.wholeSeconds), 2)}x`);
+    if (crawlee && crawleeRate !== undefined) {
+      log(row('Crawlee 3.18.1 CheerioCrawler, in-process timing of run()', crawlee.run.pages, crawlee.run.seconds, crawleeRate));
+      log(row('Crawlee 3.18.1 CheerioCrawler, whole process (spawn to exit)', crawlee.run.pages, crawlee.wholeSeconds, crawlee.run.pages / crawlee.wholeSeconds));
+    } else {
+      log('| Crawlee 3.18.1 CheerioCrawler | not run (BENCH_SKIP_CRAWLEE=1) | | | |');
+    }
+    log(`CPU per page, whole processes (process start included): ${cpu('ceiling', ceiling.cpuSeconds, ceiling.run.pages)}, ${cpu('crawlq crawl + its worker', crawlq.cpuSeconds, crawlq.pages)}${crawlee ? `, ${cpu('Crawlee', crawlee.cpuSeconds, crawlee.run.pages)}` : ''}; Redis ${fmt((crawlq.redis.cpuSeconds / crawlq.pages) * 1e6, 0)} us more for crawlq`);
+    if (crawlee && crawleeRate !== undefined) {
+      log(`crawlq vs Crawlee: whole command vs Crawlee's run() ${fmt(crawlqRate / crawleeRate, 2)}x; whole command vs whole process ${fmt(crawlqRate / (crawlee.run.pages / crawlee.wholeSeconds), 2)}x`);
+    }
 
     const work = crawlq.redis;
     const pages = crawlq.pages;

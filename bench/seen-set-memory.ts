@@ -25,10 +25,10 @@ async function usedMemory(client: Redis): Promise<number> {
 }
 
 /**
- * Memory: fingerprints go through SeenSet.reserve then SeenSet.mark, the two
- * calls Frontier.addSeeds makes, without the queue, so the used_memory delta
- * is the seen-set alone. Throughput: Frontier.addSeeds end to end (normalise,
- * reserve, plan with the real group limiter, addBulk, mark) in batches of 1000.
+ * Memory: fingerprints go through SeenSet.mark alone, without the backlog, so
+ * the used_memory delta is the seen-set alone. Throughput: Frontier.addSeeds
+ * end to end (normalise, then one admit script per batch: dedupe, budgets,
+ * mark, append to the backlog) in batches of 1000.
  */
 export async function benchSeenSet(log: (line: string) => void, urls = 1_000_000): Promise<void> {
   const fingerprints = Array.from({ length: urls }, (_, i) => urlFingerprint(normalizeUrl(urlAt(i))));
@@ -51,14 +51,13 @@ export async function benchSeenSet(log: (line: string) => void, urls = 1_000_000
       const started = performance.now();
       for (let i = 0; i < urls; i += BATCH) {
         const batch = fingerprints.slice(i, i + BATCH);
-        await seen.reserve(batch.map((fingerprint) => ({ fingerprint, group: 'g' })), { maxPages: 0, maxPagesPerGroup: 0 });
         await seen.mark(batch);
       }
       const seconds = (performance.now() - started) / 1000;
       const bytes = (await usedMemory(client)) - before;
       const info = await seen.describe();
       const shape = info?.mode === 'exact' ? `${info.buckets.toLocaleString('en-US')} hash buckets` : `${info?.geometry.bits.toLocaleString('en-US')} bits, k = ${info?.geometry.hashes}`;
-      log(`seen-set: ${label}, ${count} URLs: ${fmt(bytes / urls)} bytes/URL (${fmt(bytes / 1024 / 1024)} MiB; ${shape}); reserve+mark ${fmt(urls / seconds, 0)} URLs/s`);
+      log(`seen-set: ${label}, ${count} URLs: ${fmt(bytes / urls)} bytes/URL (${fmt(bytes / 1024 / 1024)} MiB; ${shape}); mark ${fmt(urls / seconds, 0)} URLs/s`);
     });
   }
   const sized = bloomGeometry(10_000_000, 0.001);
@@ -68,11 +67,11 @@ export async function benchSeenSet(log: (line: string) => void, urls = 1_000_000
     await withRedis(async (client, redis) => {
       const namespace = 'bench-seen-enqueue';
       const queue = openCrawlQueue({ url: redis.url }, namespace);
-      const planner = createGroupLimiter({ redis: client, prefix: `${stateKeyPrefix(namespace)}:gate` });
+      const pacer = createGroupLimiter({ redis: client, prefix: `${stateKeyPrefix(namespace)}:gate` });
       const frontier = new Frontier({
         redis: client,
         queue,
-        planner,
+        pacer,
         namespace,
         settings: {
           scope: 'any', include: [], exclude: [], maxDepth: 5, groupBy: 'host', sortQuery: false,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
+import { readBacklogSize } from '@crawlq/frontier';
 import { crawlCounts, openCrawlQueue, QUEUE_NAMES, type CrawlCounts } from '@crawlq/queue';
 import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
@@ -78,7 +79,13 @@ function probes(namespace: string): { deadLetters: DeadLetterAdmin; counts(): Pr
   const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
   const queue = openCrawlQueue({ url: redis.url }, namespace);
   closers.push(() => deadLetters.close(), () => queue.close());
-  return { deadLetters, counts: () => crawlCounts(queue) };
+  const client = redis.client();
+  // The backlog counts as waiting: a crawl is over only when it is empty too.
+  const counts = async (): Promise<CrawlCounts> => {
+    const [queued, backlog] = await Promise.all([crawlCounts(queue), readBacklogSize(client, namespace)]);
+    return { ...queued, waiting: queued.waiting + backlog };
+  };
+  return { deadLetters, counts };
 }
 
 async function dlqList(fleet: Fleet): Promise<ListedEntry[]> {

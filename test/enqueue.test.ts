@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readBacklogEntries } from '@crawlq/frontier';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,12 +15,16 @@ beforeAll(async () => {
 });
 afterAll(async () => redis.stop());
 
+/** URLs enqueued: waiting in the backlogs (no worker runs here to release them) or already jobs. */
 async function queuedUrls(namespace: string): Promise<string[]> {
   const queue = new Queue('crawl', { connection: { url: redis.url }, prefix: `{${namespace}}` });
+  const client = redis.client();
   try {
     const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
-    return jobs.map((job) => (job.data as { url: string }).url).sort();
+    const backlog = await readBacklogEntries(client, namespace);
+    return [...jobs.map((job) => (job.data as { url: string }).url), ...backlog.map((entry) => entry.url)].sort();
   } finally {
+    client.disconnect();
     await queue.close();
   }
 }

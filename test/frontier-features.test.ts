@@ -1,3 +1,4 @@
+import { readBacklogEntries } from '@crawlq/frontier';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,6 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
-import { Queue } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
@@ -83,13 +83,14 @@ describe('sitemaps', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('accepted 301, duplicate 1');
     expect(result.stderr).toContain('1 out of scope');
-    const queue = new Queue('crawl', { connection: { url: redis.url }, prefix: '{sitemaps}' });
+    // No worker runs: the URLs wait in their groups' backlogs.
+    const client = redis.client();
     try {
-      const urls = (await queue.getJobs(['waiting', 'prioritized', 'delayed'])).map((job) => (job.data as { url: string }).url);
+      const urls = (await readBacklogEntries(client, 'sitemaps')).map((entry) => entry.url);
       expect(urls).toHaveLength(301);
       expect(urls).toContain(`${origin}/page/7?x=1&y=2`);
     } finally {
-      await queue.close();
+      client.disconnect();
     }
   });
 });

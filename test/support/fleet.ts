@@ -49,7 +49,7 @@ export class Fleet {
     });
   }
 
-  async status(): Promise<{ done: boolean; completed: number; waiting: number; delayed: number; active: number; deadLettered: number }> {
+  async status(): Promise<{ done: boolean; completed: number; backlog: number; waiting: number; delayed: number; active: number; deadLettered: number }> {
     const result = await this.cli(['status', '--json']);
     return JSON.parse(result.stdout) as Awaited<ReturnType<Fleet['status']>>;
   }

@@ -101,3 +101,37 @@ export async function readBacklogSize(redis: Redis, keys: Pick<FrontierKeys, 'ba
   const key = typeof keys === 'string' ? frontierKeys(keys).backlogCount : keys.backlogCount;
   return Math.max(0, Number((await redis.get(key)) ?? 0));
 }
+
+/** One URL waiting in a backlog, as {@link readBacklogEntries} reports it. */
+export interface BacklogEntry {
+  readonly url: string;
+  readonly group: string;
+  readonly depth: number;
+  /** Redirect hops that led to it (a redirect handed over as a job of its own). */
+  readonly redirects: number;
+}
+
+/**
+ * Every URL waiting in a crawl's backlogs, group by group, lowest depth first.
+ * Reads every list: for inspecting small crawls and tests, not for a crawl of millions.
+ */
+export async function readBacklogEntries(redis: Redis, namespace: string): Promise<BacklogEntry[]> {
+  const keys = frontierKeys(namespace);
+  const entries: BacklogEntry[] = [];
+  for (const group of await redis.zrange(keys.backlogGroups, 0, -1)) {
+    for (const depth of await redis.zrange(`${keys.backlog}d:${group}`, 0, -1)) {
+      for (const entry of await redis.lrange(`${keys.backlog}q:${group}:${depth}`, 0, -1)) {
+        entries.push({ group, depth: Number(depth), ...decodeEntry(entry) });
+      }
+    }
+  }
+  return entries;
+}
+
+/** An entry is the job id (23 characters), then `>hops ` for a handed-over redirect, then the URL (see BACKLOG_INCLUDE). */
+function decodeEntry(entry: string): { url: string; redirects: number } {
+  const rest = entry.slice(23);
+  if (!rest.startsWith('>')) return { url: rest, redirects: 0 };
+  const space = rest.indexOf(' ');
+  return { url: rest.slice(space + 1), redirects: Number(rest.slice(1, space)) };
+}

@@ -13,7 +13,7 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
   const read = (): Promise<FleetState | undefined> => reader.read().catch(() => undefined);
   new Gauge({
     name: 'crawlq_queue_jobs',
-    help: 'Crawl jobs by state, fleet-wide; due = waiting + delayed within the next minute',
+    help: 'Crawl URLs by state, fleet-wide: backlog (admitted, not yet jobs), waiting, delayed, active; due = backlog + waiting + delayed within the next minute',
     labelNames: ['state'],
     registers,
     async collect() {

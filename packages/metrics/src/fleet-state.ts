@@ -1,12 +1,13 @@
+import { frontierKeys } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES } from '@crawlq/queue';
 import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 
 /**
- * How far ahead a delayed job counts as due. Most of a polite crawl's backlog
- * sits in BullMQ's delayed set with a planned slot; only the jobs whose slot
- * comes within this window are work an extra worker could take now.
+ * How far ahead a delayed job (deferred by the gate, or waiting for a retry)
+ * counts as due: only the jobs whose time comes within this window are work an
+ * extra worker could take now.
  */
 export const DUE_WINDOW_MS = 60_000;
 
@@ -14,10 +15,12 @@ export const DUE_WINDOW_MS = 60_000;
 const DELAYED_SCORE_FACTOR = 0x1000;
 
 export interface QueueJobCounts {
+  /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
+  readonly backlog: number;
   readonly waiting: number;
   readonly delayed: number;
   readonly active: number;
-  /** Waiting jobs plus delayed jobs whose slot is within DUE_WINDOW_MS: what an autoscaler should read. */
+  /** Backlog URLs, waiting jobs, and delayed jobs whose time is within DUE_WINDOW_MS: what an autoscaler should read. */
   readonly due: number;
 }
 
@@ -45,7 +48,7 @@ export interface FleetState {
 export class FleetStateReader {
   readonly #redis: Redis;
   readonly #limiter: GroupLimiter;
-  readonly #keys: { wait: string; paused: string; prioritized: string; delayed: string; active: string };
+  readonly #keys: { wait: string; paused: string; prioritized: string; delayed: string; active: string; backlog: string };
   readonly #maxAgeMs: number;
   #cached: { at: number; state: Promise<FleetState> } | undefined;
 
@@ -53,7 +56,7 @@ export class FleetStateReader {
     this.#redis = options.redis;
     this.#limiter = createGroupLimiter({ redis: options.redis, prefix: `${stateKeyPrefix(options.namespace)}:gate` });
     const base = `${queuePrefix(options.namespace)}:${QUEUE_NAMES.crawl}`;
-    this.#keys = { wait: `${base}:wait`, paused: `${base}:paused`, prioritized: `${base}:prioritized`, delayed: `${base}:delayed`, active: `${base}:active` };
+    this.#keys = { wait: `${base}:wait`, paused: `${base}:paused`, prioritized: `${base}:prioritized`, delayed: `${base}:delayed`, active: `${base}:active`, backlog: frontierKeys(options.namespace).backlogCount };
     this.#maxAgeMs = options.maxAgeMs ?? 2_000;
   }
 
@@ -79,12 +82,14 @@ export class FleetStateReader {
       .zcard(this.#keys.delayed)
       .llen(this.#keys.active)
       .zcount(this.#keys.delayed, '-inf', dueScore)
+      .get(this.#keys.backlog)
       .exec();
     if (replies === null) throw new Error('Redis discarded the fleet-state read');
-    const [wait, paused, prioritized, delayed, active, dueDelayed] = replies.map(([error, value]) => {
+    const [wait, paused, prioritized, delayed, active, dueDelayed, backlogCount] = replies.map(([error, value]) => {
       if (error) throw error;
-      return Number(value);
-    }) as [number, number, number, number, number, number];
+      return Number(value ?? 0);
+    }) as [number, number, number, number, number, number, number];
+    const backlog = Math.max(0, backlogCount);
     const waiting = wait + paused + prioritized;
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     for (const group of await this.#limiter.list()) {
@@ -93,6 +98,6 @@ export class FleetStateReader {
       if (group.effectiveConcurrency !== null && group.inFlight >= group.effectiveConcurrency) groups.blocked += 1;
       if (group.paceFactor < 1) groups.slowed += 1;
     }
-    return { queue: { waiting, delayed, active, due: waiting + dueDelayed }, groups };
+    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + dueDelayed }, groups };
   }
 }

@@ -1,3 +1,4 @@
+import { Frontier } from '@crawlq/frontier';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
 import { stateKeyPrefix } from '@crawlq/redis';
@@ -17,7 +18,7 @@ afterAll(async () => {
 const job = (url: string) => ({ url, depth: 0, group: 'a.test', seed: url });
 
 describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
-  it('counts jobs by state, with due = waiting + delayed within the next minute', async () => {
+  it('counts URLs by state, with due = backlog + waiting + delayed within the next minute', async () => {
     const namespace = `fleet-${Date.now()}`;
     const queue = openCrawlQueue({ url: redis.url }, namespace);
     try {
@@ -26,9 +27,21 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
       await queue.add('fetch', job('http://a.test/3'), { delay: 10_000 });
       await queue.add('fetch', job('http://a.test/4'), { delay: 30_000 });
       await queue.add('fetch', job('http://a.test/5'), { delay: 10 * 60_000 });
-      const reader = new FleetStateReader({ redis: redis.client(), namespace, maxAgeMs: 0 });
+      const client = redis.client();
+      const reader = new FleetStateReader({ redis: client, namespace, maxAgeMs: 0 });
+      expect((await reader.read()).queue).toEqual({ backlog: 0, waiting: 2, delayed: 3, active: 0, due: 4 });
+      // Seven URLs admitted into the frontier's backlogs, not yet released as jobs.
+      const limiter = createGroupLimiter({ redis: client, prefix: `${stateKeyPrefix(namespace)}:gate` });
+      const frontier = new Frontier({
+        redis: client,
+        queue,
+        pacer: limiter,
+        namespace,
+        settings: { scope: 'any', include: [], exclude: [], maxDepth: 1, groupBy: 'host', sortQuery: false, jobPolicy: { attempts: 1, backoffMs: 1 } },
+      });
+      await frontier.addSeeds(Array.from({ length: 7 }, (_, i) => `http://b.test/${i}`));
       const state = await reader.read();
-      expect(state.queue).toEqual({ waiting: 2, delayed: 3, active: 0, due: 4 });
+      expect(state.queue).toEqual({ backlog: 7, waiting: 2, delayed: 3, active: 0, due: 11 });
       expect(state.groups).toEqual({ active: 0, paused: 0, blocked: 0, slowed: 0 });
     } finally {
       await queue.obliterate({ force: true });

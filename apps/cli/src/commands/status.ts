@@ -20,8 +20,8 @@ export function registerStatus(program: Command): void {
       }
     });
     if (flags.json === true) {
-      const { waiting, delayed, active, failed, deadLettered, done, pages, byStatus, skipped } = status;
-      process.stdout.write(`${JSON.stringify({ waiting, delayed, active, completed: pages, failed, deadLettered, done, byStatus, skipped })}\n`);
+      const { backlog, waiting, delayed, active, failed, deadLettered, done, pages, byStatus, skipped } = status;
+      process.stdout.write(`${JSON.stringify({ backlog, waiting, delayed, active, completed: pages, failed, deadLettered, done, byStatus, skipped })}\n`);
     } else {
       process.stdout.write(`${formatStatusTable(status)}\n`);
     }

@@ -81,9 +81,11 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   // without a listener ioredis would print every reconnect failure to stderr
   // outside the log format (openCrawlQueue gives the queue one already).
   redis.on('error', () => undefined);
-  const limiter = options.limiter ?? createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
+  const sharedLimiter = createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
+  const limiter = options.limiter ?? sharedLimiter;
   let current = config;
-  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, pacer: limiter, namespace: config.namespace, settings });
+  // Releases are paced by the Redis-backed limiter even when the gate is replaced (the benchmark's gate-off baseline).
+  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, pacer: sharedLimiter, namespace: config.namespace, settings });
   let settings = frontierSettingsFrom(config);
   let frontier = openFrontier(settings);
   let definition: CrawlDefinition | null = null;

@@ -85,6 +85,7 @@ export function overviewFragment(context: Pick<PageContext, 'csrfToken'>, overvi
   }</p>
 <div class="cards">
   <section class="card" aria-label="Progress"><h2>Progress</h2><table>
+    ${countRow({ label: 'backlog', value: status.backlog, testId: 'backlog' })}
     ${countRow({ label: 'waiting', value: status.waiting, testId: 'waiting' })}
     ${countRow({ label: 'delayed', value: status.delayed, testId: 'delayed' })}
     ${countRow({ label: 'active', value: status.active, testId: 'active' })}

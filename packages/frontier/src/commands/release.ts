@@ -107,7 +107,7 @@ for i = 1, PACED_D do
       redis.call('ZREM', groups_key, g.name)
       redis.call('DEL', ready_key)
     elseif paused then
-      redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, now + 1000)), g.name)
+      redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, next_score)), g.name)
     else
       redis.call('ZADD', groups_key, fmt(next_score), g.name)
     end

@@ -1,0 +1,80 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ChildProcess } from 'node:child_process';
+import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exited } from './support/cli.js';
+import { Fleet } from './support/fleet.js';
+import { byHost, maxStartsInWindow } from './support/politeness.js';
+import { readRecords } from './support/records.js';
+import { waitFor } from './support/wait.js';
+
+let redis: TestRedis;
+let fleet: Fleet | undefined;
+let web: DemoSite | undefined;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+  await web?.close();
+  web = undefined;
+});
+afterAll(async () => redis.stop());
+
+describe('two-stage frontier: every worker releases the backlogs into the queue', () => {
+  it('kill -9 of workers (each one a releaser) mid-crawl: no URL lost, none fetched twice but those in flight, politeness held at the server', { timeout: 240_000 }, async () => {
+    const hosts = ['127.0.0.61', '127.0.0.62', '127.0.0.63', '127.0.0.64', '127.0.0.65', '127.0.0.66'];
+    web = await startDemoSite({ hosts, pagesPerHost: 40, linksPerPage: 3 });
+    web.setFaults([{ status: 200, delayMs: 60 }]);
+    const site = web;
+    fleet = new Fleet({
+      redisUrl: redis.url,
+      dir: mkdtempSync(join(tmpdir(), 'crawlq-two-stage-')),
+      flags: [
+        '--namespace', 'two-stage', '--allow-private-network', '--concurrency', '8', '--max-depth', '20',
+        '--rate', '10/1s', '--domain-concurrency', '2', '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s',
+      ],
+    });
+    const workers: ChildProcess[] = [await fleet.start(), await fleet.start(), await fleet.start()];
+    await fleet.cli(['enqueue', ...site.seeds]);
+    const pages = () => site.requests.filter((request) => !request.path.startsWith('/robots.txt'));
+    // What was in flight at the server when each worker died: only those may be fetched twice.
+    const inFlightAtKills = new Set<string>();
+    for (const share of [0.2, 0.45]) {
+      const target = Math.ceil(hosts.length * 40 * share);
+      await waitFor(() => (pages().length >= target ? true : undefined), { timeoutMs: 120_000, what: `${target} page requests` });
+      const victim = workers.shift()!;
+      victim.kill('SIGKILL');
+      await exited(victim);
+      for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inFlightAtKills.add(request.url);
+      workers.push(await fleet.start());
+    }
+    await fleet.waitUntilDone(180_000);
+
+    const reachable = site.reachable({ seeds: site.seeds, maxDepth: 20, scope: 'host' });
+    const requested = new Map<string, number>();
+    for (const request of pages()) requested.set(request.url, (requested.get(request.url) ?? 0) + 1);
+    // Nothing lost: every page was requested, and recorded.
+    expect(new Set(requested.keys())).toEqual(reachable);
+    const recorded = fleet.resultFiles().flatMap((file) => readRecords(file)).map((record) => record.url);
+    expect(new Set(recorded)).toEqual(reachable);
+    // Nothing fetched twice except what a killed worker had in flight.
+    const twice = [...requested].filter(([, count]) => count > 1).map(([url]) => url);
+    expect(twice.filter((url) => !inFlightAtKills.has(url))).toEqual([]);
+    // Politeness held per host, as the server saw it (a killed worker's aborted requests left early).
+    for (const [host, requests] of byHost(pages().filter((request) => !request.aborted))) {
+      expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+      // 10/1s with the gate's margins: never more than 10 starts in any second.
+      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(10);
+    }
+    // The backlogs and the queue are empty at the end.
+    const status = await fleet.status();
+    expect(status).toMatchObject({ done: true, waiting: 0, delayed: 0, active: 0 });
+    expect(status.backlog).toBe(0);
+  });
+});
