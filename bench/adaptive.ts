@@ -6,15 +6,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
 import { peakInFlight, type RequestRecord } from '@crawlq/demo-site';
 import type { GroupStatus } from '@crawlq/group-limiter';
-import { crawlCounts } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
 import { startSiteProcess, type SiteProcess } from './site-server.js';
-import { exited, fmt, startCrawlq, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, untilCrawlDone, waitForLine } from './support.js';
 
 interface Host {
   readonly name: string;
@@ -71,11 +69,7 @@ async function crawl(site: SiteProcess, urls: readonly string[], adaptive: boole
       services.limiter.list().then((groups) => samples.push({ atMs, groups }), () => undefined);
     }, SAMPLE_MS);
     await services.frontier.addSeeds([...urls]);
-    for (;;) {
-      const counts = await crawlCounts(services.queue);
-      if (counts.waiting + counts.delayed + counts.active === 0) break;
-      await sleep(50);
-    }
+    await untilCrawlDone(services, services.config.namespace, 50);
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     await services.close();

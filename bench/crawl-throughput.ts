@@ -9,7 +9,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis } from '@crawlq/testing';
 import { fileURLToPath } from 'node:url';
 import { bareLoop } from './bare-loop.js';
-import { exited, fmt, startCrawlq, untilQueueDrained, startScript, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, untilCrawlDone, startScript, waitForLine } from './support.js';
 
 const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
 const PAGES_PER_HOST = 200;
@@ -53,7 +53,7 @@ async function crawlqRun(
     await stats.config('RESETSTAT');
     const started = performance.now();
     await services.frontier.addSeeds(site.seeds);
-    await untilQueueDrained(services.queue);
+    await untilCrawlDone(services, 'bench');
     const seconds = (performance.now() - started) / 1000;
     const commandStats = await stats.info('commandstats');
     await services.close();

@@ -3,15 +3,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@crawlq/config';
 import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
 import type { RequestRecord } from '@crawlq/demo-site';
-import { crawlCounts, openCrawlQueue } from '@crawlq/queue';
+import { openCrawlQueue } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
 import { fileURLToPath } from 'node:url';
 import { startSiteProcess } from './site-server.js';
-import { exited, fmt, startCrawlq, startScript, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, startScript, untilCrawlDone, waitForLine } from './support.js';
 
 const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', import.meta.url));
 
@@ -62,11 +61,7 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     await waitForLine(counter, /ready/);
     const started = performance.now();
     await services.frontier.addSeeds(options.seeds);
-    for (;;) {
-      const counts = await crawlCounts(watcher);
-      if (counts.waiting + counts.delayed + counts.active === 0) break;
-      await sleep(20);
-    }
+    await untilCrawlDone({ queue: watcher, redis: watcherClient }, 'bench', 20);
     const seconds = (performance.now() - started) / 1000;
     counter.kill('SIGTERM');
     await exited(counter);

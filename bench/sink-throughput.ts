@@ -11,7 +11,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { openJsonlSink, openPostgresSink, type ResultSink, type SinkRecord } from '@crawlq/sink';
 import { startTestPostgres, startTestRedis, type TestPostgres } from '@crawlq/testing';
 import pg from 'pg';
-import { exited, fmt, startCrawlq, untilQueueDrained, waitForLine } from './support.js';
+import { exited, fmt, startCrawlq, untilCrawlDone, waitForLine } from './support.js';
 
 const HOSTS = Array.from({ length: 5 }, (_, i) => `127.0.2.${i + 1}`);
 const PAGES_PER_HOST = Number(process.env.CRAWLQ_BENCH_PAGES_PER_HOST ?? 100);
@@ -53,7 +53,7 @@ async function crawl(site: DemoSite, sink: { kind: 'jsonl' } | { kind: 'postgres
     const services = await openCrawlServices(config, redis.url, { role: 'producer' });
     const started = performance.now();
     await services.frontier.addSeeds(site.seeds);
-    await untilQueueDrained(services.queue);
+    await untilCrawlDone(services, 'bench');
     const seconds = (performance.now() - started) / 1000;
     await services.close();
     if (/cannot write|waiting for/.test(workerLog)) process.stderr.write(workerLog);

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readBacklogSize } from '@crawlq/frontier';
 import { crawlCounts } from '@crawlq/queue';
+import type { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { BUILT_ENTRY, staleReason, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
 
@@ -94,11 +96,13 @@ export function fmt(value: number, digits = 1): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
-/** Resolves once the crawl queue has nothing waiting, delayed or active: the crawl is over. */
-export async function untilQueueDrained(queue: Parameters<typeof crawlCounts>[0]): Promise<void> {
-  for (;;) {
-    const counts = await crawlCounts(queue);
-    if (counts.waiting + counts.delayed + counts.active === 0) return;
-    await sleep(10);
-  }
+/** What is left of a crawl: URLs in the backlogs plus jobs waiting, delayed or active. */
+export async function crawlLeft(services: { readonly queue: Parameters<typeof crawlCounts>[0]; readonly redis: Redis }, namespace: string): Promise<number> {
+  const [counts, backlog] = await Promise.all([crawlCounts(services.queue), readBacklogSize(services.redis, namespace)]);
+  return backlog + counts.waiting + counts.delayed + counts.active;
+}
+
+/** Resolves once nothing is left of the crawl (see {@link crawlLeft}). */
+export async function untilCrawlDone(services: Parameters<typeof crawlLeft>[0], namespace: string, pollMs = 10): Promise<void> {
+  while ((await crawlLeft(services, namespace)) > 0) await sleep(pollMs);
 }

@@ -18,6 +18,13 @@ export interface ReleaseOptions {
    * about what the workers can take before the next release.
    */
   readonly readyTarget: number;
+  /**
+   * Waiting jobs per group at most, whatever its concurrency cap: a group that
+   * may run thousands at once still gets them a few at a time, since releases
+   * run every few milliseconds while jobs go out.
+   * @default 32
+   */
+  readonly maxReadyPerGroup?: number;
 }
 
 export interface ReleaseResult {
@@ -38,6 +45,7 @@ export const RELEASE_WINDOW_MS = 400;
 const GROUPS_PER_RELEASE = 200;
 /** Looked ahead by the caller's clock, so a fleet's clocks may differ by this much; the script decides by Redis' clock. */
 const CLOCK_SLACK_MS = 1_000;
+const MAX_READY_PER_GROUP = 32;
 /** BullMQ accepts priorities up to 2^21. */
 export const MAX_PRIORITY = 2_097_152;
 
@@ -76,7 +84,7 @@ export class Backlog {
     if (groups.length === 0 || options.room <= 0) return { released: 0, backlog: await this.size(), nextInMs: await this.#nextInMs() };
     const reply = await this.#pacer.runPaced('release', releaseScript, groups, {
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
-      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY],
+      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP],
     });
     const [released, backlog, nextInMs] = reply.map(Number);
     if (released === undefined || backlog === undefined || nextInMs === undefined || [released, backlog, nextInMs].some(Number.isNaN)) {

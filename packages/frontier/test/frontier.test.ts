@@ -141,6 +141,24 @@ describe('Frontier', () => {
     expect([...served].sort()).toEqual(['a.test', 'b.test', 'c.test']);
   });
 
+  it('holds at most maxReadyPerGroup waiting jobs for a group whose cap is higher', async () => {
+    const f = frontier({ scope: 'any' });
+    await f.addSeeds(Array.from({ length: 10 }, (_, i) => `http://wide.test/${i}`));
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(4);
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(0);
+    // A worker takes two: two more may wait.
+    for (const job of (await queue.getJobs(['prioritized'])).slice(0, 2)) await job.remove();
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(2);
+  });
+
+  it('releases no more than the queue has room for (readyTarget), whoever released the waiting jobs', async () => {
+    const f = frontier({ scope: 'any' });
+    await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://h${i % 3}.test/${i}`));
+    expect((await f.release({ room: 100, readyTarget: 12 })).released).toBe(12);
+    expect((await frontier({ scope: 'any' }).release({ room: 100, readyTarget: 12 })).released).toBe(0);
+    expect(await queue.count()).toBe(12);
+  });
+
   it('never releases a URL twice, however many processes release at once', async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 300 }, (_, i) => `http://h${i % 7}.test/${i}`));

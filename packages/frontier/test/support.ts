@@ -15,7 +15,7 @@ export function testPacer(redis: Redis, namespace: string, policy: LimitPolicyIn
 export async function releaseAll(frontier: Frontier): Promise<number> {
   let total = 0;
   for (;;) {
-    const { released } = await frontier.release({ room: 10_000, readyTarget: 1_000_000 });
+    const { released } = await frontier.release({ room: 10_000, readyTarget: 1_000_000, maxReadyPerGroup: 1_000 });
     if (released === 0) return total;
     total += released;
   }

@@ -11,7 +11,9 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *   limiter's wake horizon, the gate's own arithmetic: Crawl-delay and
  *   adaptive pace included) is within `window`; each release takes the slot;
  * - a group has at most max(1, cap - in flight) jobs waiting in the queue
- *   (cap: its concurrency cap, or `defaultCap`); a paused group one, a scout
+ *   (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
+ *   a group that may run thousands at once still gets them a few at a time,
+ *   a release every few milliseconds); a paused group one, a scout
  *   the gate defers, which keeps the group's wait on record and its
  *   --max-blocked bound running;
  * - the queue holds at most `readyTarget` waiting jobs, and one call releases
@@ -23,7 +25,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * (PACED_GROUPS_INCLUDE, one entry per candidate group), then
  * KEYS: +1 backlog count, +2..+10 the crawl queue's keys (crawlJobWriteKeys)
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
- *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority
+ *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
+ *       +9 maxReady (waiting jobs per group at most, whatever its cap)
  * Reply: {Ok, released, entries left in all backlogs, ms until the earliest
  *        group may release again (-1: no group waits)} | {StalePolicy, version}
  */
@@ -43,6 +46,7 @@ local window = tonumber(ARGV[A + 4])
 local room = math.min(tonumber(ARGV[A + 5]), tonumber(ARGV[A + 6]) - redis.call('ZCARD', prioritized))
 local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
+local max_ready = tonumber(ARGV[A + 9])
 local groups_key = prefix .. 'groups'
 local timestamp = math.floor(now)
 local released = 0
@@ -54,20 +58,26 @@ for i = 1, PACED_D do
   -- Gone (another process drained it) or not due yet by this clock.
   if score and score <= now + window then
     local ready_key = prefix .. 'r:' .. g.name
-    local ready = 0
-    for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
-      if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
-        ready = ready + 1
-      else
-        redis.call('SREM', ready_key, id)
-      end
-    end
     local paused = g.paused_until > now
     local bound = 1
     if not paused then
       local cap = g.conc
       if cap <= 0 then cap = default_cap end
-      bound = math.max(1, cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf'))
+      bound = math.min(max_ready, math.max(1, cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf')))
+    end
+    -- The set may still list jobs workers have taken: an upper bound. Only
+    -- when it would hold the group back are its members checked against
+    -- BullMQ's own sets (waiting, or deferred by the gate) and the rest dropped.
+    local ready = redis.call('SCARD', ready_key)
+    if ready >= bound then
+      ready = 0
+      for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
+        if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
+          ready = ready + 1
+        else
+          redis.call('SREM', ready_key, id)
+        end
+      end
     end
     -- Rechecked soon by default: the waiting jobs may be taken by then.
     local next_score = now + window / 4
