@@ -82,7 +82,8 @@ export class Backlog {
       throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
     }
     if (groups.length === 0 || options.room <= 0) return { released: 0, backlog: await this.size(), nextInMs: await this.#nextInMs() };
-    const reply = await this.#pacer.runPaced('release', releaseScript, groups, {
+    const reply = await this.#pacer.runPaced(releaseScript, groups, {
+      operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
       args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP],
     });

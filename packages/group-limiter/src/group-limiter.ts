@@ -61,6 +61,13 @@ export interface AcquireRequest {
   readonly maxInlineWaitMs?: number;
 }
 
+/** What a `runPaced` caller adds: its operation's name (for errors), and its own keys and arguments. */
+export interface PacedCall {
+  readonly operation: string;
+  readonly keys: readonly string[];
+  readonly args: readonly LuaArg[];
+}
+
 /** Options for `plan`. */
 export interface PlanOptions {
   /**
@@ -123,12 +130,7 @@ export interface GroupLimiter {
    * and runs again, like the limiter's own scripts. Returns the reply after
    * its status element (ScriptCode.Ok).
    */
-  runPaced(
-    operation: string,
-    script: LuaScript,
-    groups: readonly string[],
-    extra: { readonly keys: readonly string[]; readonly args: readonly LuaArg[] },
-  ): Promise<unknown[]>;
+  runPaced(script: LuaScript, groups: readonly string[], call: PacedCall): Promise<unknown[]>;
   /** Pauses a group for `forMs` (capped by `maxPauseMs`), replacing any current pause. */
   pause(group: string, forMs: number, reason?: string): Promise<void>;
   /** Ends a pause and forgets the 429 strikes. */
@@ -381,12 +383,8 @@ class RedisGroupLimiter implements GroupLimiter {
     return reply.slice(1).map(asNumber);
   }
 
-  async runPaced(
-    operation: string,
-    script: LuaScript,
-    groups: readonly string[],
-    extra: { readonly keys: readonly string[]; readonly args: readonly LuaArg[] },
-  ): Promise<unknown[]> {
+  async runPaced(script: LuaScript, groups: readonly string[], call: PacedCall): Promise<unknown[]> {
+    const { operation, keys, args } = call;
     groups.forEach((group) => checkName(group, 'groups[]', operation));
     const reply = await this.#call(operation, script, () => ({
       keys: [
@@ -394,7 +392,7 @@ class RedisGroupLimiter implements GroupLimiter {
         this.#keys.groups,
         ...groups.map((group) => this.#keys.group(group)),
         ...groups.map((group) => this.#keys.leases(group)),
-        ...extra.keys,
+        ...keys,
       ],
       args: [
         this.#version,
@@ -407,7 +405,7 @@ class RedisGroupLimiter implements GroupLimiter {
           const limits = this.#resolved(group);
           return [group, limits.intervalMs, limits.toleranceMs, limits.adaptive ? '1' : '0', limits.concurrency];
         }),
-        ...extra.args,
+        ...args,
       ],
     }));
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply(operation, reply);

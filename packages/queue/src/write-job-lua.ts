@@ -1,3 +1,4 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- the typings of a BullMQ file that ships none, needed by every package that compiles this source
 /// <reference path="./bullmq-scripts.d.ts" />
 import { luaInclude, type LuaInclude } from '@crawlq/redis';
 import { addPrioritizedJob } from 'bullmq/dist/cjs/scripts/addPrioritizedJob-9.js';
