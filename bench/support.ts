@@ -49,8 +49,18 @@ export function startNode(args: readonly string[], env: Record<string, string>, 
 
 /** Peak resident set of a live process (VmHWM), in bytes. */
 export function peakRss(pid: number): number | undefined {
+  return statusKilobytes(pid, 'VmHWM');
+}
+
+/** Resident set of a live process now (VmRSS), in bytes. */
+export function currentRss(pid: number): number | undefined {
+  return statusKilobytes(pid, 'VmRSS');
+}
+
+/** A `NAME: N kB` field of /proc/PID/status, in bytes (undefined once the process is gone). */
+function statusKilobytes(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;
   } catch {
     return undefined;
