@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readBacklogSize } from '@crawlq/frontier';
-import { crawlCounts } from '@crawlq/queue';
+import { readCrawlProgress } from '@crawlq/frontier';
+import type { CrawlQueue } from '@crawlq/queue';
 import type { Redis } from 'ioredis';
 import { fileURLToPath } from 'node:url';
 import { BUILT_ENTRY, staleReason, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
@@ -107,9 +107,9 @@ export function fmt(value: number, digits = 1): string {
 }
 
 /** What is left of a crawl: URLs in the backlogs plus jobs waiting, delayed or active. */
-export async function crawlLeft(services: { readonly queue: Parameters<typeof crawlCounts>[0]; readonly redis: Redis }, namespace: string): Promise<number> {
-  const [counts, backlog] = await Promise.all([crawlCounts(services.queue), readBacklogSize(services.redis, namespace)]);
-  return backlog + counts.waiting + counts.delayed + counts.active;
+export async function crawlLeft(services: { readonly queue: CrawlQueue; readonly redis: Redis }, namespace: string): Promise<number> {
+  const counts = await readCrawlProgress(services.redis, services.queue, namespace);
+  return counts.backlog + counts.waiting + counts.delayed + counts.active;
 }
 
 /** Resolves once nothing is left of the crawl (see {@link crawlLeft}). */

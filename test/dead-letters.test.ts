@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { readBacklogSize } from '@crawlq/frontier';
-import { crawlCounts, openCrawlQueue, QUEUE_NAMES, type CrawlCounts } from '@crawlq/queue';
+import { readCrawlProgress } from '@crawlq/frontier';
+import { openCrawlQueue, QUEUE_NAMES, type CrawlCounts } from '@crawlq/queue';
 import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -82,7 +82,7 @@ function probes(namespace: string): { deadLetters: DeadLetterAdmin; counts(): Pr
   const client = redis.client();
   // The backlog counts as waiting: a crawl is over only when it is empty too.
   const counts = async (): Promise<CrawlCounts> => {
-    const [queued, backlog] = await Promise.all([crawlCounts(queue), readBacklogSize(client, namespace)]);
+    const { backlog, ...queued } = await readCrawlProgress(client, queue, namespace);
     return { ...queued, waiting: queued.waiting + backlog };
   };
   return { deadLetters, counts };

@@ -1,3 +1,4 @@
+import { readCrawlProgress } from '@crawlq/frontier';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +49,8 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   await services.frontier.addSeeds(seeds);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const counts = { ...(await services.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active')), backlog: await services.frontier.backlogSize() };
+    const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, services.queue, services.config.namespace);
+    const counts = { backlog, waiting, delayed, active };
     if (Object.values(counts).every((count) => count === 0)) break;
     if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(counts)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

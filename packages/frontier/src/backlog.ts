@@ -1,6 +1,6 @@
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { ADAPTIVE_IMPLIED_CONCURRENCY } from '@crawlq/group-limiter';
-import { crawlJobOptionsJson, crawlJobWriteKeys, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobOptionsJson, crawlJobWriteKeys, type CrawlCounts, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
 import type { Redis } from 'ioredis';
 import { releaseScript } from './commands/release.js';
 import { FrontierError } from './frontier-errors.js';
@@ -29,8 +29,6 @@ export interface ReleaseOptions {
 
 export interface ReleaseResult {
   readonly released: number;
-  /** URLs left in all backlogs. */
-  readonly backlog: number;
   /** When the earliest waiting group may release again (ms from now), or null when no URL waits. */
   readonly nextInMs: number | null;
 }
@@ -43,8 +41,12 @@ export interface ReleaseResult {
 export const RELEASE_WINDOW_MS = 400;
 /** Groups one release call considers (those waiting longest first). */
 const GROUPS_PER_RELEASE = 200;
-/** Looked ahead by the caller's clock, so a fleet's clocks may differ by this much; the script decides by Redis' clock. */
-const CLOCK_SLACK_MS = 1_000;
+/**
+ * Groups are picked by the caller's clock, the script decides by Redis'
+ * clock: a caller whose clock is behind by more than this releases late
+ * (never early). Keep a fleet's clocks synchronised (NTP).
+ */
+const CLOCK_SLACK_MS = 50;
 const MAX_READY_PER_GROUP = 32;
 /** BullMQ accepts priorities up to 2^21. */
 export const MAX_PRIORITY = 2_097_152;
@@ -73,25 +75,38 @@ export class Backlog {
     this.#options = crawlJobOptionsJson(options.jobPolicy);
   }
 
-  /** Releases what is due now (see {@link ReleaseOptions}). */
+  /**
+   * Releases what is due now (see {@link ReleaseOptions}): one round trip to
+   * read the groups that wait longest, and when one of them is due, one more
+   * to run the release script over them.
+   */
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
-    let groups: string[];
+    let waiting: string[];
     try {
-      groups = await this.#redis.zrangebyscore(this.#keys.backlogGroups, '-inf', Date.now() + RELEASE_WINDOW_MS + CLOCK_SLACK_MS, 'LIMIT', 0, GROUPS_PER_RELEASE);
+      waiting = await this.#redis.zrange(this.#keys.backlogGroups, 0, GROUPS_PER_RELEASE - 1, 'WITHSCORES');
     } catch (error) {
       throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
     }
-    if (groups.length === 0 || options.room <= 0) return { released: 0, backlog: await this.size(), nextInMs: await this.#nextInMs() };
-    const reply = await this.#pacer.runPaced(releaseScript, groups, {
+    const now = Date.now();
+    const due: string[] = [];
+    let firstAt: number | undefined;
+    for (let i = 0; i + 1 < waiting.length; i += 2) {
+      const at = Number(waiting[i + 1]);
+      firstAt ??= at;
+      if (at <= now + RELEASE_WINDOW_MS + CLOCK_SLACK_MS) due.push(waiting[i] ?? '');
+    }
+    const nextIn = (at: number | undefined) => (at === undefined ? null : Math.max(0, Math.ceil(at - now)));
+    if (due.length === 0 || options.room <= 0) return { released: 0, nextInMs: nextIn(firstAt) };
+    const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
       args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP],
     });
-    const [released, backlog, nextInMs] = reply.map(Number);
-    if (released === undefined || backlog === undefined || nextInMs === undefined || [released, backlog, nextInMs].some(Number.isNaN)) {
+    const [released, nextInMs] = [reply[0], reply[2]].map(Number);
+    if (released === undefined || nextInMs === undefined || Number.isNaN(released) || Number.isNaN(nextInMs)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released, backlog, nextInMs: nextInMs < 0 ? null : nextInMs };
+    return { released, nextInMs: nextInMs < 0 ? null : nextInMs };
   }
 
   /** URLs admitted and not yet released as jobs. */
@@ -99,10 +114,6 @@ export class Backlog {
     return readBacklogSize(this.#redis, this.#keys);
   }
 
-  async #nextInMs(): Promise<number | null> {
-    const first = await this.#redis.zrange(this.#keys.backlogGroups, 0, 0, 'WITHSCORES');
-    return first[1] === undefined ? null : Math.max(0, Math.ceil(Number(first[1]) - Date.now()));
-  }
 }
 
 /** URLs a crawl has admitted and not yet released as jobs (for status readers without a frontier). */
@@ -143,4 +154,39 @@ function decodeEntry(entry: string): { url: string; redirects: number } {
   if (!rest.startsWith('>')) return { url: rest, redirects: 0 };
   const space = rest.indexOf(' ');
   return { url: rest.slice(space + 1), redirects: Number(rest.slice(1, space)) };
+}
+
+/** A crawl's counts in one atomic read: its backlog and its queue's jobs by state. */
+export interface CrawlProgress extends CrawlCounts {
+  /** URLs admitted and waiting in their groups' backlogs (not yet jobs). */
+  readonly backlog: number;
+}
+
+/**
+ * Reads the backlog and the queue's counts in one MULTI, so a URL moving from
+ * the backlog into the queue, or a job adding links to the backlog as it
+ * finishes, is counted somewhere: separate reads could see neither and call a
+ * crawl done that is not.
+ */
+export async function readCrawlProgress(redis: Redis, queue: CrawlQueue, namespace: string): Promise<CrawlProgress> {
+  const keys = queue.keys as Record<string, string>;
+  const key = (name: string): string => keys[name] ?? queue.toKey(name);
+  const replies = await redis
+    .multi()
+    .get(frontierKeys(namespace).backlogCount)
+    .llen(key('wait'))
+    .llen(key('paused'))
+    .zcard(key('prioritized'))
+    .zcard(key('waiting-children'))
+    .zcard(key('delayed'))
+    .llen(key('active'))
+    .zcard(key('completed'))
+    .zcard(key('failed'))
+    .exec();
+  if (replies === null) throw new FrontierError('Redis discarded the crawl-progress read', { retryable: true });
+  const [backlog, wait, paused, prioritized, children, delayed, active, completed, failed] = replies.map(([error, value]) => {
+    if (error) throw new FrontierError('crawl-progress read failed in Redis', { retryable: true, cause: error });
+    return Math.max(0, Number(value ?? 0));
+  }) as [number, number, number, number, number, number, number, number, number];
+  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, completed, failed };
 }

@@ -1,10 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Frontier, ReleaseResult } from '@crawlq/frontier';
+import type { Frontier } from '@crawlq/frontier';
 
-/** Slept between releases while URLs wait in the backlogs, whatever the next group's time says: new ones may come due. */
-const MAX_IDLE_MS = 100;
-/** After a release that moved jobs: go again soon, the workers may want more. */
-const BUSY_MS = 10;
+/**
+ * Each worker releases about this often, at a random phase: a release moves
+ * the slots of the next 400 ms (RELEASE_WINDOW_MS) of every due group, so a
+ * period well below that keeps every group's slots covered, and the fleet's
+ * releases cost a few round trips per period, not per page.
+ */
+const PERIOD_MS = 100;
+/** After a release that used all its room: more may be due at once. */
+const AGAIN_MS = 10;
 /** After a failed release (Redis away): the next try. */
 const RETRY_MS = 1_000;
 
@@ -39,8 +44,8 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       try {
-        const result = await this.#options.frontier().release({ room: readyTarget, readyTarget });
-        waitMs = nextWait(result);
+        const { released } = await this.#options.frontier().release({ room: readyTarget, readyTarget });
+        waitMs = released >= readyTarget ? AGAIN_MS : PERIOD_MS * (0.8 + 0.4 * Math.random());
       } catch (error) {
         this.#options.onError(error);
         waitMs = RETRY_MS;
@@ -54,10 +59,4 @@ export class BacklogReleaser {
     this.#stop.abort();
     await this.#done;
   }
-}
-
-function nextWait(result: ReleaseResult): number {
-  if (result.released > 0) return BUSY_MS;
-  if (result.nextInMs === null) return MAX_IDLE_MS;
-  return Math.max(BUSY_MS, Math.min(MAX_IDLE_MS, result.nextInMs));
 }

@@ -1,13 +1,10 @@
-import { readBacklogSize } from '@crawlq/frontier';
-import { crawlCounts, type CrawlCounts } from '@crawlq/queue';
+import { readCrawlProgress, type CrawlProgress } from '@crawlq/frontier';
 import { readCrawlStats, type CrawlStats } from '../crawl-stats.js';
 import type { FleetAdminServices } from './crawl-services.js';
 import { readGroupWaits, type GroupWait } from '../group-waits.js';
 
 /** What `crawlq status` reports. */
-export interface CrawlStatus extends CrawlCounts {
-  /** URLs admitted and waiting in their groups' backlogs (not yet jobs). */
-  readonly backlog: number;
+export interface CrawlStatus extends CrawlProgress {
   readonly deadLettered: number;
   readonly pages: number;
   readonly byStatus: CrawlStats['byStatus'];
@@ -19,17 +16,15 @@ export interface CrawlStatus extends CrawlCounts {
 }
 
 export async function readCrawlStatus(services: FleetAdminServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
-  const [counts, backlog, stats, dead, groupWaits] = await Promise.all([
-    crawlCounts(services.queue),
-    readBacklogSize(services.redis, services.config.namespace),
+  const [counts, stats, dead, groupWaits] = await Promise.all([
+    readCrawlProgress(services.redis, services.queue, services.config.namespace),
     readCrawlStats(services.redis, services.config.namespace),
     deadLettered(),
     readGroupWaits(services.redis, services.config.namespace),
   ]);
-  const left = backlog + counts.waiting + counts.delayed + counts.active;
+  const left = counts.backlog + counts.waiting + counts.delayed + counts.active;
   return {
     ...counts,
-    backlog,
     deadLettered: dead,
     pages: stats.pages,
     byStatus: stats.byStatus,

@@ -13,6 +13,7 @@ import { luaInclude } from '@crawlq/redis';
  *   a job (ms, Redis clock); `P count`: entries in all backlogs.
  * - `P r:<group>`: ids of the jobs released for the group and not yet taken
  *   by a worker (pruned against BullMQ's own sets when read).
+ * - `P at`: per group, the next free slot on its release horizon (ms).
  *
  * Defines backlog_entry(fp, url, hops), backlog_push(P, group, depth, entry, now, touched),
  * backlog_pop(P, group, cursor) and backlog_decode(entry).

@@ -7,9 +7,10 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * Stage two of the frontier: moves URLs from their groups' backlogs into the
  * crawl queue as BullMQ jobs, each in the same atomic step as its pop, only
  * when its group can use it now:
- * - a rate-limited group gets a job only when its next start slot (on the
- *   limiter's wake horizon, the gate's own arithmetic: Crawl-delay and
- *   adaptive pace included) is within `window`; each release takes the slot;
+ * - a rate-limited group gets a job only when its next start slot (the
+ *   gate's own arithmetic: its pacing state, Crawl-delay and adaptive pace
+ *   included, on a release horizon of the backlog's own, `P at`) is within
+ *   `window`; each release takes the slot;
  * - a group has at most max(1, cap - in flight) jobs waiting in the queue
  *   (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
  *   a group that may run thousands at once still gets them a few at a time,
@@ -48,6 +49,7 @@ local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
 local groups_key = prefix .. 'groups'
+local release_at_key = prefix .. 'at'
 local timestamp = math.floor(now)
 local released = 0
 
@@ -81,7 +83,11 @@ for i = 1, PACED_D do
     end
     -- Rechecked soon by default: the waiting jobs may be taken by then.
     local next_score = now + window / 4
-    local wake = g.wake_at
+    -- The release horizon is the backlog's own: the gate's wake horizon also
+    -- takes a slot for every deferral, and sharing it would hold releases back
+    -- by every job the gate sent back.
+    local wake = tonumber(redis.call('HGET', release_at_key, g.name) or '0')
+    local wake_before = wake
     local cursor = {}
     local empty = false
     local moved = 0
@@ -111,11 +117,12 @@ for i = 1, PACED_D do
       moved = moved + 1
     end
     released = released + moved
-    if wake ~= g.wake_at then redis.call('HSET', g.key, 'wakeAt', fmt(wake)) end
+    if wake ~= wake_before then redis.call('HSET', release_at_key, g.name, fmt(wake)) end
     if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
     if empty then
       redis.call('ZREM', groups_key, g.name)
       redis.call('DEL', ready_key)
+      redis.call('HDEL', release_at_key, g.name)
     elseif paused then
       redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, next_score)), g.name)
     else
