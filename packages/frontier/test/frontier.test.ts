@@ -130,6 +130,16 @@ describe('Frontier', () => {
     expect(await f.backlogSize()).toBe(2);
   });
 
+  it('keeps no job waiting for a rate-limited group at its cap (the gate would send it back), one for a group without a rate', async () => {
+    const policy = { defaults: { rate: null, concurrency: 1 }, rules: [{ match: 'paced.test', rate: { max: 100, durationMs: 1_000 } }] };
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(['http://paced.test/1', 'http://paced.test/2', 'http://open.test/1', 'http://open.test/2']);
+    const limiter = testPacer(redis.client(), namespace, policy);
+    for (const group of ['paced.test', 'open.test']) expect((await limiter.acquire({ group, leaseId: `busy-${group}` })).admitted).toBe(true);
+    await releaseAll(f);
+    expect((await queue.getJobs(['prioritized'])).map((job) => job.data.url)).toEqual(['http://open.test/1']);
+  });
+
   it('takes groups in turns when a release has less room than the groups want', async () => {
     const f = frontier({ scope: 'any' });
     for (const host of ['a.test', 'b.test', 'c.test']) await f.addSeeds(Array.from({ length: 4 }, (_, i) => `http://${host}/${i}`));

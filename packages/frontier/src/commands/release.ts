@@ -11,8 +11,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *   gate's own arithmetic: its pacing state, Crawl-delay and adaptive pace
  *   included, on a release horizon of the backlog's own, `P at`) is within
  *   `window`; each release takes the slot;
- * - a group has at most max(1, cap - in flight) jobs waiting in the queue
- *   (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
+ * - a group has at most cap - in flight jobs waiting in the queue (at least
+ *   one for a group without a rate) (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
  *   a group that may run thousands at once still gets them a few at a time,
  *   a release every few milliseconds); a paused group one, a scout
  *   the gate defers, which keeps the group's wait on record and its
@@ -65,7 +65,13 @@ for i = 1, PACED_D do
     if not paused then
       local cap = g.conc
       if cap <= 0 then cap = default_cap end
-      bound = math.min(max_ready, math.max(1, cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf')))
+      local free = cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf')
+      -- A group without a rate keeps one job waiting even at its cap, so a
+      -- finished request is followed at once. A rate-limited one does not: a
+      -- worker would take that job at once, the gate would send it back
+      -- (a deferral, several round trips), and its slot could pass unused.
+      if g.interval > 0 then free = math.max(0, free) else free = math.max(1, free) end
+      bound = math.min(max_ready, free)
     end
     -- The set may still list jobs workers have taken: an upper bound. Only
     -- when it would hold the group back are its members checked against
