@@ -1,6 +1,6 @@
 import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobData, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@crawlq/redis';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import type { SeenSetMode } from './seen-set-mode.js';
@@ -38,7 +38,7 @@ export interface SlotPlanner {
 }
 
 export interface FrontierOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queue: CrawlQueue;
   readonly planner: SlotPlanner;
   readonly namespace: string;
@@ -76,7 +76,7 @@ const MAX_PRIORITY = 2_097_152;
  * Seeds and discovered links take the same path.
  */
 export class Frontier {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #queue: CrawlQueue;
   readonly #planner: SlotPlanner;
   readonly #keys: FrontierKeys;

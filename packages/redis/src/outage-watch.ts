@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './cluster.js';
 
 /**
  * Redis stayed unreachable longer than the process may wait for it
@@ -46,7 +46,7 @@ export interface RedisOutageWatch {
  * connection that has been ready before counts as lost; one still in `wait`
  * (lazy, never connected) is not watched until it closes.
  */
-export function watchRedisOutage(redis: Redis, options: RedisOutageWatchOptions): RedisOutageWatch {
+export function watchRedisOutage(redis: RedisClient, options: RedisOutageWatchOptions): RedisOutageWatch {
   let lostAt: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
