@@ -94,14 +94,27 @@ export function openCluster(url: string, options: RedisOptions = {}): Cluster {
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
     // Same schedule as a single node's reconnects; null gives up, as there.
     clusterRetryStrategy: retryStrategy === undefined ? (times) => Math.min(100 * times, 2_000) : retryStrategy === null ? null : (times) => retryStrategy(times),
-    // A restarting master answers nothing, then LOADING, then serves again;
-    // its peers may say CLUSTERDOWN meanwhile. Waiting a little between
-    // attempts rides that out instead of spending the redirections at once.
+    // A restarting master refuses connections, then answers LOADING, then
+    // serves again; meanwhile its peers answer MOVED (to it) or CLUSTERDOWN.
+    // Each such answer spends one redirection and waits 300 ms.
     retryDelayOnClusterDown: 300,
     retryDelayOnTryAgain: 300,
     retryDelayOnFailover: 300,
+    maxRedirections: redirectionsFor(nodeOptions.maxRetriesPerRequest),
   };
   return new Cluster([seed], clusterOptions);
+}
+
+/**
+ * How long a command may chase a master that is away, in the spirit of the
+ * role's `maxRetriesPerRequest` on a single node: unbounded for a role that
+ * rides out an outage (null: workers, the coordinator, BullMQ's blocking
+ * connections), about half a minute for ioredis' default (as 20 reconnects
+ * take), ioredis' 16 (about 5 s) for a role that fails fast.
+ */
+function redirectionsFor(maxRetriesPerRequest: number | null | undefined): number {
+  if (maxRetriesPerRequest === null) return Number.MAX_SAFE_INTEGER;
+  return maxRetriesPerRequest === undefined ? 100 : 16;
 }
 
 /** The URL without a database path or `?db=` (cluster nodes refuse SELECT; the probe only asks INFO). */
