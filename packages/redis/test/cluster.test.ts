@@ -9,7 +9,9 @@ import {
   defineLuaScript,
   openRedisFrom,
   RedisDatabaseError,
+  RedisOutageError,
   stateKeyPrefix,
+  watchRedisOutage,
   type RedisClient,
 } from '../src/index.js';
 
@@ -46,7 +48,7 @@ return { n, redis.call('GET', KEYS[1]) }
 });
 
 describe('a Redis Cluster behind one URL', () => {
-  it('connectRedis detects the cluster and returns a Cluster client that reaches every master', async () => {
+  it('connectRedis detects the cluster and returns a Cluster client that reaches every master', () => {
     expect(redis).toBeInstanceOf(Cluster);
     const masters = (redis as Cluster).nodes('master');
     expect(masters.map((node) => node.options.port).sort()).toEqual(cluster.nodes.map((node) => node.port).sort());
@@ -102,4 +104,43 @@ describe('a Redis Cluster behind one URL', () => {
       await node.config('SET', 'maxmemory-policy', 'noeviction');
     }
   });
+
+  // Last: it restarts a master.
+  it("the outage watch sees the crawl's master go away (the cluster client itself stays ready) and come back", { timeout: 180_000 }, async () => {
+    const namespace = await namespaceAwayFromSeed();
+    const owner = await cluster.masterOf(stateKeyPrefix(namespace));
+    const events: string[] = [];
+    const outages: RedisOutageError[] = [];
+    const patient = watchRedisOutage(redis, {
+      clusterProbeKey: stateKeyPrefix(namespace),
+      limitMs: 600_000,
+      onLost: () => events.push('lost'),
+      onBack: () => events.push('back'),
+    });
+    const impatient = watchRedisOutage(redis, { clusterProbeKey: stateKeyPrefix(namespace), limitMs: 4_000, onOutage: (error) => outages.push(error) });
+    try {
+      const haltedAt = performance.now();
+      await cluster.halt(owner);
+      await waitUntil(() => outages.length > 0 && events.includes('lost'));
+      expect(redis.status).toBe('ready');
+      // Not before the limit: the loss is dated from the probe that went unanswered, sent once the master was going.
+      expect(performance.now() - haltedAt).toBeGreaterThanOrEqual(4_000);
+      expect(outages[0]?.downMs).toBeGreaterThanOrEqual(4_000);
+      await cluster.start(owner);
+      await waitUntil(() => events.includes('back'));
+      expect(events).toEqual(['lost', 'back']);
+      expect(patient.down).toBe(false);
+    } finally {
+      patient.stop();
+      impatient.stop();
+    }
+  });
 });
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

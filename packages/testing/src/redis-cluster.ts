@@ -91,6 +91,8 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
     throw error;
   }
   const nodes: TestClusterNode[] = states;
+  const [seed] = states;
+  if (seed === undefined) throw new Error('no master started');
   const stateOf = (node: TestClusterNode): NodeState => {
     const state = states.find((candidate) => candidate.port === node.port);
     if (state === undefined) throw new Error(`no master on port ${node.port} in this cluster`);
@@ -103,7 +105,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
     return client;
   };
   return {
-    url: nodes[0]!.url,
+    url: seed.url,
     nodes,
     client() {
       const client = new Cluster(states.map((state) => ({ host: '127.0.0.1', port: state.port })), { redisOptions: { maxRetriesPerRequest: null } });
