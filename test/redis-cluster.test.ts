@@ -6,7 +6,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix } from '@crawlq/redis';
 import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, startCli } from './support/cli.js';
+import { cliEnv, runCli, startCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
@@ -93,15 +93,27 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     expect(duplicates(pageRequests.map((request) => request.url))).toEqual([]);
     expect(pageRequests).toHaveLength(expected.size);
     // ...and no host ever saw more than 5 starts in a second or 2 requests at once.
+    const peaks: number[] = [];
     for (const [host, requests] of byHost(pageRequests)) {
       expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+      peaks.push(peakInFlight(requests));
     }
+    // The cap was reached (responses take 400 ms, starts are 200 ms apart): the check above is not vacuous.
+    expect(Math.max(...peaks)).toBe(2);
     // The crawl lives in its namespace's slot: on one master, not the URL's.
     const owner = await cluster.masterOf(queuePrefix(namespace));
     const counts = await keysPerMaster(namespace);
     expect(counts.filter((count) => count > 0)).toHaveLength(1);
     expect(counts[cluster.nodes.findIndex((node) => node.port === owner.port)]).toBeGreaterThan(0);
+  });
+
+  it('a URL with a database number is an input error on a cluster (exit 2, one line)', async () => {
+    const result = await runCli(['status', '--json', '--namespace', 'cluster-db'], { env: cliEnv(`${cluster.url}/2`) });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `crawlq: Redis at ${cluster.url} is a Redis Cluster node, and a cluster has only database 0: drop the database 2 from the URL`,
+    );
   });
 
   it('a restart of the master that holds the crawl is ridden out: every page fetched and written once', { timeout: 420_000 }, async () => {
@@ -130,6 +142,9 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
 
       const code = await exited;
       expect(code, stderr).toBe(0);
+      // The cluster client stays connected to the other masters; the coordinator's probe of the
+      // crawl's master noticed it was away, and said so once.
+      expect(stderr.match(/lost the connection to Redis/g)).toHaveLength(1);
       const expected = web.reachable({ seeds: web.seeds, maxDepth: 1_000, scope: 'host' });
       const urls = readRecords(out).map((record) => record.url);
       // The restart happened mid-crawl, and no page was lost to it.
