@@ -88,10 +88,26 @@ export function openWorker<Data = unknown, Result = unknown, JobName extends str
   const { namespace, onError, connection, ...settings } = options;
   // A Worker blocks on its connection: BullMQ refuses a client instance that would give up on a command.
   const cluster = clusterClientFor(connection, { maxRetriesPerRequest: null });
+  if (cluster !== undefined) boundBlockingReads(cluster);
   const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, connection: cluster ?? connection, prefix: queuePrefix(namespace) });
   worker.on('error', onError ?? dropErrors);
   if (cluster !== undefined) closeWith(worker, cluster);
   return worker;
+}
+
+/**
+ * ioredis' own limit (16 redirections, about 5 s at 300 ms apart) for BullMQ's
+ * blocking reads. BullMQ reads jobs (BZPOPMIN) on a duplicate of the Worker's
+ * client; one that chases an absent master without end was seen to hold
+ * `worker.close()` for good after the master came back. Bounded, the read
+ * fails and BullMQ's loop reads again; the Worker's other commands (job
+ * completion, locks) keep waiting for the master as long as it takes.
+ */
+const BLOCKING_READ_REDIRECTIONS = 16;
+
+function boundBlockingReads(cluster: Cluster): void {
+  const duplicate = cluster.duplicate.bind(cluster);
+  cluster.duplicate = (startupNodes?: unknown[], options: object = {}) => duplicate(startupNodes, { ...options, maxRedirections: BLOCKING_READ_REDIRECTIONS });
 }
 
 /**
@@ -100,13 +116,17 @@ export function openWorker<Data = unknown, Result = unknown, JobName extends str
  * `openQueue`/`openWorker` made from a URL is theirs alone: closing the queue
  * or worker closes it too, as BullMQ closes the clients it makes from options.
  */
+const QUIT_WAIT_MS = 2_000;
+
 function closeWith(owner: { close(...args: never[]): Promise<void>; disconnect(): Promise<void> }, cluster: Cluster): void {
   const close = owner.close.bind(owner);
   owner.close = async (...args: never[]) => {
     try {
       await close(...args);
     } finally {
-      await cluster.quit().catch(() => cluster.disconnect());
+      // QUIT waits for replies; a master that is away must not hold the close.
+      await Promise.race([cluster.quit().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref())]);
+      cluster.disconnect();
     }
   };
   const disconnect = owner.disconnect.bind(owner);
