@@ -92,7 +92,7 @@ export function watchRedisOutage(redis: RedisClient, options: RedisOutageWatchOp
   const onClose = () => lost();
   redis.on('close', onClose).on('end', onClose).on('ready', ready);
   if (redis.status !== 'ready' && redis.status !== 'wait') lost();
-  if (redis instanceof Cluster) probes = probeCluster(redis, options.clusterProbeKey, lost, ready);
+  if (redis instanceof Cluster) probes = probeCluster(redis, options.clusterProbeKey, { lost, back: ready });
   return {
     get down() {
       return lostAt !== undefined;
@@ -106,7 +106,8 @@ export const CLUSTER_PROBE_SILENCE_MS = 3_000;
 const CLUSTER_PROBE_EVERY_MS = 1_000;
 
 /** One probe in flight at a time; `lost` is given the moment the silent probe was sent. */
-function probeCluster(cluster: Cluster, key: string | undefined, lost: (since: number) => void, back: () => void): NodeJS.Timeout {
+function probeCluster(cluster: Cluster, key: string | undefined, on: { readonly lost: (since: number) => void; readonly back: () => void }): NodeJS.Timeout {
+  const { lost, back } = on;
   let sentAt: number | undefined;
   const probe = () => {
     if (sentAt !== undefined) {

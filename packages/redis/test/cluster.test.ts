@@ -9,7 +9,7 @@ import {
   defineLuaScript,
   openRedisFrom,
   RedisDatabaseError,
-  RedisOutageError,
+  type RedisOutageError,
   stateKeyPrefix,
   watchRedisOutage,
   type RedisClient,
