@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, type ConnectionOptions, type Job, type JobsOptions, type Queue, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { AlertScheduler, DeadLetterEntry } from '@crawlq/dead-letter';
 import { QUEUE_NAMES, openQueue, openWorker } from '@crawlq/queue';
-import { openRedisFrom } from '@crawlq/redis';
+import { openRedisFrom, type RedisClient } from '@crawlq/redis';
 import {
   DEFAULT_DELIVERY_POLICY,
   DEFAULT_FIRST_DELAY_MS,
@@ -97,7 +96,7 @@ export function createAlerts(options: CreateAlertsOptions): Alerts {
 class RedisAlerts implements Alerts {
   readonly #options: CreateAlertsOptions;
   readonly #keys: AlertKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #queue: Queue<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>;
   readonly #workers = new Set<Worker<DigestJobData, DigestJobResult, typeof DIGEST_JOB_NAME>>();
   readonly #delivery: Required<AlertDeliveryPolicy>;

@@ -1,5 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import type { PageRecord } from './page-record.js';
 
 /** Fleet-wide page counters, for progress lines and summaries. */
@@ -22,13 +21,13 @@ function statsKey(namespace: string): string {
  * progress lines, not correctness. `close()` writes what is left.
  */
 export class CrawlStatsRecorder {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #key: string;
   readonly #pending = new Map<string, number>();
   readonly #timer: NodeJS.Timeout;
   readonly #onError: (error: unknown) => void;
 
-  constructor(options: { redis: Redis; namespace: string; flushMs?: number; onError: (error: unknown) => void }) {
+  constructor(options: { redis: RedisClient; namespace: string; flushMs?: number; onError: (error: unknown) => void }) {
     this.#redis = options.redis;
     this.#key = statsKey(options.namespace);
     this.#onError = options.onError;
@@ -65,7 +64,7 @@ export class CrawlStatsRecorder {
   }
 }
 
-export async function readCrawlStats(redis: Redis, namespace: string): Promise<CrawlStats> {
+export async function readCrawlStats(redis: RedisClient, namespace: string): Promise<CrawlStats> {
   const raw = await redis.hgetall(statsKey(namespace));
   const byStatus: Record<string, number> = {};
   const skipped: Record<string, number> = {};

@@ -1,5 +1,4 @@
-import { stateKeyPrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 /** Why a group's jobs are held back (beyond ordinary rate and concurrency pacing). */
 export type WaitCause = 'robots' | 'pause';
@@ -36,12 +35,12 @@ export function groupWaitsKey(namespace: string): string {
  * nothing changed, so a backlog of deferred jobs costs one write, not one each.
  */
 export class GroupWaits {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #key: string;
   /** What this process last wrote per group. */
   readonly #noted = new Map<string, GroupWait>();
 
-  constructor(redis: Redis, namespace: string) {
+  constructor(redis: RedisClient, namespace: string) {
     this.#redis = redis;
     this.#key = groupWaitsKey(namespace);
   }
@@ -80,7 +79,7 @@ export class GroupWaits {
 }
 
 /** Groups waiting now, soonest end first; records long past their end are deleted. */
-export async function readGroupWaits(redis: Redis, namespace: string, now = Date.now()): Promise<GroupWait[]> {
+export async function readGroupWaits(redis: RedisClient, namespace: string, now = Date.now()): Promise<GroupWait[]> {
   const key = groupWaitsKey(namespace);
   const fields = await redis.hgetall(key);
   const waits: GroupWait[] = [];

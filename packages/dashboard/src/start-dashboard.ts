@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { detectRedisCluster } from '@crawlq/redis';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
 import { apiRoutes } from './api-routes.js';
@@ -100,6 +101,8 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const { host, port } = validate(options);
   const log = options.log ?? (() => undefined);
+  // The queues below open before any connectRedis: ask first whether the URL names a cluster.
+  await detectRedisCluster(options.redisUrl);
   // Fail fast rather than queue requests while Redis is down: a page should error, not hang.
   const connection: QueueConnection = { url: options.redisUrl, maxRetriesPerRequest: 1 };
   const queues = openDashboardQueues(connection, options.namespace);

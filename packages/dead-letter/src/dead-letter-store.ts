@@ -1,7 +1,6 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { QUEUE_NAMES, openQueue } from '@crawlq/queue';
-import { openRedisFrom } from '@crawlq/redis';
+import { openRedisFrom, type RedisClient } from '@crawlq/redis';
 import { isDeadLetterEntry, type DeadLetterEntry } from './dead-letter-entry.js';
 import { deadLetterKeys, type DeadLetterKeys } from './keys.js';
 
@@ -25,7 +24,7 @@ export const BATCH = 20;
  */
 export class DeadLetterStore {
   readonly keys: DeadLetterKeys;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queue: Queue<DeadLetterEntry, void, typeof DEAD_LETTER_JOB_NAME>;
   #paused: Promise<void> | undefined;
 

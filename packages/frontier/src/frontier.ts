@@ -1,6 +1,6 @@
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@crawlq/redis';
 import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -34,7 +34,7 @@ export interface FrontierSettings {
 }
 
 export interface FrontierOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Where released URLs become jobs. */
   readonly queue: CrawlQueue;
   /** Paces the release of each group's backlog (the group limiter). */
@@ -75,7 +75,7 @@ const SCOPE_REFRESH_MS = 2_000;
  * redirects take the same path.
  */
 export class Frontier {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: FrontierKeys;
   readonly #settings: FrontierSettings;
   readonly #seen: SeenSet;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LuaArg } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@crawlq/redis';
 import { checkSeenScript } from './commands/check-seen.js';
 import { claimScript } from './commands/claim.js';
 import { markSeenScript } from './commands/mark-seen.js';
@@ -13,7 +13,7 @@ import { bloomFalsePositiveRate, bloomGeometry, DEFAULT_SEEN_SET_MODE, type Bloo
 /** Options for {@link SeenSet}. */
 export interface SeenSetOptions {
   /** A connection the seen-set may share. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** The crawl's namespace: keys live under its hash tag (see `frontierKeys`). */
   readonly namespace: string;
   /** @default { mode: 'exact' } */
@@ -65,7 +65,7 @@ const FINGERPRINT = /^u[A-Za-z0-9_-]{22}$/;
  * is refused ({@link SeenSetMismatchError}) instead of silently deduping nothing.
  */
 export class SeenSet {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: FrontierKeys;
   readonly #mode: SeenSetMode;
   readonly #config: readonly (string | number)[];

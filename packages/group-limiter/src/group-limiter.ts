@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
 import type { Admission, Lease, Outcome, PaceChange, StartCheck } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
@@ -33,11 +32,12 @@ import {
 } from './policy.js';
 import { RedisClock } from './redis-clock.js';
 import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+import type { RedisClient } from '@crawlq/redis';
 
 /** Options for `createGroupLimiter`. */
 export interface GroupLimiterOptions {
   /** A connection the limiter may share; it only runs scripts (EVALSHA) and SMEMBERS/HMGET on it. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Start of every key. Use one hash tag per crawl (`crawlq:{crawl}`) so the keys share a Redis Cluster slot. */
   readonly prefix: string;
   /**
@@ -176,7 +176,7 @@ export function createGroupLimiter(options: GroupLimiterOptions): GroupLimiter {
 }
 
 class RedisGroupLimiter implements GroupLimiter {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: LimiterKeys;
   readonly #localPolicy: LimitPolicy;
   #policy: LimitPolicy;

@@ -1,8 +1,7 @@
 import { frontierKeys } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES } from '@crawlq/queue';
-import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { queuePrefix, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 /**
  * How far ahead a delayed job (deferred by the gate, or waiting for a retry)
@@ -46,13 +45,13 @@ export interface FleetState {
  * `maxAgeMs`: Prometheus, the stats line and several scrapers share one read.
  */
 export class FleetStateReader {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #limiter: GroupLimiter;
   readonly #keys: { wait: string; paused: string; prioritized: string; delayed: string; active: string; backlog: string };
   readonly #maxAgeMs: number;
   #cached: { at: number; state: Promise<FleetState> } | undefined;
 
-  constructor(options: { redis: Redis; namespace: string; maxAgeMs?: number }) {
+  constructor(options: { redis: RedisClient; namespace: string; maxAgeMs?: number }) {
     this.#redis = options.redis;
     this.#limiter = createGroupLimiter({ redis: options.redis, prefix: `${stateKeyPrefix(options.namespace)}:gate` });
     const base = `${queuePrefix(options.namespace)}:${QUEUE_NAMES.crawl}`;

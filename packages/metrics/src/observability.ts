@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startStatsLine, type Logger } from '@crawlq/logging';
+import { detectRedisCluster } from '@crawlq/redis';
 import { Registry } from 'prom-client';
 import { CrawlMetrics, type PageObservation, type PaceChangeObservation } from './crawl-metrics.js';
 import { registerFleetGauges } from './fleet-gauges.js';
@@ -48,6 +49,8 @@ export interface Observability {
  * Redis, the HTTP endpoints and the periodic stats line. Apps call this once.
  */
 export async function startObservability(options: ObservabilityOptions): Promise<Observability> {
+  // Apps may start this before any other connection: the probe must know whether the URL names a cluster.
+  await detectRedisCluster(options.redisUrl);
   const probe = openProbeConnection(options.redisUrl);
   const reader = new FleetStateReader({ redis: probe, namespace: options.namespace });
   let registry: Registry;

@@ -1,6 +1,7 @@
+import type { Cluster } from 'ioredis';
 import { Queue, Worker, type ConnectionOptions, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
-import { queuePrefix } from '@crawlq/redis';
+import { clusterClientFor, queuePrefix } from '@crawlq/redis';
 import { QUEUE_NAMES, type CRAWL_JOB_NAME, type QueueName } from './names.js';
 
 /** Options every crawl job gets. */
@@ -67,8 +68,10 @@ export function openQueue<Data = unknown, Result = unknown, JobName extends stri
   name: QueueName,
   options: OpenQueueOptions,
 ): Queue<Data, Result, JobName> {
-  const queue = new Queue<Data, Result, JobName>(name, { connection: options.connection, prefix: queuePrefix(options.namespace) });
+  const cluster = clusterClientFor(options.connection);
+  const queue = new Queue<Data, Result, JobName>(name, { connection: cluster ?? options.connection, prefix: queuePrefix(options.namespace) });
   queue.on('error', options.onError ?? dropErrors);
+  if (cluster !== undefined) closeWith(queue, cluster);
   return queue;
 }
 
@@ -82,10 +85,58 @@ export function openWorker<Data = unknown, Result = unknown, JobName extends str
   processor: Processor<Data, Result, JobName>,
   options: OpenWorkerOptions,
 ): Worker<Data, Result, JobName> {
-  const { namespace, onError, ...settings } = options;
-  const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, prefix: queuePrefix(namespace) });
+  const { namespace, onError, connection, ...settings } = options;
+  // A Worker blocks on its connection: BullMQ refuses a client instance that would give up on a command.
+  const cluster = clusterClientFor(connection, { maxRetriesPerRequest: null });
+  if (cluster !== undefined) boundBlockingReads(cluster);
+  const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, connection: cluster ?? connection, prefix: queuePrefix(namespace) });
   worker.on('error', onError ?? dropErrors);
+  if (cluster !== undefined) closeWith(worker, cluster);
   return worker;
+}
+
+/**
+ * ioredis' own limit (16 redirections, about 5 s at 300 ms apart) for BullMQ's
+ * blocking reads. BullMQ reads jobs (BZPOPMIN) on a duplicate of the Worker's
+ * client; one that chases an absent master without end was seen to hold
+ * `worker.close()` for good after the master came back. Bounded, the read
+ * fails and BullMQ's loop reads again; the Worker's other commands (job
+ * completion, locks) keep waiting for the master as long as it takes.
+ */
+const BLOCKING_READ_REDIRECTIONS = 16;
+
+function boundBlockingReads(cluster: Cluster): void {
+  const duplicate = cluster.duplicate.bind(cluster);
+  cluster.duplicate = (startupNodes?: unknown[], options: object = {}) => duplicate(startupNodes, { ...options, maxRedirections: BLOCKING_READ_REDIRECTIONS });
+}
+
+/**
+ * BullMQ takes a Redis Cluster only as a client instance, and leaves a client
+ * it was given open when it closes (it may be shared). The cluster client
+ * `openQueue`/`openWorker` made from a URL is theirs alone: closing the queue
+ * or worker closes it too, as BullMQ closes the clients it makes from options.
+ */
+const QUIT_WAIT_MS = 2_000;
+
+function closeWith(owner: { close(...args: never[]): Promise<void>; disconnect(): Promise<void> }, cluster: Cluster): void {
+  const close = owner.close.bind(owner);
+  owner.close = async (...args: never[]) => {
+    try {
+      await close(...args);
+    } finally {
+      // QUIT waits for replies; a master that is away must not hold the close.
+      await Promise.race([cluster.quit().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, QUIT_WAIT_MS).unref())]);
+      cluster.disconnect();
+    }
+  };
+  const disconnect = owner.disconnect.bind(owner);
+  owner.disconnect = async () => {
+    try {
+      await disconnect();
+    } finally {
+      cluster.disconnect();
+    }
+  };
 }
 
 /** The crawl queue of a namespace, typed (`openQueue` with the default error policy). */

@@ -1,5 +1,6 @@
 import { redactUrl } from '@crawlq/urls';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { isClusterNode, isKnownCluster, openCluster, rememberTopology, type RedisClient } from './cluster.js';
 import { assertDatabase } from './database-check.js';
 
 /*
@@ -11,6 +12,7 @@ import { assertDatabase } from './database-check.js';
  *   alerts) that take the `connection` their caller also gives BullMQ. The
  *   caller's options are kept as given, and it connects lazily: failures
  *   surface as rejected commands, like BullMQ's own.
+ * Both open a Cluster client where the URL names a Redis Cluster (see cluster.ts).
  */
 
 /**
@@ -42,9 +44,11 @@ export function redisOptionsFor(options: ConnectOptions): RedisOptions {
 
 /**
  * Opens a connection and waits until Redis answers; rejects with a clear error
- * otherwise, or with RedisDatabaseError when the server lacks the URL's database.
+ * otherwise, or with RedisDatabaseError when the server lacks the URL's database
+ * (a cluster has only database 0). On a cluster node it returns a Cluster
+ * client seeded with that node, ready to serve every slot.
  */
-export async function connectRedis(url: string, options: ConnectOptions): Promise<Redis> {
+export async function connectRedis(url: string, options: ConnectOptions): Promise<RedisClient> {
   const redis = new Redis(url, { ...redisOptionsFor(options), lazyConnect: true });
   // Connection errors reach callers as rejected commands (or as waits, for a
   // role that rides out an outage); without a listener ioredis would print
@@ -57,13 +61,31 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
     redis.disconnect();
     throw new RedisUnavailableError(url, { cause: error });
   }
+  let cluster: boolean;
   try {
     await assertDatabase(redis, url);
+    cluster = (await isClusterNode(redis)) === true;
   } catch (error) {
     redis.disconnect();
     throw error;
   }
-  return redis;
+  rememberTopology(url, cluster);
+  if (!cluster) return redis;
+  redis.disconnect();
+  return connectCluster(url, options);
+}
+
+async function connectCluster(url: string, options: ConnectOptions): Promise<Cluster> {
+  const cluster = openCluster(url, { ...redisOptionsFor(options), lazyConnect: true });
+  cluster.on('error', () => undefined); // as for a single node above
+  try {
+    await cluster.connect();
+    await cluster.ping();
+  } catch (error) {
+    cluster.disconnect();
+    throw new RedisUnavailableError(url, { cause: error });
+  }
+  return cluster;
 }
 
 /**
@@ -71,26 +93,44 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
  * client instance. Only ioredis instances can be used beside BullMQ.
  */
 export type RedisConnectionInput =
-  | Redis
+  | RedisClient
   | (RedisOptions & { readonly url?: string; readonly skipVersionCheck?: boolean })
   | { duplicate(...args: never[]): unknown };
 
 /**
  * Our own ioredis client beside BullMQ's (BullMQ 6.7 wraps its client behind a
  * narrow interface), from the same `connection`. An ioredis instance is
- * duplicated, so closing ours leaves the caller's open.
+ * duplicated, so closing ours leaves the caller's open. Options whose `url`
+ * names a cluster (as `connectRedis` or `detectRedisCluster` found) open a
+ * Cluster client.
  * @throws TypeError for a client that is not ioredis
  */
-export function openRedisFrom(connection: RedisConnectionInput): Redis {
+export function openRedisFrom(connection: RedisConnectionInput): RedisClient {
   if (connection instanceof Redis) return connection.duplicate();
+  if (connection instanceof Cluster) return connection.duplicate();
   if ('duplicate' in connection && typeof connection.duplicate === 'function') {
-    throw new TypeError('pass connection options or an ioredis Redis instance (other clients are not supported)');
+    throw new TypeError('pass connection options or an ioredis Redis or Cluster instance (other clients are not supported)');
   }
   const { url, skipVersionCheck: _skip, ...rest } = connection as RedisOptions & { url?: string; skipVersionCheck?: boolean };
-  const redis = url === undefined ? new Redis(rest) : new Redis(url, rest);
+  const redis = url === undefined ? new Redis(rest) : isKnownCluster(url) ? openCluster(url, rest) : new Redis(url, rest);
   // Failures reach callers as rejected commands; the event would only be noise.
   redis.on('error', () => undefined);
   return redis;
+}
+
+/**
+ * For BullMQ: a Cluster client when `connection` is options whose `url` names
+ * a cluster, else undefined (BullMQ opens single-node clients from options
+ * itself, but only takes a cluster as an instance). The caller owns it: BullMQ
+ * leaves a client it was given open when it closes.
+ */
+export function clusterClientFor(connection: RedisConnectionInput, overrides: RedisOptions = {}): Cluster | undefined {
+  if (connection instanceof Redis || connection instanceof Cluster || 'duplicate' in connection) return undefined;
+  const { url, skipVersionCheck: _skip, ...rest } = connection as RedisOptions & { url?: string; skipVersionCheck?: boolean };
+  if (url === undefined || !isKnownCluster(url)) return undefined;
+  const cluster = openCluster(url, { ...rest, ...overrides });
+  cluster.on('error', () => undefined); // BullMQ listens for itself once it has it
+  return cluster;
 }
 
 /** Redis could not be reached. Retryable by the operator, not by a job. */
@@ -105,16 +145,23 @@ export class RedisUnavailableError extends Error {
 
 /**
  * BullMQ loses jobs silently if Redis evicts keys. Returns a warning to print
- * when the server is not configured with `maxmemory-policy noeviction`.
+ * when the server (on a cluster: any master) is not configured with
+ * `maxmemory-policy noeviction`.
  */
-export async function checkEvictionPolicy(redis: Redis): Promise<string | undefined> {
-  try {
-    const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
-    const policy = reply[1];
-    return policy === undefined || policy === 'noeviction'
-      ? undefined
-      : `Redis maxmemory-policy is "${policy}"; set it to "noeviction" or queued jobs can be evicted`;
-  } catch {
-    return undefined; // CONFIG may be disabled on managed Redis; nothing to check then.
+export async function checkEvictionPolicy(redis: RedisClient): Promise<string | undefined> {
+  // CONFIG is per node: a cluster answers it from whichever node it picks.
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    let policy: string | undefined;
+    try {
+      policy = ((await node.config('GET', 'maxmemory-policy')) as string[])[1];
+    } catch {
+      continue; // CONFIG may be disabled on managed Redis; nothing to check then.
+    }
+    if (policy !== undefined && policy !== 'noeviction') {
+      const where = redis instanceof Cluster ? `Redis master ${node.options.host ?? ''}:${node.options.port ?? ''}` : 'Redis';
+      return `${where} maxmemory-policy is "${policy}"; set it to "noeviction" or queued jobs can be evicted`;
+    }
   }
+  return undefined;
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from '@crawlq/config';
 import { redactUrl } from '@crawlq/urls';
 import { Redis, ReplyError } from 'ioredis';
+import { isClusterNode } from './cluster.js';
 
 /**
  * The Redis URL names a database the server does not have (`/99` on a server
@@ -13,19 +14,28 @@ export class RedisDatabaseError extends ConfigError {
   readonly database: number;
   /** The server's `databases` setting, when CONFIG GET may be used. */
   readonly databases: number | undefined;
+  /** The server is a Redis Cluster node: it has database 0 only. */
+  readonly cluster: boolean;
 
-  constructor(url: string, found: { readonly database: number; readonly databases: number | undefined }, options?: ErrorOptions) {
+  constructor(
+    url: string,
+    found: { readonly database: number; readonly databases: number | undefined; readonly cluster?: boolean },
+    options?: ErrorOptions,
+  ) {
     const { database, databases } = found;
     const server = serverOf(url);
-    const why = databases !== undefined && database >= databases
-      ? `has no database ${database} (it has ${databases}; databases setting)`
-      : `refused database ${database} (${(options?.cause as Error | undefined)?.message ?? 'SELECT failed'})`;
+    const why = found.cluster === true
+      ? `is a Redis Cluster node, and a cluster has only database 0: drop the database ${database} from the URL`
+      : databases !== undefined && database >= databases
+        ? `has no database ${database} (it has ${databases}; databases setting)`
+        : `refused database ${database} (${(options?.cause as Error | undefined)?.message ?? 'SELECT failed'})`;
     super('redisUrl', why, options);
     // The sentence names the server itself; no option prefix (the URL may come from a flag or REDIS_URL).
     this.message = `Redis at ${server} ${why}`;
     this.server = server;
     this.database = database;
     this.databases = databases;
+    this.cluster = found.cluster === true;
   }
 }
 
@@ -47,12 +57,14 @@ export function databaseIndexOf(url: string): number {
  * refuses, only emits an `error` event: every command then runs in database 0
  * of the server. `crawl` wrote its crawl there and `status` read an empty
  * database 0 as `"done":true` (#10). This selects it again and turns a
- * refusal into a RedisDatabaseError.
+ * refusal into a RedisDatabaseError. A cluster node refuses every SELECT
+ * but 0; that gets its own sentence.
  * @throws RedisDatabaseError when the server refuses the URL's database
  */
 export async function assertDatabase(redis: Redis, url: string): Promise<void> {
   const database = databaseIndexOf(url);
   if (database === 0) return;
+  if ((await isClusterNode(redis)) === true) throw new RedisDatabaseError(url, { database, databases: 1, cluster: true });
   try {
     await redis.select(database);
   } catch (error) {

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { detectRedisCluster } from './cluster.js';
 import { checkDatabase } from './database-check.js';
 import { redisServerArgs } from './server-settings.js';
 
@@ -42,7 +43,8 @@ interface ServerRecord {
 
 /**
  * With a URL: checks that the server has its database (RedisDatabaseError
- * otherwise) and uses it. Without: joins the private redis-server that another
+ * otherwise), asks whether it is a cluster node (every connection opened from
+ * the URL later follows the answer, see cluster.ts) and uses it. Without: joins the private redis-server that another
  * crawlq process on this machine runs from the same state directory, or
  * starts one (append-only file on, `noeviction`), so `enqueue`, `worker` and
  * `crawl` run in separate terminals share one crawl and data survives restarts.
@@ -50,6 +52,7 @@ interface ServerRecord {
 export async function resolveRedis(options: { url?: string | undefined; stateDir: string }): Promise<RedisHandle> {
   if (options.url !== undefined) {
     await checkDatabase(options.url);
+    await detectRedisCluster(options.url);
     return { url: options.url, embedded: false, release: () => Promise.resolve() };
   }
   const dir = resolve(options.stateDir, 'redis');

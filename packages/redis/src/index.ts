@@ -1,6 +1,7 @@
 export {
   connectRedis,
   openRedisFrom,
+  clusterClientFor,
   redisOptionsFor,
   checkEvictionPolicy,
   RedisUnavailableError,
@@ -24,3 +25,4 @@ export {
   type LuaReply,
   type LuaArg,
 } from './lua-script.js';
+export { detectRedisCluster, isKnownCluster, openCluster, type RedisClient } from './cluster.js';

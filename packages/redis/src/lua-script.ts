@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './cluster.js';
 
 /**
  * What a Lua reply becomes through ioredis: integers (Lua numbers are
@@ -95,7 +95,7 @@ export class LuaScript<Reply = LuaReply> {
   }
 
   /** Runs the script atomically; rejects with Redis' ReplyError when the script fails or returns an error. */
-  async run(redis: Redis, keys: readonly string[], args: readonly LuaArg[] = []): Promise<Reply> {
+  async run(redis: RedisClient, keys: readonly string[], args: readonly LuaArg[] = []): Promise<Reply> {
     if (this.#keys !== 'variadic' && keys.length !== this.#keys) {
       throw new RangeError(`Lua script ${this.name} takes ${this.#keys} keys, got ${keys.length}`);
     }

@@ -1,5 +1,6 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
 import { openRedisFrom, type RedisConnectionInput } from '../src/index.js';
 
 let server: TestRedis;
@@ -16,7 +17,7 @@ describe('openRedisFrom (a client beside BullMQ, from the same connection)', () 
     const redis = openRedisFrom({ url: server.url, skipVersionCheck: true, maxRetriesPerRequest: 1 });
     try {
       expect(await redis.ping()).toBe('PONG');
-      expect(redis.options.maxRetriesPerRequest).toBe(1);
+      expect((redis as Redis).options.maxRetriesPerRequest).toBe(1);
     } finally {
       redis.disconnect();
     }

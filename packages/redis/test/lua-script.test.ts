@@ -1,13 +1,12 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARGS_INCLUDE, CLOCK_INCLUDE, connectRedis, defineLuaScript, luaInclude, type LuaReply } from '../src/index.js';
+import { ARGS_INCLUDE, CLOCK_INCLUDE, connectRedis, defineLuaScript, luaInclude, type LuaReply , type RedisClient } from '../src/index.js';
 
 // #11: one runner for every Lua script, against a real redis-server: includes,
 // EVALSHA with the EVAL fallback when the server's script cache is empty,
 // typed replies, and Lua errors as rejections.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 
 beforeAll(async () => {
   server = await startTestRedis();

@@ -1,12 +1,11 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
-import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectRedis, RedisOutageError, watchRedisOutage, type RedisOutageWatch } from '../src/index.js';
+import { connectRedis, RedisOutageError, watchRedisOutage, type RedisOutageWatch , type RedisClient } from '../src/index.js';
 
 // #10: a process rides through a short Redis outage and gives up, once, on one
 // longer than its limit. A real redis-server is stopped and started again.
 let server: TestRedis;
-let redis: Redis;
+let redis: RedisClient;
 let watch: RedisOutageWatch | undefined;
 
 beforeEach(async () => {

@@ -1,5 +1,4 @@
 import { InvalidUrlError, tryNormalizeUrl } from '@crawlq/urls';
-import type { Redis } from 'ioredis';
 import { decodeRobotsBody } from './decode-robots-body.js';
 import { LruCache } from './lru-cache.js';
 import { canonicalPath } from './match-path.js';
@@ -8,6 +7,7 @@ import { productTokenOf } from './product-token.js';
 import { RobotsFetchPostponedError, RobotsOptionsError } from './robots-error.js';
 import { planRetry, type FailureStreak } from './retry-schedule.js';
 import { RobotsStore, type RobotsOutcome, type StoredRobots, type StoredRobotsRead } from './robots-store.js';
+import type { RedisClient } from '@crawlq/redis';
 
 /** What the caller's fetch returns for a robots.txt URL. */
 export interface RobotsFetchResponse {
@@ -42,7 +42,7 @@ export type FetchRobots = (
 /** Options for {@link createRobotsPolicy}. */
 export interface RobotsPolicyOptions {
   /** Connection for the shared cache; only HGETALL/PTTL/HSET/PEXPIRE/DEL (in MULTI), SET NX and EVAL are run. */
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   /** Start of every key; use the crawl's hash tag (`{crawl}:cq:robots`) so keys share a Cluster slot. */
   readonly prefix: string;
   /** The full User-Agent header; rules are matched against its product token (`crawlq` in `crawlq/0.1 (+...)`). */

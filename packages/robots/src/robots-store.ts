@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { releaseLockScript } from './commands/release-lock.js';
 import { RobotsStoreError } from './robots-error.js';
 import type { FailureStreak } from './retry-schedule.js';
+import type { RedisClient } from '@crawlq/redis';
 
 /**
  * How a robots.txt fetch ended, as far as the rules go:
@@ -44,10 +44,10 @@ export interface StoredRobotsRead {
 
 /** Redis access for the robots cache: one hash per origin, a fetch lock and a failure run per origin. */
 export class RobotsStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
   }

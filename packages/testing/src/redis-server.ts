@@ -97,7 +97,8 @@ function managed(first: ChildProcess, server: { readonly args: readonly string[]
   };
 }
 
-async function launch(args: readonly string[], port: number): Promise<ChildProcess> {
+/** Spawns redis-server with `args` and resolves once it answers PING on `port`. */
+export async function launch(args: readonly string[], port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitForReady(child, port);
   return child;

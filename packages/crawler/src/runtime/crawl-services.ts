@@ -2,8 +2,7 @@ import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
-import { connectRedis, stateKeyPrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { connectRedis, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -18,7 +17,7 @@ export interface CrawlServices {
   /** The crawl definition this process follows (null until it joined or published one). */
   readonly definition: CrawlDefinition | null;
   readonly redisUrl: string;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queue: CrawlQueue;
   readonly limiter: GroupLimiter;
   /** Rebuilt when an adopted definition changes the frontier's settings: read it per use, do not keep it. */

@@ -6,7 +6,7 @@ import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } fr
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, RedisOutageError, watchRedisOutage } from '@crawlq/redis';
+import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, queuePrefix } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import type { Job } from 'bullmq';
@@ -118,6 +118,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const outageLevel = onRedisOutage ? 'warn' : 'debug';
   const upTo = onRedisOutage ? `up to ${formatDuration(options.config.redisOutageLimit)} ` : '';
   const outageWatch = watchRedisOutage(services.redis, {
+    // On a cluster: the master of this crawl's slot is the one that must answer.
+    clusterProbeKey: queuePrefix(options.config.namespace),
     onLost: () => log(`lost the connection to Redis; waiting ${upTo}for it to come back (jobs in flight wait too)`, outageLevel),
     onBack: (downMs) => log(`Redis is back after ${(downMs / 1000).toFixed(1)} s`, outageLevel === 'warn' ? 'info' : 'debug'),
     ...(onRedisOutage ? { limitMs: options.config.redisOutageLimit, onOutage: onRedisOutage } : {}),

@@ -1,6 +1,5 @@
 import { canonicalJson, parseDefinitionValues, type CrawlDefinition, type DefinitionValues } from '@crawlq/config';
-import { CLOCK_INCLUDE, defineLuaScript, stateKeyPrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { CLOCK_INCLUDE, defineLuaScript, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 /** What the compare-and-set answered: stored as the next version, or another writer came first. */
 type WriteReply = { readonly stored: true; readonly version: number; readonly setAtMs: number } | { readonly stored: false };
@@ -40,10 +39,10 @@ export type DefinitionStamp = string;
 
 /** The crawl definition of one namespace in Redis. */
 export class DefinitionStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #key: string;
 
-  constructor(redis: Redis, namespace: string) {
+  constructor(redis: RedisClient, namespace: string) {
     this.#redis = redis;
     this.#key = `${stateKeyPrefix(namespace)}:definition`;
   }

@@ -1,19 +1,24 @@
-import { queuePrefix } from '@crawlq/redis';
-import type { Redis } from 'ioredis';
+import { queuePrefix, type RedisClient } from '@crawlq/redis';
+import { Cluster } from 'ioredis';
 
 /**
  * Deletes every key of a namespace (BullMQ's and ours share the `{ns}` hash
- * tag), and nothing else on the server: never FLUSHALL a shared Redis.
+ * tag), and nothing else on the server: never FLUSHALL a shared Redis. SCAN
+ * walks one node's keys, so on a cluster each master is scanned; the keys
+ * found share one slot, so one UNLINK may take them together.
  */
-export async function clearNamespace(redis: Redis, namespace: string): Promise<number> {
+export async function clearNamespace(redis: RedisClient, namespace: string): Promise<number> {
   const pattern = `${escapeGlob(queuePrefix(namespace))}:*`;
-  let cursor = '0';
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await node.unlink(...keys);
+    } while (cursor !== '0');
+  }
   return deleted;
 }
 

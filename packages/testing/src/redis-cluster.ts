@@ -1,0 +1,212 @@
+import { execFile, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Cluster, Redis } from 'ioredis';
+import { freePort } from './free-port.js';
+import { launch } from './redis-server.js';
+import { waitFor } from './wait-for.js';
+
+const run = promisify(execFile);
+
+/** One master of a {@link TestRedisCluster}. */
+export interface TestClusterNode {
+  readonly port: number;
+  /** `redis://127.0.0.1:port`: a URL crawlq can be pointed at (any master is a seed). */
+  readonly url: string;
+  /** True between `halt` and `start`. */
+  readonly halted: boolean;
+}
+
+/** A private 3-master Redis Cluster (no replicas) started for one test file; never the shared 6379. */
+export interface TestRedisCluster extends AsyncDisposable {
+  /** The first master's URL: where crawlq is pointed; it finds the other masters itself. */
+  readonly url: string;
+  readonly nodes: readonly TestClusterNode[];
+  /** A fresh cluster client; closed by `stop()`. */
+  client(): Cluster;
+  /** A plain client of one node (for per-node commands such as INFO, DBSIZE); closed by `stop()`. */
+  nodeClient(node: TestClusterNode): Redis;
+  /** The master that serves the slot of `key` (a `{tag}` counts as Redis Cluster counts it). */
+  masterOf(key: string): Promise<TestClusterNode>;
+  /**
+   * Stops one master as an operator's restart would (SIGTERM: its append-only
+   * file is flushed), keeping its port and directory for `start(node)`.
+   */
+  halt(node: TestClusterNode): Promise<void>;
+  /** Starts a halted master again on its port and directory, and waits until every master reports `cluster_state:ok`. */
+  start(node: TestClusterNode): Promise<void>;
+  /** Waits until every running master reports `cluster_state:ok` and all 16384 slots served. */
+  waitUntilHealthy(): Promise<void>;
+  /** Kills every master and removes their directories. */
+  stop(): Promise<void>;
+}
+
+export interface TestRedisClusterOptions {
+  /**
+   * How long a master may be silent before the others mark it failed. A
+   * master halted for less stays "ok" for the others; with no replicas a
+   * failed master only takes its slots offline until it returns.
+   * @default 5000
+   */
+  readonly nodeTimeoutMs?: number;
+}
+
+/** Generous: a CPU hog beside the tests slows the gossip that forms the cluster. */
+const CLUSTER_READY_TIMEOUT_MS = 90_000;
+
+interface NodeState {
+  port: number;
+  url: string;
+  halted: boolean;
+  child: ChildProcess;
+  readonly args: readonly string[];
+  readonly dir: string;
+}
+
+/**
+ * Three `redis-server --cluster-enabled yes` masters on free ports, each with
+ * its own directory and append-only file (`appendfsync always`, so a halted
+ * master comes back with every write), joined by `redis-cli --cluster create`.
+ */
+export async function startTestRedisCluster(options: TestRedisClusterOptions = {}): Promise<TestRedisCluster> {
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? 5_000;
+  const states: NodeState[] = [];
+  const clients: (Redis | Cluster)[] = [];
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopped ??= (async () => {
+      clients.forEach((client) => client.disconnect());
+      await Promise.all(states.map((state) => kill(state.child, 'SIGKILL')));
+      await Promise.all(states.map((state) => rm(state.dir, { recursive: true, force: true })));
+    })());
+  try {
+    for (let index = 0; index < 3; index += 1) states.push(await startNode(nodeTimeoutMs));
+    const addresses = states.map((state) => `127.0.0.1:${state.port}`);
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: CLUSTER_READY_TIMEOUT_MS });
+    await waitUntilHealthy(states);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const nodes: TestClusterNode[] = states;
+  const [seed] = states;
+  if (seed === undefined) throw new Error('no master started');
+  const stateOf = (node: TestClusterNode): NodeState => {
+    const state = states.find((candidate) => candidate.port === node.port);
+    if (state === undefined) throw new Error(`no master on port ${node.port} in this cluster`);
+    return state;
+  };
+  const nodeClient = (node: TestClusterNode): Redis => {
+    const client = new Redis(node.port, '127.0.0.1', { maxRetriesPerRequest: 1, retryStrategy: () => null, lazyConnect: true });
+    client.on('error', () => undefined);
+    clients.push(client);
+    return client;
+  };
+  return {
+    url: seed.url,
+    nodes,
+    client() {
+      const client = new Cluster(states.map((state) => ({ host: '127.0.0.1', port: state.port })), { redisOptions: { maxRetriesPerRequest: null } });
+      client.on('error', () => undefined);
+      clients.push(client);
+      return client;
+    },
+    nodeClient,
+    async masterOf(key) {
+      const asker = states.find((state) => !state.halted);
+      if (asker === undefined) throw new Error('every master is halted');
+      const probe = nodeClient(asker);
+      try {
+        const slot = Number(await probe.call('CLUSTER', 'KEYSLOT', key));
+        const ranges = (await probe.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+        const owner = ranges.find(([first, last]) => slot >= first && slot <= last);
+        const state = owner === undefined ? undefined : states.find((candidate) => candidate.port === owner[2][1]);
+        if (state === undefined) throw new Error(`no master serves slot ${slot} of ${key}`);
+        return state;
+      } finally {
+        probe.disconnect();
+      }
+    },
+    async halt(node) {
+      const state = stateOf(node);
+      state.halted = true;
+      await kill(state.child, 'SIGTERM');
+    },
+    async start(node) {
+      const state = stateOf(node);
+      if (!state.halted) throw new Error(`the master on port ${state.port} is still running`);
+      state.child = await launch(state.args, state.port);
+      state.halted = false;
+      await waitUntilHealthy(states);
+    },
+    waitUntilHealthy: () => waitUntilHealthy(states),
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/** A master with its data port and cluster-bus port both free; a port taken between probing and binding is retried. */
+async function startNode(nodeTimeoutMs: number): Promise<NodeState> {
+  const dir = await mkdtemp(join(tmpdir(), 'crawlq-test-cluster-'));
+  for (let attempt = 0; ; attempt += 1) {
+    const port = await freePort();
+    const busPort = await freePort();
+    const args = [
+      '--port', String(port),
+      '--bind', '127.0.0.1',
+      '--cluster-enabled', 'yes',
+      // Redis 7 takes the bus port as a setting: no need for port + 10000 to be free.
+      '--cluster-port', String(busPort),
+      '--cluster-config-file', 'nodes.conf',
+      '--cluster-node-timeout', String(nodeTimeoutMs),
+      '--save', '',
+      '--appendonly', 'yes',
+      '--appendfsync', 'always',
+      '--dir', dir,
+      '--maxmemory-policy', 'noeviction',
+      '--loglevel', 'warning',
+    ];
+    try {
+      const child = await launch(args, port);
+      return { port, url: `redis://127.0.0.1:${port}`, halted: false, child, args, dir };
+    } catch (error) {
+      if (port === busPort || attempt < 4) continue;
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+}
+
+/** Polls every running master for `cluster_state:ok` and full slot coverage. */
+async function waitUntilHealthy(states: readonly NodeState[]): Promise<void> {
+  await waitFor(
+    'cluster_state:ok on every master',
+    async () => {
+      for (const state of states) {
+        if (state.halted) continue;
+        const probe = new Redis(state.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        probe.on('error', () => undefined);
+        try {
+          await probe.connect();
+          const info = String(await probe.call('CLUSTER', 'INFO'));
+          if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false;
+        } catch {
+          return false;
+        } finally {
+          probe.disconnect();
+        }
+      }
+      return true;
+    },
+    { timeoutMs: CLUSTER_READY_TIMEOUT_MS, intervalMs: 100 },
+  );
+}
+
+async function kill(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}

@@ -1,0 +1,172 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { queuePrefix } from '@crawlq/redis';
+import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, startCli } from './support/cli.js';
+import { Fleet } from './support/fleet.js';
+import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { duplicates, readRecords } from './support/records.js';
+import { waitFor } from './support/wait.js';
+
+// #13: crawlq pointed at one master of a local 3-master Redis Cluster
+// (REDIS_URL, nothing else) crawls with several processes, keeps every limit
+// as the server sees it, and rides out a restart of the master that holds the crawl.
+let cluster: TestRedisCluster;
+let fleet: Fleet | undefined;
+const sites: DemoSite[] = [];
+
+beforeAll(async () => {
+  cluster = await startTestRedisCluster();
+}, 180_000);
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+  await Promise.all(sites.splice(0).map((site) => site.close()));
+});
+afterAll(async () => cluster?.stop());
+
+async function site(spec: Parameters<typeof startDemoSite>[0]): Promise<DemoSite> {
+  const started = await startDemoSite(spec);
+  sites.push(started);
+  return started;
+}
+
+/**
+ * A namespace whose slot a master other than the URL's serves: every command
+ * of the crawl must be routed by the cluster client, none can pass by luck.
+ */
+async function namespaceAwayFromSeed(base: string): Promise<string> {
+  for (let index = 0; ; index += 1) {
+    const namespace = `${base}-${index}`;
+    if ((await cluster.masterOf(queuePrefix(namespace))).port !== cluster.nodes[0]!.port) return namespace;
+  }
+}
+
+/** Keys of the namespace on each master, counted by SCAN on that node alone. */
+async function keysPerMaster(namespace: string): Promise<number[]> {
+  return Promise.all(
+    cluster.nodes.map(async (node) => {
+      const client = cluster.nodeClient(node);
+      let cursor = '0';
+      let count = 0;
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', `${queuePrefix(namespace)}:*`, 'COUNT', 1000);
+        cursor = next;
+        count += keys.length;
+      } while (cursor !== '0');
+      client.disconnect();
+      return count;
+    }),
+  );
+}
+
+describe('crawlq on a 3-master Redis Cluster (#13)', () => {
+  it('3 workers crawl every page once; the rate and the concurrency cap hold at the server', { timeout: 240_000 }, async () => {
+    const hosts = ['127.0.0.81', '127.0.0.82', '127.0.0.83'];
+    const web = await site({ hosts, pagesPerHost: 25, linksPerPage: 3, crossHostLinksPerPage: 1 });
+    // Slow responses make the concurrency cap matter as well as the rate.
+    web.setFaults([{ status: 200, delayMs: 400 }]);
+    const namespace = await namespaceAwayFromSeed('cluster-fleet');
+    fleet = new Fleet({
+      redisUrl: cluster.url,
+      dir: mkdtempSync(join(tmpdir(), 'crawlq-cluster-')),
+      flags: ['--namespace', namespace, '--allow-private-network', '--scope', 'any', '--max-depth', '100', '--concurrency', '8', '--rate', '5/1s', '--domain-concurrency', '2'],
+    });
+    await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
+    const enqueued = await fleet.cli(['enqueue', ...web.seeds]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await fleet.waitUntilDone(180_000);
+    // Every worker stops cleanly on SIGTERM (closing its cluster connections does not hang).
+    expect(await fleet.stop()).toEqual([0, 0, 0]);
+
+    const expected = web.reachable({ seeds: web.seeds, maxDepth: 100, scope: 'any' });
+    const perWorker = fleet.resultFiles().map((file) => readRecords(file));
+    const urls = perWorker.flat().map((record) => record.url);
+    // Results complete, each page written once, and every worker took part.
+    expect(duplicates(urls)).toEqual([]);
+    expect(new Set(urls)).toEqual(expected);
+    for (const records of perWorker) expect(records.length).toBeGreaterThan(0);
+    // Judged at the server: each page requested exactly once...
+    const pageRequests = web.requests.filter((request) => request.path !== '/robots.txt');
+    expect(duplicates(pageRequests.map((request) => request.url))).toEqual([]);
+    expect(pageRequests).toHaveLength(expected.size);
+    // ...and no host ever saw more than 5 starts in a second or 2 requests at once.
+    const peaks: number[] = [];
+    for (const [host, requests] of byHost(pageRequests)) {
+      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+      peaks.push(peakInFlight(requests));
+    }
+    // The cap was reached (responses take 400 ms, starts are 200 ms apart): the check above is not vacuous.
+    expect(Math.max(...peaks)).toBe(2);
+    // The crawl lives in its namespace's slot: on one master, not the URL's.
+    const owner = await cluster.masterOf(queuePrefix(namespace));
+    const counts = await keysPerMaster(namespace);
+    expect(counts.filter((count) => count > 0)).toHaveLength(1);
+    expect(counts[cluster.nodes.findIndex((node) => node.port === owner.port)]).toBeGreaterThan(0);
+  });
+
+  it('a URL with a database number is an input error on a cluster (exit 2, one line)', async () => {
+    const result = await runCli(['status', '--json', '--namespace', 'cluster-db'], { env: cliEnv(`${cluster.url}/2`) });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `crawlq: Redis at ${cluster.url} is a Redis Cluster node, and a cluster has only database 0: drop the database 2 from the URL`,
+    );
+  });
+
+  it('a restart of the master that holds the crawl is ridden out: every page fetched and written once', { timeout: 420_000 }, async () => {
+    const web = await site({ hosts: ['127.0.0.84', '127.0.0.85'], pagesPerHost: 100, linksPerPage: 4 });
+    const namespace = await namespaceAwayFromSeed('cluster-restart');
+    const owner = await cluster.masterOf(queuePrefix(namespace));
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-restart-'));
+    const out = join(dir, 'results.jsonl');
+    const child = startCli(
+      ['crawl', ...web.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000', '--workers', '3', '--concurrency', '4', '--state-dir', dir],
+      { env: cliEnv(cluster.url) },
+    );
+    child.stdin?.end();
+    let stderr = '';
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await waitFor(() => (readRecords(out).length >= 30 ? true : undefined), { timeoutMs: 180_000, what: 'the first pages' });
+      await cluster.halt(owner); // A clean stop: the AOF (appendfsync always) is flushed, as an operator's restart would.
+      const pagesAtStop = readRecords(out).length;
+      await sleep(5_000);
+      await cluster.start(owner);
+      const pagesAtStart = readRecords(out).length;
+      const restartedAt = performance.now();
+
+      const code = await exited;
+      const finishSeconds = (performance.now() - restartedAt) / 1000;
+      expect(code, stderr).toBe(0);
+      // The cluster client stays connected to the other masters; the coordinator's probe of the
+      // crawl's master noticed it was away, and said so once.
+      expect(stderr.match(/lost the connection to Redis/g)).toHaveLength(1);
+      // The crawl was over when the workers were stopped: none needed its grace period cut short.
+      expect(stderr).not.toContain('grace period of');
+      const expected = web.reachable({ seeds: web.seeds, maxDepth: 1_000, scope: 'host' });
+      const urls = readRecords(out).map((record) => record.url);
+      // The restart happened mid-crawl, and no page was lost to it.
+      expect(pagesAtStop).toBeLessThan(expected.size);
+      const log = stderr.split('\n').filter((line) => !/^\[[\d.]+s\] pages/.test(line)).join('\n');
+      expect(new Set(urls), `missing ${[...expected].filter((url) => !urls.includes(url)).join(' ')}\n${log}\n${stdout}`).toEqual(expected);
+      // Exactly once, as the site saw it and as the results hold it (the jobs'
+      // locks outlive a 5 s gap, so nothing in flight runs a second time).
+      const fetchedTwice = [...expected].filter((url) => web.requestCount(url) !== 1);
+      expect(fetchedTwice.map((url) => `${url} x${web.requestCount(url)}`)).toEqual([]);
+      expect(duplicates(urls)).toEqual([]);
+      process.stdout.write(
+        `redis cluster restart: master :${owner.port} halted after ${pagesAtStop} of ${expected.size} pages, back at ${pagesAtStart}, ${urls.length - pagesAtStart} written after it returned, exit ${finishSeconds.toFixed(1)} s after it returned\n`,
+      );
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    }
+  });
+});
