@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readCrawlProgress } from '@crawlq/frontier';
 import type { CrawlQueue } from '@crawlq/queue';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@crawlq/redis';
 import { fileURLToPath } from 'node:url';
 import { BUILT_ENTRY, staleReason, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
 
@@ -107,7 +107,7 @@ export function fmt(value: number, digits = 1): string {
 }
 
 /** What is left of a crawl: URLs in the backlogs plus jobs waiting, delayed or active. */
-export async function crawlLeft(services: { readonly queue: CrawlQueue; readonly redis: Redis }, namespace: string): Promise<number> {
+export async function crawlLeft(services: { readonly queue: CrawlQueue; readonly redis: RedisClient }, namespace: string): Promise<number> {
   const counts = await readCrawlProgress(services.redis, services.queue, namespace);
   return counts.backlog + counts.waiting + counts.delayed + counts.active;
 }

@@ -1,7 +1,7 @@
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { ADAPTIVE_IMPLIED_CONCURRENCY } from '@crawlq/group-limiter';
 import { crawlJobOptionsJson, crawlJobWriteKeys, type CrawlCounts, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './commands/release.js';
 import { FrontierError } from './frontier-errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -58,14 +58,14 @@ export const MAX_PRIORITY = 2_097_152;
  * will admit them.
  */
 export class Backlog {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #pacer: BacklogPacer;
   readonly #keys: FrontierKeys;
   readonly #queueKeys: readonly string[];
   readonly #jobPrefix: string;
   readonly #options: string;
 
-  constructor(options: { readonly redis: Redis; readonly queue: CrawlQueue; readonly pacer: BacklogPacer; readonly namespace: string; readonly jobPolicy: CrawlJobPolicy }) {
+  constructor(options: { readonly redis: RedisClient; readonly queue: CrawlQueue; readonly pacer: BacklogPacer; readonly namespace: string; readonly jobPolicy: CrawlJobPolicy }) {
     this.#redis = options.redis;
     this.#pacer = options.pacer;
     this.#keys = frontierKeys(options.namespace);
@@ -117,7 +117,7 @@ export class Backlog {
 }
 
 /** URLs a crawl has admitted and not yet released as jobs (for status readers without a frontier). */
-export async function readBacklogSize(redis: Redis, keys: Pick<FrontierKeys, 'backlogCount'> | string): Promise<number> {
+export async function readBacklogSize(redis: RedisClient, keys: Pick<FrontierKeys, 'backlogCount'> | string): Promise<number> {
   const key = typeof keys === 'string' ? frontierKeys(keys).backlogCount : keys.backlogCount;
   return Math.max(0, Number((await redis.get(key)) ?? 0));
 }
@@ -135,7 +135,7 @@ export interface BacklogEntry {
  * Every URL waiting in a crawl's backlogs, group by group, lowest depth first.
  * Reads every list: for inspecting small crawls and tests, not for a crawl of millions.
  */
-export async function readBacklogEntries(redis: Redis, namespace: string): Promise<BacklogEntry[]> {
+export async function readBacklogEntries(redis: RedisClient, namespace: string): Promise<BacklogEntry[]> {
   const keys = frontierKeys(namespace);
   const entries: BacklogEntry[] = [];
   for (const group of await redis.zrange(keys.backlogGroups, 0, -1)) {
@@ -168,7 +168,7 @@ export interface CrawlProgress extends CrawlCounts {
  * finishes, is counted somewhere: separate reads could see neither and call a
  * crawl done that is not.
  */
-export async function readCrawlProgress(redis: Redis, queue: CrawlQueue, namespace: string): Promise<CrawlProgress> {
+export async function readCrawlProgress(redis: RedisClient, queue: CrawlQueue, namespace: string): Promise<CrawlProgress> {
   const keys = queue.keys as Record<string, string>;
   const key = (name: string): string => keys[name] ?? queue.toKey(name);
   const replies = await redis
