@@ -10,12 +10,6 @@ import type { Frontier } from '@crawlq/frontier';
 const PERIOD_MS = 100;
 /** After a release that used all its room: more may be due at once. */
 const AGAIN_MS = 10;
-/**
- * Jobs one release script moves at most: each costs about a dozen commands
- * inside Redis, and while the script runs every other client waits (the
- * gate's admissions too, whose late replies would be given back as late).
- */
-const BATCH = 32;
 /** After a failed release (Redis away): the next try. */
 const RETRY_MS = 1_000;
 
@@ -50,9 +44,8 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       try {
-        const room = Math.min(BATCH, readyTarget);
-        const { released } = await this.#options.frontier().release({ room, readyTarget });
-        waitMs = released >= room ? AGAIN_MS : PERIOD_MS * (0.8 + 0.4 * Math.random());
+        const { released } = await this.#options.frontier().release({ room: readyTarget, readyTarget });
+        waitMs = released >= readyTarget ? AGAIN_MS : PERIOD_MS * (0.8 + 0.4 * Math.random());
       } catch (error) {
         this.#options.onError(error);
         waitMs = RETRY_MS;
