@@ -11,7 +11,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *   gate's own arithmetic: its pacing state, Crawl-delay and adaptive pace
  *   included, on a release horizon of the backlog's own, `P at`) is within
  *   `window`; each release takes the slot;
- * - a group has at most cap - in flight jobs waiting in the queue (at least
+ * - a group's first release is one job (slow start: its first request runs
+ *   alone); after that a group has at most cap - in flight jobs waiting in the queue (at least
  *   one for a group without a rate) (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
  *   a group that may run thousands at once still gets them a few at a time,
  *   a release every few milliseconds); a paused group one, a scout
@@ -73,6 +74,11 @@ for i = 1, PACED_D do
       if g.interval > 0 then free = math.max(0, free) else free = math.max(1, free) end
       bound = math.min(max_ready, free)
     end
+    -- Slow start: a group's first release is one job, so its first request
+    -- runs alone (adaptive pacing learns the site's latency from it) and a
+    -- new site does not get the group's whole cap at once.
+    local started = redis.call('HEXISTS', release_at_key, g.name) == 1
+    if not started then bound = math.min(bound, 1) end
     -- The set may still list jobs workers have taken: an upper bound. Only
     -- when it would hold the group back are its members checked against
     -- BullMQ's own sets (waiting, or deferred by the gate) and the rest dropped.
@@ -123,7 +129,7 @@ for i = 1, PACED_D do
       moved = moved + 1
     end
     released = released + moved
-    if wake ~= wake_before then redis.call('HSET', release_at_key, g.name, fmt(wake)) end
+    if wake ~= wake_before or (moved > 0 and not started) then redis.call('HSET', release_at_key, g.name, fmt(wake)) end
     if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
     if empty then
       redis.call('ZREM', groups_key, g.name)
