@@ -25,6 +25,12 @@ export interface ReleaseOptions {
    * @default 32
    */
   readonly maxReadyPerGroup?: number;
+  /**
+   * A group's first job runs alone, and the rest follow once it is done.
+   * Off only where no worker takes the jobs (tests of the release itself).
+   * @default true
+   */
+  readonly slowStart?: boolean;
 }
 
 export interface ReleaseResult {
@@ -100,7 +106,7 @@ export class Backlog {
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
-      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP],
+      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1'],
     });
     const [released, nextInMs] = [reply[0], reply[2]].map(Number);
     if (released === undefined || nextInMs === undefined || Number.isNaN(released) || Number.isNaN(nextInMs)) {

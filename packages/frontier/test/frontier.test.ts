@@ -98,7 +98,7 @@ describe('Frontier', () => {
     await f.addSeeds(['http://a.test/']);
     const order: string[] = [];
     for (let i = 0; i < 5; i += 1) {
-      expect((await f.release({ room: 1, readyTarget: 1_000 })).released).toBe(1);
+      expect((await f.release({ room: 1, readyTarget: 1_000, slowStart: false })).released).toBe(1);
       const jobs = await queue.getJobs(['prioritized']);
       order.push(...jobs.map((job) => job.data.url).filter((url) => !order.includes(url)));
     }
@@ -114,7 +114,7 @@ describe('Frontier', () => {
     expect(released).toEqual(['http://fast.test/1', 'http://fast.test/2', 'http://fast.test/3', 'http://slow.test/1']);
     expect(await f.backlogSize()).toBe(2);
     // The next slot is 30 s away: the earliest group says so.
-    const next = await f.release({ room: 10, readyTarget: 1_000 });
+    const next = await f.release({ room: 10, readyTarget: 1_000, slowStart: false });
     expect(next.released).toBe(0);
     expect(next.nextInMs).toBeGreaterThan(20_000);
   });
@@ -140,12 +140,27 @@ describe('Frontier', () => {
     expect((await queue.getJobs(['prioritized'])).map((job) => job.data.url)).toEqual(['http://open.test/1']);
   });
 
+  it("slow start: a group's first job goes alone, the rest once it is done (none waiting, none in flight)", async () => {
+    const f = frontier({ scope: 'any' });
+    await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://new.test/${i}`));
+    expect((await f.release({ room: 100, readyTarget: 1_000 })).released).toBe(1);
+    expect((await f.release({ room: 100, readyTarget: 1_000 })).released).toBe(0);
+    // A worker takes it and fetches: a lease in flight still holds the rest back.
+    const [probe] = await queue.getJobs(['prioritized']);
+    await probe?.remove();
+    const limiter = testPacer(redis.client(), namespace);
+    const admission = await limiter.acquire({ group: 'new.test', leaseId: 'probe' });
+    expect((await f.release({ room: 100, readyTarget: 1_000 })).released).toBe(0);
+    if (admission.admitted) await limiter.release(admission.lease, { sent: true, status: 200 });
+    expect((await f.release({ room: 100, readyTarget: 1_000 })).released).toBe(5);
+  });
+
   it('takes groups in turns when a release has less room than the groups want', async () => {
     const f = frontier({ scope: 'any' });
     for (const host of ['a.test', 'b.test', 'c.test']) await f.addSeeds(Array.from({ length: 4 }, (_, i) => `http://${host}/${i}`));
     const served = new Set<string>();
     for (let call = 0; call < 3; call += 1) {
-      await f.release({ room: 2, readyTarget: 1_000 });
+      await f.release({ room: 2, readyTarget: 1_000, slowStart: false });
       for (const job of await queue.getJobs(['prioritized'])) served.add(job.data.group);
     }
     expect([...served].sort()).toEqual(['a.test', 'b.test', 'c.test']);
@@ -154,21 +169,18 @@ describe('Frontier', () => {
   it('holds at most maxReadyPerGroup waiting jobs for a group whose cap is higher', async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 10 }, (_, i) => `http://wide.test/${i}`));
-    // Slow start: a group's first release is a single job.
-    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(1);
-    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(3);
-    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(0);
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4, slowStart: false })).released).toBe(4);
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4, slowStart: false })).released).toBe(0);
     // A worker takes two: two more may wait.
     for (const job of (await queue.getJobs(['prioritized'])).slice(0, 2)) await job.remove();
-    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4 })).released).toBe(2);
+    expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4, slowStart: false })).released).toBe(2);
   });
 
   it('releases no more than the queue has room for (readyTarget), whoever released the waiting jobs', async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://h${i % 3}.test/${i}`));
-    expect((await f.release({ room: 100, readyTarget: 12 })).released).toBe(3); // each group's first: one job
-    expect((await f.release({ room: 100, readyTarget: 12 })).released).toBe(9);
-    expect((await frontier({ scope: 'any' }).release({ room: 100, readyTarget: 12 })).released).toBe(0);
+    expect((await f.release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(12);
+    expect((await frontier({ scope: 'any' }).release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(0);
     expect(await queue.count()).toBe(12);
   });
 

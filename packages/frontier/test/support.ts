@@ -11,11 +11,11 @@ export function testPacer(redis: Redis, namespace: string, policy: LimitPolicyIn
   return createGroupLimiter({ redis, prefix: `${stateKeyPrefix(namespace)}:gate`, policy });
 }
 
-/** Releases until a call moves nothing; returns how many jobs were released. */
+/** Releases until a call moves nothing (no slow start: no worker takes the jobs here); returns how many jobs were released. */
 export async function releaseAll(frontier: Frontier): Promise<number> {
   let total = 0;
   for (;;) {
-    const { released } = await frontier.release({ room: 10_000, readyTarget: 1_000_000, maxReadyPerGroup: 1_000 });
+    const { released } = await frontier.release({ room: 10_000, readyTarget: 1_000_000, maxReadyPerGroup: 1_000, slowStart: false });
     if (released === 0) return total;
     total += released;
   }

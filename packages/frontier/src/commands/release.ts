@@ -11,8 +11,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *   gate's own arithmetic: its pacing state, Crawl-delay and adaptive pace
  *   included, on a release horizon of the backlog's own, `P at`) is within
  *   `window`; each release takes the slot;
- * - a group's first release is one job (slow start: its first request runs
- *   alone); after that a group has at most cap - in flight jobs waiting in the queue (at least
+ * - a group's first job runs alone (slow start: more follow once it is done);
+ *   after that a group has at most cap - in flight jobs waiting in the queue (at least
  *   one for a group without a rate) (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
  *   a group that may run thousands at once still gets them a few at a time,
  *   a release every few milliseconds); a paused group one, a scout
@@ -28,7 +28,7 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * KEYS: +1 backlog count, +2..+10 the crawl queue's keys (crawlJobWriteKeys)
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
  *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
- *       +9 maxReady (waiting jobs per group at most, whatever its cap)
+ *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start
  * Reply: {Ok, released, entries left in all backlogs, ms until the earliest
  *        group may release again (-1: no group waits)} | {StalePolicy, version}
  */
@@ -49,6 +49,7 @@ local room = math.min(tonumber(ARGV[A + 5]), tonumber(ARGV[A + 6]) - redis.call(
 local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
+local slow_start = ARGV[A + 10] == '1'
 local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
 local timestamp = math.floor(now)
@@ -63,10 +64,12 @@ for i = 1, PACED_D do
     local ready_key = prefix .. 'r:' .. g.name
     local paused = g.paused_until > now
     local bound = 1
+    local in_flight = 0
     if not paused then
       local cap = g.conc
       if cap <= 0 then cap = default_cap end
-      local free = cap - redis.call('ZCOUNT', g.leases, fmt(now), '+inf')
+      in_flight = redis.call('ZCOUNT', g.leases, fmt(now), '+inf')
+      local free = cap - in_flight
       -- A group without a rate keeps one job waiting even at its cap, so a
       -- finished request is followed at once. A rate-limited one does not: a
       -- worker would take that job at once, the gate would send it back
@@ -74,16 +77,12 @@ for i = 1, PACED_D do
       if g.interval > 0 then free = math.max(0, free) else free = math.max(1, free) end
       bound = math.min(max_ready, free)
     end
-    -- Slow start: a group's first release is one job, so its first request
-    -- runs alone (adaptive pacing learns the site's latency from it) and a
-    -- new site does not get the group's whole cap at once.
-    local started = redis.call('HEXISTS', release_at_key, g.name) == 1
-    if not started then bound = math.min(bound, 1) end
     -- The set may still list jobs workers have taken: an upper bound. Only
     -- when it would hold the group back are its members checked against
     -- BullMQ's own sets (waiting, or deferred by the gate) and the rest dropped.
+    local horizon = redis.call('HGET', release_at_key, g.name)
     local ready = redis.call('SCARD', ready_key)
-    if ready >= bound then
+    if ready >= bound or horizon == 'probe' then
       ready = 0
       for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
         if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
@@ -93,12 +92,30 @@ for i = 1, PACED_D do
         end
       end
     end
+    -- Slow start: a group's first job runs alone, and more follow only once
+    -- it is done (nothing of the group waiting or in flight): its first
+    -- request shows the site unloaded (adaptive pacing learns its latency
+    -- from it), and a new site does not get the group's whole cap at once.
+    -- The horizon field is absent before the first release, PROBE after it.
+    local started = horizon ~= false and horizon ~= 'probe'
+    if not slow_start then
+      started = true
+    elseif horizon == false then
+      bound = math.min(bound, 1)
+    elseif horizon == 'probe' then
+      if ready == 0 and in_flight == 0 then
+        started = true
+      else
+        bound = 0
+      end
+    end
     -- Rechecked soon by default: the waiting jobs may be taken by then.
     local next_score = now + window / 4
     -- The release horizon is the backlog's own: the gate's wake horizon also
     -- takes a slot for every deferral, and sharing it would hold releases back
     -- by every job the gate sent back.
-    local wake = tonumber(redis.call('HGET', release_at_key, g.name) or '0')
+    local wake = 0
+    if started and horizon then wake = tonumber(horizon) or 0 end
     local wake_before = wake
     local cursor = {}
     local empty = false
@@ -129,7 +146,11 @@ for i = 1, PACED_D do
       moved = moved + 1
     end
     released = released + moved
-    if wake ~= wake_before or (moved > 0 and not started) then redis.call('HSET', release_at_key, g.name, fmt(wake)) end
+    if not started then
+      if moved > 0 then redis.call('HSET', release_at_key, g.name, 'probe') end
+    elseif wake ~= wake_before or horizon == 'probe' then
+      redis.call('HSET', release_at_key, g.name, fmt(wake))
+    end
     if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
     if empty then
       redis.call('ZREM', groups_key, g.name)
