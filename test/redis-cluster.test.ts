@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
-import { duplicates, readRecords } from './support/records.js';
+import { duplicates, expectEveryPageOnce, readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
 // #13: crawlq pointed at one master of a local 3-master Redis Cluster
@@ -151,17 +151,7 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
       expect(stderr.match(/lost the connection to Redis/g)).toHaveLength(1);
       // The crawl was over when the workers were stopped: none needed its grace period cut short.
       expect(stderr).not.toContain('grace period of');
-      const expected = web.reachable({ seeds: web.seeds, maxDepth: 1_000, scope: 'host' });
-      const urls = readRecords(out).map((record) => record.url);
-      // The restart happened mid-crawl, and no page was lost to it.
-      expect(pagesAtStop).toBeLessThan(expected.size);
-      const log = stderr.split('\n').filter((line) => !/^\[[\d.]+s\] pages/.test(line)).join('\n');
-      expect(new Set(urls), `missing ${[...expected].filter((url) => !urls.includes(url)).join(' ')}\n${log}\n${stdout}`).toEqual(expected);
-      // Exactly once, as the site saw it and as the results hold it (the jobs'
-      // locks outlive a 5 s gap, so nothing in flight runs a second time).
-      const fetchedTwice = [...expected].filter((url) => web.requestCount(url) !== 1);
-      expect(fetchedTwice.map((url) => `${url} x${web.requestCount(url)}`)).toEqual([]);
-      expect(duplicates(urls)).toEqual([]);
+      const { expected, urls } = expectEveryPageOnce(web, out, { pagesAtStop, stderr, stdout });
       process.stdout.write(
         `redis cluster restart: master :${owner.port} halted after ${pagesAtStop} of ${expected.size} pages, back at ${pagesAtStart}, ${urls.length - pagesAtStart} written after it returned, exit ${finishSeconds.toFixed(1)} s after it returned\n`,
       );

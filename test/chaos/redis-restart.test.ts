@@ -6,7 +6,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, startCli } from '../support/cli.js';
-import { duplicates, readRecords } from '../support/records.js';
+import { duplicates, expectEveryPageOnce, readRecords } from '../support/records.js';
 import { waitFor } from '../support/wait.js';
 
 // #10 item 2: `crawl --workers 2` on an external Redis with AOF keeps going
@@ -50,18 +50,7 @@ describe('a Redis restart under crawl --workers 2 (#10)', () => {
     expect(code, stderr).toBe(0);
     // Said once for the outage, not once per failed reconnect.
     expect(stderr.match(/lost the connection to Redis/g)).toHaveLength(1);
-    const expected = site.reachable({ seeds: site.seeds, maxDepth: 1_000, scope: 'host' });
-    const urls = readRecords(out).map((record) => record.url);
-    // The restart happened mid-crawl, and no page was lost to it.
-    expect(pagesAtStop).toBeLessThan(expected.size);
-    const log = stderr.split('\n').filter((line) => !/^\[[\d.]+s\] pages/.test(line)).join('\n');
-    expect(new Set(urls), `missing ${[...expected].filter((url) => !urls.includes(url)).join(' ')}\n${log}\n${stdout}`).toEqual(expected);
-    // Exactly once, as the site saw it and as the results hold it: a clean
-    // restart keeps every job's lock (Redis expiry is wall-clock, the locks
-    // outlive a 5 s gap), so nothing in flight runs a second time.
-    const fetchedTwice = [...expected].filter((url) => site.requestCount(url) !== 1);
-    expect(fetchedTwice.map((url) => `${url} x${site.requestCount(url)}`)).toEqual([]);
-    expect(duplicates(urls)).toEqual([]);
+    const { expected, urls } = expectEveryPageOnce(site, out, { pagesAtStop, stderr, stdout });
     process.stdout.write(`redis restart: ${pagesAtStop} of ${expected.size} pages before the stop, ${duplicates(urls).length} written twice\n`);
   }, 420_000);
 });
