@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, startCli } from '../support/cli.js';
+import { cliEnv, startCapturedCli } from '../support/cli.js';
 import { duplicates, expectEveryPageOnce, readRecords } from '../support/records.js';
 import { waitFor } from '../support/wait.js';
 
@@ -28,16 +28,10 @@ describe('a Redis restart under crawl --workers 2 (#10)', () => {
   it('the crawl rides through it and finishes with every page exactly once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-restart-'));
     const out = join(dir, 'results.jsonl');
-    const child = startCli(
+    const { output, exited } = startCapturedCli(
       ['crawl', ...site.seeds, '--out', out, '--namespace', 'restart', '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000', '--workers', '2', '--concurrency', '4', '--state-dir', dir],
       { env: cliEnv(redis.url) },
     );
-    child.stdin?.end();
-    let stderr = '';
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
 
     await waitFor(() => (readRecords(out).length >= 30 ? true : undefined), { timeoutMs: 180_000, what: 'the first pages' });
     await redis.halt(); // A clean stop: the AOF is flushed, as an operator's restart would.
@@ -46,6 +40,8 @@ describe('a Redis restart under crawl --workers 2 (#10)', () => {
     await redis.start();
 
     const code = await exited;
+
+    const { stderr, stdout } = output;
     expect(stderr).not.toContain('max retries per request');
     expect(code, stderr).toBe(0);
     // Said once for the outage, not once per failed reconnect.

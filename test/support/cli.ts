@@ -63,3 +63,21 @@ export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
+
+/** A CLI process started with no input, its output collected as it comes. */
+export interface CapturedCli {
+  readonly child: ChildProcess;
+  /** Everything written so far (read it after the process exits for all of it). */
+  readonly output: { stdout: string; stderr: string };
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts the CLI like {@link startCli}, closes its input and collects stdout and stderr. */
+export function startCapturedCli(args: readonly string[], options: CliOptions = {}): CapturedCli {
+  const child = startCli(args, options);
+  child.stdin?.end();
+  const output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  return { child, output, exited: exited(child) };
+}

@@ -50,6 +50,7 @@ local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
 local slow_start = ARGV[A + 10] == '1'
+local slow_start_ms = 2000
 local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
 local timestamp = math.floor(now)
@@ -82,7 +83,7 @@ for i = 1, PACED_D do
     -- BullMQ's own sets (waiting, or deferred by the gate) and the rest dropped.
     local horizon = redis.call('HGET', release_at_key, g.name)
     local ready = redis.call('SCARD', ready_key)
-    if ready >= bound or horizon == 'probe' then
+    if ready >= bound or (horizon and string.sub(horizon, 1, 6) == 'probe:') then
       ready = 0
       for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
         if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
@@ -96,14 +97,17 @@ for i = 1, PACED_D do
     -- it is done (nothing of the group waiting or in flight): its first
     -- request shows the site unloaded (adaptive pacing learns its latency
     -- from it), and a new site does not get the group's whole cap at once.
-    -- The horizon field is absent before the first release, PROBE after it.
-    local started = horizon ~= false and horizon ~= 'probe'
+    -- The horizon field is absent before the first release, 'probe:<ms>' after it.
+    local probing = horizon ~= false and string.sub(horizon, 1, 6) == 'probe:'
+    local started = horizon ~= false and not probing
     if not slow_start then
       started = true
     elseif horizon == false then
       bound = math.min(bound, 1)
-    elseif horizon == 'probe' then
-      if ready == 0 and in_flight == 0 then
+    elseif probing then
+      -- Done when nothing of the group waits or runs; a lease held long (a
+      -- sitemap streaming in) ends the probe after 2 s all the same.
+      if ready == 0 and (in_flight == 0 or now - tonumber(string.sub(horizon, 7)) > slow_start_ms) then
         started = true
       else
         bound = 0
@@ -147,8 +151,8 @@ for i = 1, PACED_D do
     end
     released = released + moved
     if not started then
-      if moved > 0 then redis.call('HSET', release_at_key, g.name, 'probe') end
-    elseif wake ~= wake_before or horizon == 'probe' then
+      if moved > 0 then redis.call('HSET', release_at_key, g.name, 'probe:' .. math.floor(now)) end
+    elseif wake ~= wake_before or probing then
       redis.call('HSET', release_at_key, g.name, fmt(wake))
     end
     if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
