@@ -108,7 +108,7 @@ export function fmt(value: number, digits = 1): string {
 
 /** What is left of a crawl: URLs in the backlogs plus jobs waiting, delayed or active. */
 export async function crawlLeft(services: { readonly queue: CrawlQueue; readonly redis: RedisClient }, namespace: string): Promise<number> {
-  const counts = await readCrawlProgress(services.redis, services.queue, namespace);
+  const counts = await readCrawlProgress(services.redis, namespace);
   return counts.backlog + counts.waiting + counts.delayed + counts.active;
 }
 

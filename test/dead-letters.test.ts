@@ -82,7 +82,7 @@ function probes(namespace: string): { deadLetters: DeadLetterAdmin; counts(): Pr
   const client = redis.client();
   // The backlog counts as waiting: a crawl is over only when it is empty too.
   const counts = async (): Promise<CrawlCounts> => {
-    const { backlog, ...queued } = await readCrawlProgress(client, queue, namespace);
+    const { backlog, delayedDue: _due, ...queued } = await readCrawlProgress(client, namespace);
     return { ...queued, waiting: queued.waiting + backlog };
   };
   return { deadLetters, counts };

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { crawlCounts, openCrawlQueue } from '@crawlq/queue';
+import { readCrawlProgress } from '@crawlq/frontier';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, startCli } from '../support/cli.js';
@@ -105,12 +105,7 @@ describe('Redis gone longer than --redis-outage-limit under crawl --workers 2 (#
   it('run again once Redis is back, the same command finishes, and the site saw every page (twice only for jobs in flight at the stop)', async () => {
     await redis.start(); // Same port and directory: the AOF brings the crawl's state back.
     // What was in flight when Redis went away, as Redis kept it: these jobs run again.
-    const queue = openCrawlQueue({ url: redis.url }, namespace);
-    try {
-      inFlightAtStop = (await crawlCounts(queue)).active;
-    } finally {
-      await queue.close();
-    }
+    inFlightAtStop = (await readCrawlProgress(redis.client(), namespace)).active;
 
     const { child, output } = startCrawl();
     const code = await exited(child);

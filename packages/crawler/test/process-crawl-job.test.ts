@@ -49,7 +49,7 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   await services.frontier.addSeeds(seeds);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, services.queue, services.config.namespace);
+    const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, services.config.namespace);
     const counts = { backlog, waiting, delayed, active };
     if (Object.values(counts).every((count) => count === 0)) break;
     if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(counts)}`);

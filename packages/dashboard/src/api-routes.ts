@@ -1,5 +1,5 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
-import { crawlCounts, type CrawlQueue } from '@crawlq/queue';
+import type { CrawlProgress } from '@crawlq/frontier';
 import { GroupNameError, MAX_PAUSE_MS, type CrawlOverviews } from './crawl-overview.js';
 import type { DeadLetterActions } from './dead-letter-actions.js';
 import { QueryError, parseListQuery } from './filters.js';
@@ -8,7 +8,8 @@ import { parseSelection } from './selection.js';
 export interface ApiRoutesOptions {
   readonly actions: DeadLetterActions;
   readonly overviews: CrawlOverviews;
-  readonly crawlQueue: CrawlQueue;
+  /** The crawl's backlog and queue counts, read in one step (`readCrawlProgress`). */
+  readonly crawlProgress: () => Promise<CrawlProgress>;
   readonly log: (line: string) => void;
 }
 
@@ -49,7 +50,7 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
   });
 
   router.get('/stats', async (_req, res) => {
-    const [stats, crawl] = await Promise.all([actions.stats(), crawlCounts(options.crawlQueue)]);
+    const [stats, crawl] = await Promise.all([actions.stats(), options.crawlProgress()]);
     res.json({ ...stats, crawl });
   });
 

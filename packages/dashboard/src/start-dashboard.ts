@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { readCrawlProgress } from '@crawlq/frontier';
 import { detectRedisCluster } from '@crawlq/redis';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
@@ -147,7 +148,8 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   app.use(options.auth === undefined ? loopbackHostOnly() : basicAuth(options.auth));
   if (ops) app.get('/metrics', (req, res, next) => (ops(req, res) ? undefined : next()));
   app.use(sameOriginWrites());
-  app.use('/api', apiRoutes({ actions, overviews, crawlQueue: queues.crawl, log }));
+  const fleet = admin;
+  app.use('/api', apiRoutes({ actions, overviews, crawlProgress: () => readCrawlProgress(fleet.redis, options.namespace), log }));
   app.use(
     BULL_BOARD_PATH,
     (_req, res, next) => {

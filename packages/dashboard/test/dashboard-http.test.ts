@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { Frontier } from '@crawlq/frontier';
 import { CRAWL_JOB_NAME } from '@crawlq/queue';
 import { stateKeyPrefix } from '@crawlq/redis';
 import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, type Namespace } from './helpers.js';
@@ -161,9 +162,24 @@ describe('JSON API', () => {
         total: 3,
         byGroup: { 'example.com': 2, 'other.org': 1 },
         byReason: { 'http-503': 2, timeout: 1 },
-        crawl: { waiting: 0, delayed: 0, active: 0, completed: 0, failed: 0 },
+        crawl: { backlog: 0, waiting: 0, delayed: 0, delayedDue: 0, active: 0, completed: 0, failed: 0 },
       },
     });
+  });
+
+  it('counts URLs still in the backlog in /api/stats, so an API reader never sees an idle crawl that is not', async () => {
+    const { space, dashboard } = await setup();
+    const backlog = new Frontier({
+      redis: admin,
+      queue: space.crawl,
+      namespace: space.namespace,
+      // Nothing is released here: only admission runs.
+      pacer: { runPaced: () => Promise.reject(new Error('no release in this test')) },
+      settings: { scope: 'host', include: [], exclude: [], maxDepth: 2, groupBy: 'host', sortQuery: false, jobPolicy: JOB_POLICY },
+    });
+    expect(await backlog.addSeeds(['https://example.com/', 'https://example.com/next', 'https://other.org/'])).toMatchObject({ accepted: 3 });
+    const { json } = await api(dashboard.url, '/api/stats');
+    expect(json).toMatchObject({ crawl: { backlog: 3, waiting: 0, active: 0 } });
   });
 
   it('retries one entry: the job is back in the crawl queue with the policy, and the entry is gone', async () => {

@@ -1,6 +1,6 @@
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { ADAPTIVE_IMPLIED_CONCURRENCY } from '@crawlq/group-limiter';
-import { crawlJobOptionsJson, crawlJobWriteKeys, type CrawlCounts, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './commands/release.js';
 import { FrontierError } from './frontier-errors.js';
@@ -35,8 +35,6 @@ export interface ReleaseOptions {
 
 export interface ReleaseResult {
   readonly released: number;
-  /** When the earliest waiting group may release again (ms from now), or null when no URL waits. */
-  readonly nextInMs: number | null;
 }
 
 /**
@@ -93,26 +91,22 @@ export class Backlog {
     } catch (error) {
       throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
     }
-    const now = Date.now();
+    const dueBy = Date.now() + RELEASE_WINDOW_MS + CLOCK_SLACK_MS;
     const due: string[] = [];
-    let firstAt: number | undefined;
     for (let i = 0; i + 1 < waiting.length; i += 2) {
-      const at = Number(waiting[i + 1]);
-      firstAt ??= at;
-      if (at <= now + RELEASE_WINDOW_MS + CLOCK_SLACK_MS) due.push(waiting[i] ?? '');
+      if (Number(waiting[i + 1]) <= dueBy) due.push(waiting[i] ?? '');
     }
-    const nextIn = (at: number | undefined) => (at === undefined ? null : Math.max(0, Math.ceil(at - now)));
-    if (due.length === 0 || options.room <= 0) return { released: 0, nextInMs: nextIn(firstAt) };
+    if (due.length === 0 || options.room <= 0) return { released: 0 };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
       args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1'],
     });
-    const [released, nextInMs] = [reply[0], reply[2]].map(Number);
-    if (released === undefined || nextInMs === undefined || Number.isNaN(released) || Number.isNaN(nextInMs)) {
+    const released = Number(reply[0]);
+    if (!Number.isInteger(released)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released, nextInMs: nextInMs < 0 ? null : nextInMs };
+    return { released };
   }
 
   /** URLs admitted and not yet released as jobs. */
@@ -166,17 +160,23 @@ function decodeEntry(entry: string): { url: string; redirects: number } {
 export interface CrawlProgress extends CrawlCounts {
   /** URLs admitted and waiting in their groups' backlogs (not yet jobs). */
   readonly backlog: number;
+  /** Of the delayed jobs (deferred by the gate, or waiting for a retry), those due within `dueWithinMs`. */
+  readonly delayedDue: number;
 }
+
+/** BullMQ stores a delayed job's score as `timestamp * 0x1000 + counter` (getDelayedScore.lua). */
+const DELAYED_SCORE_FACTOR = 0x1000;
 
 /**
  * Reads the backlog and the queue's counts in one MULTI, so a URL moving from
  * the backlog into the queue, or a job adding links to the backlog as it
  * finishes, is counted somewhere: separate reads could see neither and call a
- * crawl done that is not.
+ * crawl done that is not. Every reader of a crawl's progress (`status`, the
+ * end of `crawl`, the dashboard, the metrics) goes through here.
  */
-export async function readCrawlProgress(redis: RedisClient, queue: CrawlQueue, namespace: string): Promise<CrawlProgress> {
-  const keys = queue.keys as Record<string, string>;
-  const key = (name: string): string => keys[name] ?? queue.toKey(name);
+export async function readCrawlProgress(redis: RedisClient, namespace: string, options: { dueWithinMs?: number } = {}): Promise<CrawlProgress> {
+  const key = (name: string): string => crawlQueueKey(namespace, name);
+  const dueScore = (Date.now() + (options.dueWithinMs ?? 60_000)) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
   const replies = await redis
     .multi()
     .get(frontierKeys(namespace).backlogCount)
@@ -188,11 +188,12 @@ export async function readCrawlProgress(redis: RedisClient, queue: CrawlQueue, n
     .llen(key('active'))
     .zcard(key('completed'))
     .zcard(key('failed'))
+    .zcount(key('delayed'), '-inf', dueScore)
     .exec();
   if (replies === null) throw new FrontierError('Redis discarded the crawl-progress read', { retryable: true });
-  const [backlog, wait, paused, prioritized, children, delayed, active, completed, failed] = replies.map(([error, value]) => {
+  const [backlog, wait, paused, prioritized, children, delayed, active, completed, failed, delayedDue] = replies.map(([error, value]) => {
     if (error) throw new FrontierError('crawl-progress read failed in Redis', { retryable: true, cause: error });
     return Math.max(0, Number(value ?? 0));
-  }) as [number, number, number, number, number, number, number, number, number];
-  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, completed, failed };
+  }) as [number, number, number, number, number, number, number, number, number, number];
+  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, completed, failed, delayedDue };
 }

@@ -5,7 +5,7 @@ import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
-import { Frontier, enqueueLines, type FrontierSettings, type RejectedUrl } from '../src/index.js';
+import { Frontier, enqueueLines, frontierKeys, readCrawlProgress, type FrontierSettings, type RejectedUrl } from '../src/index.js';
 import { releaseAll, testPacer, UNPACED } from './support.js';
 
 let redis: TestRedis;
@@ -113,10 +113,9 @@ describe('Frontier', () => {
     const released = (await queue.getJobs(['prioritized'])).map((job) => job.data.url).sort();
     expect(released).toEqual(['http://fast.test/1', 'http://fast.test/2', 'http://fast.test/3', 'http://slow.test/1']);
     expect(await f.backlogSize()).toBe(2);
-    // The next slot is 30 s away: the earliest group says so.
-    const next = await f.release({ room: 10, readyTarget: 1_000, slowStart: false });
-    expect(next.released).toBe(0);
-    expect(next.nextInMs).toBeGreaterThan(20_000);
+    // The next slot is 30 s away: the group waits in the groups set until then.
+    expect((await f.release({ room: 10, readyTarget: 1_000, slowStart: false })).released).toBe(0);
+    expect(Number(await redis.client().zscore(frontierKeys(namespace).backlogGroups, 'slow.test'))).toBeGreaterThan(Date.now() + 20_000);
   });
 
   it('holds at most a concurrency cap of waiting jobs per group, and releases more once they are taken', async () => {
@@ -222,6 +221,28 @@ describe('Frontier', () => {
     expect(result.accepted).toBe(3);
     expect(result.overLimit).toBe(2);
     expect(await queuedUrls()).toEqual(['http://a.test/1', 'http://a.test/2', 'http://b.test/1']);
+  });
+});
+
+describe('readCrawlProgress', () => {
+  it('counts the backlog and the queue by state in one read; a delayed job counts as due only within the window', async () => {
+    const f = frontier();
+    await f.addSeeds(['http://a.test/1', 'http://a.test/2', 'http://b.test/']);
+    const options = { attempts: 1 };
+    await queue.add('fetch', { url: 'http://c.test/', depth: 0, group: 'c.test' }, options);
+    await queue.add('fetch', { url: 'http://c.test/p', depth: 1, group: 'c.test' }, { ...options, priority: 2 });
+    await queue.add('fetch', { url: 'http://c.test/soon', depth: 1, group: 'c.test' }, { ...options, delay: 5_000 });
+    await queue.add('fetch', { url: 'http://c.test/late', depth: 1, group: 'c.test' }, { ...options, delay: 600_000 });
+    expect(await readCrawlProgress(redis.client(), namespace, { dueWithinMs: 60_000 })).toEqual({
+      backlog: 3,
+      waiting: 2,
+      delayed: 2,
+      delayedDue: 1,
+      active: 0,
+      completed: 0,
+      failed: 0,
+    });
+    expect((await readCrawlProgress(redis.client(), namespace, { dueWithinMs: 3_600_000 })).delayedDue).toBe(2);
   });
 });
 

@@ -4,7 +4,6 @@ import type { Admission, Lease, Outcome, PaceChange, StartCheck } from './admiss
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
 import { pauseScript } from './commands/pause.js';
-import { planScript } from './commands/plan.js';
 import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
 import { releaseScript } from './commands/release.js';
 import { resumeScript } from './commands/resume.js';
@@ -68,18 +67,6 @@ export interface PacedCall {
   readonly args: readonly LuaArg[];
 }
 
-/** Options for `plan`. */
-export interface PlanOptions {
-  /**
-   * Let a job become due up to this long before its slot, at the start of a
-   * bucket of its group's slots, so that one queue wake-up releases a batch
-   * instead of one job. Keep it below the callers' in-process wait
-   * (`maxInlineWaitMs`), which then spaces the batch exactly.
-   * @default 0 (each job due at its own slot)
-   */
-  readonly batchWindowMs?: number;
-}
-
 /** What `setPolicy` replaced. */
 export interface SetPolicyResult {
   /** False when the stored policy was already identical. */
@@ -118,11 +105,6 @@ export interface GroupLimiter {
    */
   reportSlip(group: string, lateMs: number): Promise<void>;
   /**
-   * Delays (ms) at which a batch of jobs should become due, one per item, in one
-   * round trip. A hint: the gate enforces the limits when each job starts.
-   */
-  plan(groups: readonly string[], options?: PlanOptions): Promise<number[]>;
-  /**
    * Runs another package's script over `groups` with this limiter's pacing
    * state laid out as PACED_GROUPS_INCLUDE describes, the caller's keys and
    * arguments after it: how the frontier releases a group's backlog no faster
@@ -137,7 +119,7 @@ export interface GroupLimiter {
   resume(group: string): Promise<void>;
   /**
    * Sets a group's own minimum interval between request starts, e.g. from its
-   * robots.txt `Crawl-delay`. acquire() and plan() then space the group's starts
+   * robots.txt `Crawl-delay`. acquire() and the release step then space the group's starts
    * by max(policy interval, this), capped by the policy's `maxMinIntervalMs`,
    * without burst when this is the longer one: it only ever slows a group down.
    * 0 removes it. Fleet-wide, like every limiter state.
@@ -160,10 +142,6 @@ const MAX_JITTER_MS = 20;
 const MAX_ATTEMPTS = 3;
 /** Bounds memory in broad crawls with millions of hosts. */
 const LIMITS_CACHE_SIZE = 10_000;
-/** Keeps any one plan script short so Redis is not blocked for long. */
-const PLAN_CHUNK = 10_000;
-/** At most this many of a group's jobs share one planned wake-up (they hold worker slots while they wait). */
-const PLAN_BATCH_JOBS = 16;
 /** Waits shorter than this are within the safety margin: no pause re-check before them (a concurrency cap still is). */
 const CONFIRM_AFTER_WAIT_MS = 50;
 /** Floor of the late-start allowance, so that a zero safety margin cannot make every start late. */
@@ -345,42 +323,6 @@ class RedisGroupLimiter implements GroupLimiter {
       };
     });
     return paceChangeOf(lease.group, reply);
-  }
-
-  async plan(groups: readonly string[], options: PlanOptions = {}): Promise<number[]> {
-    groups.forEach((group) => checkName(group, 'groups[]', 'plan'));
-    const batchWindowMs = options.batchWindowMs ?? 0;
-    checkDuration(batchWindowMs, 'batchWindowMs', 'plan');
-    const delays: number[] = [];
-    for (let start = 0; start < groups.length; start += PLAN_CHUNK) {
-      delays.push(...(await this.#planChunk(groups.slice(start, start + PLAN_CHUNK), batchWindowMs)));
-    }
-    return delays;
-  }
-
-  async #planChunk(items: readonly string[], batchWindowMs: number): Promise<number[]> {
-    const distinct = [...new Set(items)];
-    const index = new Map(distinct.map((group, i) => [group, i + 1]));
-    const reply = await this.#call('plan', planScript, () => ({
-      keys: [this.#keys.policy, this.#keys.groups, ...distinct.map((group) => this.#keys.group(group))],
-      args: [
-        this.#version,
-        distinct.length,
-        MIN_STEP_MS,
-        this.#maxMinIntervalMs,
-        batchWindowMs,
-        PLAN_BATCH_JOBS,
-        this.#adaptive.floor,
-        this.#adaptive.risePerSecond,
-        ...distinct.flatMap((group) => {
-          const limits = this.#resolved(group);
-          return [group, limits.intervalMs, limits.toleranceMs, limits.adaptive ? '1' : '0'];
-        }),
-        ...items.map((group) => index.get(group) ?? 0),
-      ],
-    }));
-    if (reply.length !== items.length + 1) throw unexpectedReply('plan', reply);
-    return reply.slice(1).map(asNumber);
   }
 
   async runPaced(script: LuaScript, groups: readonly string[], call: PacedCall): Promise<unknown[]> {

@@ -12,10 +12,10 @@ import {
   type Lease,
   type LimitPolicyInput,
 } from '../src/index.js';
-import { sleep, testPrefix } from './support.js';
+import { pacedLimits, sleep, testPrefix } from './support.js';
 
 // Adaptive pacing (issue 14) against a real Redis: what one release does to
-// the shared pace, and what acquire, confirmStart and plan make of it. Unless
+// the shared pace, and what acquire, confirmStart and the release step (runPaced) make of it. Unless
 // a case is about recovery, the pace grows back so slowly (0.0001 per second)
 // that it stays put for the length of a test, however loaded the machine.
 
@@ -201,7 +201,7 @@ describe('adaptive pacing in the gate', () => {
     expect(await b.acquire({ group: capped, leaseId: randomUUID() })).toMatchObject({ admitted: false, reason: 'concurrency' });
   });
 
-  it('confirmStart checks the slowed cap, and plan spaces a batch by the slowed pace', async () => {
+  it('confirmStart checks the slowed cap, and the release step paces by the slowed interval and cap', async () => {
     const [a, b] = await fleet({ defaults: { rate: { max: 10, durationMs: 1000 }, concurrency: 4 }, safetyMarginMs: 0, spacingMargin: 0, adaptive: { enabled: true, risePerSecond: STILL } });
     const group = 'confirm.test';
     // Reserved 0, 100, 200 and 300 ms ahead at full pace (cap 4); then the pace is cut to 0.5 (cap 2) before they start.
@@ -214,10 +214,13 @@ describe('adaptive pacing in the gate', () => {
     expect(await a.confirmStart(leases[2]!)).toEqual({ go: true });
     expect(await b.confirmStart(leases[3]!)).toEqual({ go: true });
 
-    const planned = 'planned.test';
-    await a.release(await admit(a, planned), { status: 503, sent: true });
-    const delays = await b.plan([planned, planned, planned]);
-    expect(delays[1]! - delays[0]!).toBeGreaterThanOrEqual(199);
-    expect(delays[2]! - delays[1]!).toBeGreaterThanOrEqual(199);
+    const released = 'released.test';
+    expect(await pacedLimits(b, [released])).toEqual([{ intervalMs: 100, concurrency: 4 }]);
+    await a.release(await admit(a, released), { status: 503, sent: true });
+    // Half pace: twice the interval (the pace creeps back up at STILL's rate, so a hair under), half the cap.
+    const [slowed] = await pacedLimits(b, [released]);
+    expect(slowed?.intervalMs).toBeGreaterThanOrEqual(190);
+    expect(slowed?.intervalMs).toBeLessThanOrEqual(200);
+    expect(slowed?.concurrency).toBe(2);
   });
 });

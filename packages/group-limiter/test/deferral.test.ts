@@ -3,21 +3,18 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { createGroupLimiter, limiterKeys, type GroupLimiter, type LimiterKeys } from '../src/index.js';
-import { countCommands, testPrefix } from './support.js';
+import { testPrefix } from './support.js';
 
-const INTERVAL = 210; // T' = 200 + max(25 / 5, 5% of 200)
 // 1 per 10 s (*.slow.test): slow enough that a loaded machine cannot outlive a slot mid-test.
 const SLOW_INTERVAL = 10_500; // 10 000 + max(25, 5% of 10 000)
 
 let server: TestRedis;
 let limiter: GroupLimiter;
-let commands: ReturnType<typeof countCommands>;
 let inspector: Redis;
 let keys: LimiterKeys;
 beforeAll(async () => {
   server = await startTestRedis();
   const client = server.client();
-  commands = countCommands(client);
   inspector = server.client();
   const prefix = testPrefix();
   keys = limiterKeys(prefix);
@@ -28,7 +25,6 @@ beforeAll(async () => {
       { match: 'unlimited.test', rate: null },
       { match: '*.slow.test', rate: { max: 1, durationMs: 10_000 } },
       { match: 'one-at-a-time.test', rate: null, concurrency: 1 },
-      { match: 'fast-batched.test', rate: { max: 100, durationMs: 1000 } },
     ],
   });
 });
@@ -111,79 +107,3 @@ describe('reportSlip()', () => {
   });
 });
 
-describe('plan()', () => {
-  it("spreads a rate-limited group's batch over distinct slots in one round trip; unlimited groups get 0", async () => {
-    await limiter.plan(['warm-up.test']); // loads the script into Redis once
-    const items: string[] = [];
-    for (let i = 0; i < 100; i += 1) {
-      items.push('big.test');
-      if (i % 10 === 0) items.push('unlimited.test');
-    }
-    commands.reset();
-    const delays = await limiter.plan(items);
-    expect(commands.count).toBe(1);
-    expect(delays).toHaveLength(110);
-    const big = delays.filter((_, i) => items[i] === 'big.test');
-    const unlimited = delays.filter((_, i) => items[i] === 'unlimited.test');
-    expect(unlimited).toEqual(Array.from({ length: 10 }, () => 0));
-    big.forEach((delay, k) => {
-      expect(Math.abs(delay - k * INTERVAL)).toBeLessThanOrEqual(1);
-    });
-  });
-
-  it('continues the horizon across batches and puts denied jobs behind the planned backlog', async () => {
-    const group = 'horizon.slow.test';
-    const first = await limiter.plan([group, group, group]);
-    const second = await limiter.plan([group, group]);
-    expect(first[0]).toBe(0);
-    expect(second[0]).toBeGreaterThanOrEqual(3 * SLOW_INTERVAL - 1000);
-    expect(second[1]! - second[0]!).toBeGreaterThanOrEqual(SLOW_INTERVAL - 1);
-    // Admission still enforces the real limit: the first start is allowed...
-    expect((await limiter.acquire({ group, leaseId: randomUUID() })).admitted).toBe(true);
-    // ...and a job that is then denied queues behind the five planned ones.
-    const denied = await limiter.acquire({ group, leaseId: randomUUID() });
-    expect(denied.admitted).toBe(false);
-    if (!denied.admitted) expect(denied.retryInMs).toBeGreaterThanOrEqual(5 * SLOW_INTERVAL - 1000);
-  });
-
-  it('starts a paused group after its pause', async () => {
-    await limiter.pause('unlimited.test', 5000);
-    const delays = await limiter.plan(['unlimited.test', 'unlimited.test']);
-    expect(delays[0]).toBeGreaterThan(4000);
-    expect(delays[0]).toBeLessThanOrEqual(5000);
-    expect(delays[1]! - delays[0]!).toBeGreaterThanOrEqual(9);
-    await limiter.resume('unlimited.test');
-    expect(await limiter.plan(['unlimited.test'])).toEqual([0]);
-  });
-
-  it('with a batch window, wakes a backlog in batches: never after its slot, at most one bucket early', async () => {
-    const exact = await limiter.plan(Array.from({ length: 100 }, () => 'exact-twin.test'));
-    const batched = await limiter.plan(Array.from({ length: 100 }, () => 'batched-twin.test'), { batchWindowMs: 1000 });
-    batched.forEach((delay, k) => {
-      // Both groups were planned from scratch a moment apart: the same slots.
-      expect(delay).toBeLessThanOrEqual(exact[k]! + 5);
-      expect(exact[k]! - delay).toBeLessThanOrEqual(1000 + 5);
-    });
-    // 100 slots 205 ms apart span ~20.3 s: about 21 one-second buckets instead of 100 wake-ups.
-    const wakeUps = new Set(batched).size;
-    expect(wakeUps).toBeGreaterThanOrEqual(20);
-    expect(wakeUps).toBeLessThanOrEqual(22);
-  });
-
-  it('puts at most 16 jobs of a fast group in one batch, and none before a pause ends', async () => {
-    const fast = await limiter.plan(Array.from({ length: 200 }, () => 'fast-batched.test'), { batchWindowMs: 1000 });
-    const perWakeUp = new Map<number, number>();
-    for (const delay of fast) perWakeUp.set(delay, (perWakeUp.get(delay) ?? 0) + 1);
-    expect(Math.max(...perWakeUp.values())).toBeLessThanOrEqual(16);
-    expect(Math.max(...perWakeUp.values())).toBeGreaterThan(8);
-    await limiter.pause('paused-batch.test', 3000);
-    const afterPause = await limiter.plan(Array.from({ length: 20 }, () => 'paused-batch.test'), { batchWindowMs: 1000 });
-    for (const delay of afterPause) expect(delay).toBeGreaterThan(2500);
-  });
-
-  it('returns an empty answer for an empty batch without touching Redis', async () => {
-    commands.reset();
-    expect(await limiter.plan([])).toEqual([]);
-    expect(commands.count).toBe(0);
-  });
-});

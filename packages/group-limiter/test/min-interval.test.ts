@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter, GroupLimiterArgumentError, normalizePolicy, type GroupLimiter, type LimitPolicyInput } from '../src/index.js';
-import { sleep, testPrefix } from './support.js';
+import { pacedLimits, sleep, testPrefix } from './support.js';
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -66,7 +66,7 @@ describe('setMinInterval (robots.txt Crawl-delay)', () => {
     ]);
   });
 
-  it('plan() spreads a backlog by the longer interval, capped by maxMinIntervalMs; 0 clears it', async () => {
+  it('paces the release step by the longer interval, capped by maxMinIntervalMs; 0 clears it', async () => {
     const [limiter] = await fleet({
       defaults: { rate: { max: 5, durationMs: 1000 }, burst: 1, concurrency: null },
       safetyMarginMs: 0,
@@ -75,24 +75,18 @@ describe('setMinInterval (robots.txt Crawl-delay)', () => {
     });
     // Shorter than the policy's 200 ms: no effect (it never speeds a group up).
     await limiter.setMinInterval('short.test', 50);
-    expect(await limiter.plan(['short.test', 'short.test', 'short.test'])).toEqual([0, 200, 400]);
-
     await limiter.setMinInterval('long.test', 60_000);
     expect((await limiter.status('long.test')).minIntervalMs).toBe(2000);
-    const planned = await limiter.plan(['long.test', 'long.test', 'long.test']);
-    expect(planned[0]).toBeLessThanOrEqual(5);
-    expect(planned[1]! - planned[0]!).toBe(2000);
-    expect(planned[2]! - planned[1]!).toBe(2000);
+    expect((await pacedLimits(limiter, ['short.test', 'long.test'])).map((limits) => limits.intervalMs)).toEqual([200, 2000]);
 
     // A group without a rate limit is paced by its Crawl-delay alone.
     const [unlimited] = await fleet({ defaults: { rate: null, concurrency: null } });
     await unlimited.setMinInterval('crawl-delay.test', 1000);
-    const delays = await unlimited.plan(['crawl-delay.test', 'crawl-delay.test', 'other.test']);
-    expect(delays[1]! - delays[0]!).toBe(1000);
-    expect(delays[2]).toBe(0);
+    expect((await pacedLimits(unlimited, ['crawl-delay.test', 'other.test'])).map((limits) => limits.intervalMs)).toEqual([1000, 0]);
 
     await unlimited.setMinInterval('crawl-delay.test', 0);
     expect((await unlimited.status('crawl-delay.test')).minIntervalMs).toBe(0);
+    expect((await pacedLimits(unlimited, ['crawl-delay.test']))[0]?.intervalMs).toBe(0);
   });
 
   it('the first start after a Crawl-delay arrives already waits for it', async () => {

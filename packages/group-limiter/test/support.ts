@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { luaPolicyCheck, PACED_GROUPS_INCLUDE, ScriptCode, type GroupLimiter } from '../src/index.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,4 +36,34 @@ export function countCommands(client: Redis): { readonly count: number; reset():
       count = 0;
     },
   };
+}
+
+/**
+ * A script run through `runPaced` that returns each group's spacing and cap
+ * as the pacing state gives them (Crawl-delay and adaptive pace applied):
+ * what the frontier's release step spaces a group's jobs by.
+ */
+const pacedProbeScript = defineLuaScript({
+  name: 'test-paced-probe',
+  keys: 'variadic',
+  includes: [CLOCK_INCLUDE, PACED_GROUPS_INCLUDE],
+  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
+local now = now_ms()
+local out = {${ScriptCode.Ok}}
+for i = 1, PACED_D do
+  local g = paced_group(i, now)
+  out[#out + 1] = g.interval
+  out[#out + 1] = g.conc or -1
+end
+return out
+`,
+});
+
+/** Each group's paced interval (ms) and concurrency cap (null: none), as runPaced callers see them. */
+export async function pacedLimits(limiter: GroupLimiter, groups: readonly string[]): Promise<{ intervalMs: number; concurrency: number | null }[]> {
+  const reply = (await limiter.runPaced(pacedProbeScript, groups, { operation: 'probe', keys: [], args: [] })).map(Number);
+  return groups.map((_, i) => {
+    const concurrency = reply[2 * i + 1] ?? -1;
+    return { intervalMs: reply[2 * i] ?? Number.NaN, concurrency: concurrency <= 0 ? null : concurrency };
+  });
 }

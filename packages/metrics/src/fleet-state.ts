@@ -1,7 +1,6 @@
-import { frontierKeys } from '@crawlq/frontier';
+import { readCrawlProgress } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
-import { QUEUE_NAMES } from '@crawlq/queue';
-import { queuePrefix, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 /**
  * How far ahead a delayed job (deferred by the gate, or waiting for a retry)
@@ -9,9 +8,6 @@ import { queuePrefix, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
  * extra worker could take now.
  */
 export const DUE_WINDOW_MS = 60_000;
-
-/** BullMQ stores a delayed job's score as `timestamp * 0x1000 + counter` (getDelayedScore.lua). */
-const DELAYED_SCORE_FACTOR = 0x1000;
 
 export interface QueueJobCounts {
   /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
@@ -47,22 +43,21 @@ export interface FleetState {
 export class FleetStateReader {
   readonly #redis: RedisClient;
   readonly #limiter: GroupLimiter;
-  readonly #keys: { wait: string; paused: string; prioritized: string; delayed: string; active: string; backlog: string };
+  readonly #namespace: string;
   readonly #maxAgeMs: number;
   #cached: { at: number; state: Promise<FleetState> } | undefined;
 
   constructor(options: { redis: RedisClient; namespace: string; maxAgeMs?: number }) {
     this.#redis = options.redis;
     this.#limiter = createGroupLimiter({ redis: options.redis, prefix: `${stateKeyPrefix(options.namespace)}:gate` });
-    const base = `${queuePrefix(options.namespace)}:${QUEUE_NAMES.crawl}`;
-    this.#keys = { wait: `${base}:wait`, paused: `${base}:paused`, prioritized: `${base}:prioritized`, delayed: `${base}:delayed`, active: `${base}:active`, backlog: frontierKeys(options.namespace).backlogCount };
+    this.#namespace = options.namespace;
     this.#maxAgeMs = options.maxAgeMs ?? 2_000;
   }
 
   read(): Promise<FleetState> {
     const now = Date.now();
     if (this.#cached && now - this.#cached.at < this.#maxAgeMs) return this.#cached.state;
-    const state = this.#readNow(now);
+    const state = this.#readNow();
     this.#cached = { at: now, state };
     // A failed read is not cached: the next scrape tries again.
     state.catch(() => {
@@ -71,25 +66,9 @@ export class FleetStateReader {
     return state;
   }
 
-  async #readNow(now: number): Promise<FleetState> {
-    const dueScore = (now + DUE_WINDOW_MS) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
-    const replies = await this.#redis
-      .multi()
-      .llen(this.#keys.wait)
-      .llen(this.#keys.paused)
-      .zcard(this.#keys.prioritized)
-      .zcard(this.#keys.delayed)
-      .llen(this.#keys.active)
-      .zcount(this.#keys.delayed, '-inf', dueScore)
-      .get(this.#keys.backlog)
-      .exec();
-    if (replies === null) throw new Error('Redis discarded the fleet-state read');
-    const [wait, paused, prioritized, delayed, active, dueDelayed, backlogCount] = replies.map(([error, value]) => {
-      if (error) throw error;
-      return Number(value ?? 0);
-    }) as [number, number, number, number, number, number, number];
-    const backlog = Math.max(0, backlogCount);
-    const waiting = wait + paused + prioritized;
+  async #readNow(): Promise<FleetState> {
+    const progress = await readCrawlProgress(this.#redis, this.#namespace, { dueWithinMs: DUE_WINDOW_MS });
+    const { backlog, waiting, delayed, active } = progress;
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     for (const group of await this.#limiter.list()) {
       if (group.inFlight > 0) groups.active += 1;
@@ -97,6 +76,6 @@ export class FleetStateReader {
       if (group.effectiveConcurrency !== null && group.inFlight >= group.effectiveConcurrency) groups.blocked += 1;
       if (group.paceFactor < 1) groups.slowed += 1;
     }
-    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + dueDelayed }, groups };
+    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups };
   }
 }

@@ -144,7 +144,7 @@ export function openCrawlQueue(connection: ConnectionOptions, namespace: string)
   return openQueue<CrawlJobData, unknown, typeof CRAWL_JOB_NAME>(QUEUE_NAMES.crawl, { connection, namespace });
 }
 
-/** Counts the `status` command reports. */
+/** A crawl queue's jobs by state (`readCrawlProgress` in @crawlq/frontier reads them). */
 export interface CrawlCounts {
   readonly waiting: number;
   readonly delayed: number;
@@ -153,13 +153,10 @@ export interface CrawlCounts {
   readonly failed: number;
 }
 
-export async function crawlCounts(queue: CrawlQueue): Promise<CrawlCounts> {
-  const counts = await queue.getJobCounts('waiting', 'prioritized', 'waiting-children', 'delayed', 'active', 'completed', 'failed');
-  return {
-    waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts['waiting-children'] ?? 0),
-    delayed: counts.delayed ?? 0,
-    active: counts.active ?? 0,
-    completed: counts.completed ?? 0,
-    failed: counts.failed ?? 0,
-  };
+/**
+ * A key of the crawl queue of a namespace, as BullMQ names it (`<prefix>:<queue>:<name>`),
+ * for readers that count without opening a Queue.
+ */
+export function crawlQueueKey(namespace: string, name: string): string {
+  return `${queuePrefix(namespace)}:${QUEUE_NAMES.crawl}:${name}`;
 }

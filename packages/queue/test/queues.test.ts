@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlCounts, crawlJobOptions, openCrawlQueue, openQueue, openWorker, type QueueName } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlJobOptions, crawlQueueKey, openCrawlQueue, openQueue, openWorker, type QueueName } from '../src/index.js';
 import { queuePrefix } from '@crawlq/redis';
 
 let redis: TestRedis;
@@ -17,18 +17,15 @@ describe('crawl queue wiring', () => {
     expect(CRAWL_JOB_RETENTION).toEqual({ removeOnComplete: { count: 10_000 } });
   });
 
-  it('counts waiting (plain and prioritized) and delayed jobs', async () => {
-    const queue = openCrawlQueue({ url: redis.url }, `test-${randomUUID()}`);
-    try {
-      const options = crawlJobOptions({ attempts: 1, backoffMs: 1 });
-      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/', depth: 0, group: 'a.test' }, options);
-      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/1', depth: 1, group: 'a.test' }, { ...options, priority: 2 });
-      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/2', depth: 1, group: 'a.test' }, { ...options, delay: 60_000 });
-      expect(await crawlCounts(queue)).toEqual({ waiting: 2, delayed: 1, active: 0, completed: 0, failed: 0 });
-    } finally {
-      await queue.obliterate({ force: true });
-      await queue.close();
+  it('names the crawl queue keys as BullMQ does, for readers that count without a Queue', () => {
+    const namespace = `test-${randomUUID()}`;
+    const queue = openCrawlQueue({ url: redis.url }, namespace);
+    const keys = queue.keys as Record<string, string>;
+    for (const state of ['wait', 'paused', 'prioritized', 'delayed', 'active', 'completed', 'failed']) {
+      expect(crawlQueueKey(namespace, state)).toBe(keys[state]);
     }
+    expect(crawlQueueKey(namespace, 'waiting-children')).toBe(queue.toKey('waiting-children'));
+    return queue.close();
   });
 
   it('does not re-create a job that already ran when the same id is added again', async () => {
@@ -43,7 +40,7 @@ describe('crawl queue wiring', () => {
       await done;
       // A second page found the same link before the first one marked it seen.
       await queue.add(CRAWL_JOB_NAME, data, options);
-      expect(await crawlCounts(queue)).toMatchObject({ waiting: 0, delayed: 0, active: 0, completed: 1 });
+      expect(await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed')).toEqual({ waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 1 });
     } finally {
       await worker.close();
       await queue.obliterate({ force: true });

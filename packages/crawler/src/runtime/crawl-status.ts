@@ -17,7 +17,7 @@ export interface CrawlStatus extends CrawlProgress {
 
 export async function readCrawlStatus(services: FleetAdminServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
   const [counts, stats, dead, groupWaits] = await Promise.all([
-    readCrawlProgress(services.redis, services.queue, services.config.namespace),
+    readCrawlProgress(services.redis, services.config.namespace),
     readCrawlStats(services.redis, services.config.namespace),
     deadLettered(),
     readGroupWaits(services.redis, services.config.namespace),

@@ -29,8 +29,7 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
  *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
  *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start
- * Reply: {Ok, released, entries left in all backlogs, ms until the earliest
- *        group may release again (-1: no group waits)} | {StalePolicy, version}
+ * Reply: {Ok, released} | {StalePolicy, version}
  */
 export const releaseScript = defineLuaScript({
   name: 'frontier-release',
@@ -168,10 +167,7 @@ for i = 1, PACED_D do
   end
 end
 
-local left = tonumber(redis.call('DECRBY', count_key, released))
-local first = redis.call('ZRANGE', groups_key, 0, 0, 'WITHSCORES')
-local next_in = -1
-if first[2] then next_in = math.max(0, math.ceil(tonumber(first[2]) - now)) end
-return {${ScriptCode.Ok}, released, left, next_in}
+if released > 0 then redis.call('DECRBY', count_key, released) end
+return {${ScriptCode.Ok}, released}
 `,
 });

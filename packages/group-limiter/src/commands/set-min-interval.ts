@@ -4,7 +4,7 @@ import { ScriptCode } from './script-code.js';
 
 /**
  * Stores a group's own minimum interval between starts (0 clears it). The cap is
- * applied where it is used (acquire, plan, status), so a later policy change
+ * applied where it is used (acquire, runPaced, status), so a later policy change
  * takes effect. The next start is pushed to at least the last start plus the
  * (capped) interval, so the first start after a Crawl-delay arrives obeys it too.
  * KEYS: 1 policy hash, 2 group hash, 3 groups set
