@@ -16,7 +16,6 @@ const openGate: GroupLimiter = {
   release: () => Promise.resolve(null),
   abandon: () => Promise.resolve(),
   reportSlip: () => Promise.resolve(),
-  plan: (groups) => Promise.resolve(groups.map(() => 0)),
   // The frontier's release step keeps the real limiter (crawl-services): this baseline removes the per-request gate only.
   runPaced: () => Promise.reject(new Error('the open gate does not pace backlog releases')),
   setPolicy: () => Promise.resolve({ changed: false, previous: null }),
