@@ -123,8 +123,9 @@ describe('a Redis Cluster behind one URL', () => {
       await cluster.halt(owner);
       await waitUntil(() => outages.length > 0 && events.includes('lost'));
       expect(redis.status).toBe('ready');
-      // Not before the limit: the loss is dated from the probe that went unanswered, sent once the master was going.
-      expect(performance.now() - haltedAt).toBeGreaterThanOrEqual(4_000);
+      // Not before the limit: the loss is dated from the probe that went unanswered, which may have left a moment
+      // before the halt began (CI saw 3,999.6 ms), so the wall-clock bound allows that moment; downMs is exact.
+      expect(performance.now() - haltedAt).toBeGreaterThanOrEqual(4_000 - 50);
       expect(outages[0]?.downMs).toBeGreaterThanOrEqual(4_000);
       await cluster.start(owner);
       await waitUntil(() => events.includes('back'));

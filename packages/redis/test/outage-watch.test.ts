@@ -63,9 +63,10 @@ describe('watchRedisOutage', () => {
     const [outage] = outages;
     expect(outage).toBeInstanceOf(RedisOutageError);
     expect(outage?.limitMs).toBe(400);
-    // Not before the limit (timers never fire early), measured from the loss.
-    expect(outage?.downMs).toBeGreaterThanOrEqual(399);
-    expect(performance.now() - lostAt).toBeGreaterThanOrEqual(399);
+    // Not before the limit, measured from the loss. Node's timers count whole milliseconds on a clock of their
+    // own, so against performance.now() one can fire a fraction of a millisecond early (seen: 398.9 ms).
+    expect(outage?.downMs).toBeGreaterThanOrEqual(395);
+    expect(performance.now() - lostAt).toBeGreaterThanOrEqual(395);
     expect(outage?.message).toMatch(/^Redis unreachable for \d+\.\d s \(limit 0\.4 s\)$/);
 
     // The watch has ended: Redis coming back reports nothing more, but the connection is usable again.
