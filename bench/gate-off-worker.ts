@@ -18,6 +18,7 @@ const openGate: GroupLimiter = {
   reportSlip: () => Promise.resolve(),
   // The frontier's release step keeps the real limiter (crawl-services): this baseline removes the per-request gate only.
   runPaced: () => Promise.reject(new Error('the open gate does not pace backlog releases')),
+  // crawl-services publishes the policy through the real limiter whatever these do: the release step paces by it.
   setPolicy: () => Promise.resolve({ changed: false, previous: null }),
   getPolicy: (): Promise<LimitPolicy | null> => Promise.resolve(DEFAULT_LIMIT_POLICY),
   limitsFor: (group) => resolveLimits(DEFAULT_LIMIT_POLICY, group).limits,

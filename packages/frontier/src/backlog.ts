@@ -160,9 +160,16 @@ function decodeEntry(entry: string): { url: string; redirects: number } {
 export interface CrawlProgress extends CrawlCounts {
   /** URLs admitted and waiting in their groups' backlogs (not yet jobs). */
   readonly backlog: number;
-  /** Of the delayed jobs (deferred by the gate, or waiting for a retry), those due within `dueWithinMs`. */
+  /** Of the delayed jobs (deferred by the gate, or waiting for a retry), those due within `dueWithinMs` (DUE_WINDOW_MS by default). */
   readonly delayedDue: number;
 }
+
+/**
+ * How far ahead a delayed job (deferred by the gate, or waiting for a retry)
+ * counts as due: only the jobs whose time comes within this window are work an
+ * extra worker could take now.
+ */
+export const DUE_WINDOW_MS = 60_000;
 
 /** BullMQ stores a delayed job's score as `timestamp * 0x1000 + counter` (getDelayedScore.lua). */
 const DELAYED_SCORE_FACTOR = 0x1000;
@@ -176,7 +183,7 @@ const DELAYED_SCORE_FACTOR = 0x1000;
  */
 export async function readCrawlProgress(redis: RedisClient, namespace: string, options: { dueWithinMs?: number } = {}): Promise<CrawlProgress> {
   const key = (name: string): string => crawlQueueKey(namespace, name);
-  const dueScore = (Date.now() + (options.dueWithinMs ?? 60_000)) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
+  const dueScore = (Date.now() + (options.dueWithinMs ?? DUE_WINDOW_MS)) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
   const replies = await redis
     .multi()
     .get(frontierKeys(namespace).backlogCount)

@@ -2,12 +2,6 @@ import { readCrawlProgress } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
-/**
- * How far ahead a delayed job (deferred by the gate, or waiting for a retry)
- * counts as due: only the jobs whose time comes within this window are work an
- * extra worker could take now.
- */
-export const DUE_WINDOW_MS = 60_000;
 
 export interface QueueJobCounts {
   /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
@@ -15,7 +9,7 @@ export interface QueueJobCounts {
   readonly waiting: number;
   readonly delayed: number;
   readonly active: number;
-  /** Backlog URLs, waiting jobs, and delayed jobs whose time is within DUE_WINDOW_MS: what an autoscaler should read. */
+  /** Backlog URLs, waiting jobs, and delayed jobs whose time is within the frontier's DUE_WINDOW_MS: what an autoscaler should read. */
   readonly due: number;
 }
 
@@ -67,7 +61,7 @@ export class FleetStateReader {
   }
 
   async #readNow(): Promise<FleetState> {
-    const progress = await readCrawlProgress(this.#redis, this.#namespace, { dueWithinMs: DUE_WINDOW_MS });
+    const progress = await readCrawlProgress(this.#redis, this.#namespace);
     const { backlog, waiting, delayed, active } = progress;
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     for (const group of await this.#limiter.list()) {

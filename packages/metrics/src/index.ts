@@ -1,5 +1,5 @@
 export { CrawlMetrics, DENIAL_REASONS, PACE_CHANGE_REASONS, type PageObservation, type PaceChangeObservation, type CrawlCounters } from './crawl-metrics.js';
-export { FleetStateReader, DUE_WINDOW_MS, type FleetState, type QueueJobCounts, type GroupCounts } from './fleet-state.js';
+export { FleetStateReader, type FleetState, type QueueJobCounts, type GroupCounts } from './fleet-state.js';
 export { registerFleetGauges } from './fleet-gauges.js';
 export { startMetricsServer, createOpsHandler, OPS_PATHS, type MetricsServer, type MetricsServerOptions, type HealthReport } from './metrics-server.js';
 export { openProbeConnection, redisHealth } from './redis-health.js';

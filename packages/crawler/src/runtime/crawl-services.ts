@@ -81,7 +81,12 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   // outside the log format (openCrawlQueue gives the queue one already).
   redis.on('error', () => undefined);
   const sharedLimiter = createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
-  const limiter = options.limiter ?? sharedLimiter;
+  // A replaced gate (the benchmark's) still publishes the limit policy to
+  // Redis: the release step paces by it, and without it every group would be
+  // released at the default policy's pace.
+  const limiter: GroupLimiter = options.limiter
+    ? { ...options.limiter, setPolicy: (policy) => sharedLimiter.setPolicy(policy), getPolicy: () => sharedLimiter.getPolicy() }
+    : sharedLimiter;
   let current = config;
   // Releases are paced by the Redis-backed limiter even when the gate is replaced (the benchmark's gate-off baseline).
   const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, pacer: sharedLimiter, namespace: config.namespace, settings });
