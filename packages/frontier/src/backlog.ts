@@ -193,14 +193,13 @@ export async function readCrawlProgress(redis: RedisClient, namespace: string, o
     .zcard(key('waiting-children'))
     .zcard(key('delayed'))
     .llen(key('active'))
-    .zcard(key('completed'))
     .zcard(key('failed'))
     .zcount(key('delayed'), '-inf', dueScore)
     .exec();
   if (replies === null) throw new FrontierError('Redis discarded the crawl-progress read', { retryable: true });
-  const [backlog, wait, paused, prioritized, children, delayed, active, completed, failed, delayedDue] = replies.map(([error, value]) => {
+  const [backlog, wait, paused, prioritized, children, delayed, active, failed, delayedDue] = replies.map(([error, value]) => {
     if (error) throw new FrontierError('crawl-progress read failed in Redis', { retryable: true, cause: error });
     return Math.max(0, Number(value ?? 0));
-  }) as [number, number, number, number, number, number, number, number, number, number];
-  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, completed, failed, delayedDue };
+  }) as [number, number, number, number, number, number, number, number, number];
+  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, failed, delayedDue };
 }

@@ -4,6 +4,7 @@ import type { RedisClient } from '@crawlq/redis';
 import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
+import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
 import { SeenSet } from './seen-set.js';
 
@@ -41,7 +42,17 @@ export interface FrontierOptions {
   readonly pacer: BacklogPacer;
   readonly namespace: string;
   readonly settings: FrontierSettings;
+  /**
+   * How many URLs this process remembers as confirmed seen, to count links to
+   * them as duplicates without asking Redis (see `KnownSeen`); 0 asks Redis
+   * every time. About 100 bytes each.
+   * @default DEFAULT_KNOWN_SEEN_CAPACITY
+   */
+  readonly knownSeenCapacity?: number;
 }
+
+/** 65,536 URLs: a few MB per process, enough for the pages a site links from everywhere and a recent window of the rest. */
+export const DEFAULT_KNOWN_SEEN_CAPACITY = 65_536;
 
 /** One input the frontier refused, for `enqueue`'s per-line report. */
 export interface RejectedUrl {
@@ -80,6 +91,7 @@ export class Frontier {
   readonly #settings: FrontierSettings;
   readonly #seen: SeenSet;
   readonly #backlog: Backlog;
+  readonly #knownSeen: KnownSeen;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
 
   constructor(options: FrontierOptions) {
@@ -88,6 +100,7 @@ export class Frontier {
     this.#settings = options.settings;
     this.#seen = new SeenSet({ redis: options.redis, namespace: options.namespace, mode: options.settings.seenSet });
     this.#backlog = new Backlog({ redis: options.redis, queue: options.queue, pacer: options.pacer, namespace: options.namespace, jobPolicy: options.settings.jobPolicy });
+    this.#knownSeen = new KnownSeen(options.knownSeenCapacity ?? DEFAULT_KNOWN_SEEN_CAPACITY);
   }
 
   /**
@@ -206,12 +219,12 @@ export class Frontier {
     candidates: readonly { url: string; index: number }[],
     counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
   ): Promise<AddResult> {
-    // Same URL twice in one batch: keep the first.
+    // Same URL twice in one batch: keep the first. One Redis has confirmed seen before: a duplicate, without asking again.
     const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
     let duplicate = 0;
     for (const { url } of candidates) {
       const fingerprint = urlFingerprint(url);
-      if (unique.has(fingerprint)) duplicate += 1;
+      if (unique.has(fingerprint) || this.#knownSeen.has(fingerprint)) duplicate += 1;
       else unique.set(fingerprint, { fingerprint, url, group: this.groupOf(url) });
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
@@ -221,6 +234,9 @@ export class Frontier {
       { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 },
       counts.depth,
     );
+    entries.forEach(({ fingerprint }, i) => {
+      if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
+    });
     const admitted = entries.filter((_, i) => codes[i] === ReserveCode.Admitted);
     duplicate += codes.filter((code) => code === ReserveCode.Duplicate).length;
     return {

@@ -239,7 +239,6 @@ describe('readCrawlProgress', () => {
       delayed: 2,
       delayedDue: 1,
       active: 0,
-      completed: 0,
       failed: 0,
     });
     expect((await readCrawlProgress(redis.client(), namespace, { dueWithinMs: 3_600_000 })).delayedDue).toBe(2);

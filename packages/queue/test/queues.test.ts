@@ -12,9 +12,9 @@ beforeAll(async () => {
 afterAll(async () => redis.stop());
 
 describe('crawl queue wiring', () => {
-  it('gives jobs attempts and exponential backoff; the worker keeps the newest 10,000 completed jobs and every failed one', () => {
+  it('gives jobs attempts and exponential backoff; the worker removes completed jobs and keeps every failed one', () => {
     expect(crawlJobOptions({ attempts: 4, backoffMs: 250 })).toEqual({ attempts: 4, backoff: { type: 'exponential', delay: 250, jitter: 0.5 } });
-    expect(CRAWL_JOB_RETENTION).toEqual({ removeOnComplete: { count: 10_000 } });
+    expect(CRAWL_JOB_RETENTION).toEqual({ removeOnComplete: { count: 0 } });
   });
 
   it('names the crawl queue keys as BullMQ does, for readers that count without a Queue', () => {
@@ -28,19 +28,28 @@ describe('crawl queue wiring', () => {
     return queue.close();
   });
 
-  it('does not re-create a job that already ran when the same id is added again', async () => {
+  it('a completed crawl job leaves nothing in Redis; a failed one stays for the dead-letter queue', async () => {
     const namespace = `test-${randomUUID()}`;
     const queue = openCrawlQueue({ url: redis.url }, namespace);
-    const worker = new Worker(queue.name, () => Promise.resolve('ok'), { connection: { url: redis.url }, prefix: queuePrefix(namespace), ...CRAWL_JOB_RETENTION });
+    const worker = new Worker(queue.name, (job) => (job.data.url.endsWith('/fail') ? Promise.reject(new Error('boom')) : Promise.resolve('ok')), {
+      connection: { url: redis.url },
+      prefix: queuePrefix(namespace),
+      ...CRAWL_JOB_RETENTION,
+    });
     try {
-      const options = { ...crawlJobOptions({ attempts: 1, backoffMs: 1 }), jobId: 'same-url-fingerprint' };
-      const data = { url: 'http://a.test/race', depth: 1, group: 'a.test' };
-      const done = new Promise((resolve) => worker.once('completed', resolve));
-      await queue.add(CRAWL_JOB_NAME, data, options);
-      await done;
-      // A second page found the same link before the first one marked it seen.
-      await queue.add(CRAWL_JOB_NAME, data, options);
-      expect(await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed')).toEqual({ waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 1 });
+      const options = crawlJobOptions({ attempts: 1, backoffMs: 1 });
+      const ended = new Promise((resolve) => {
+        let count = 0;
+        const end = () => (count += 1) === 2 && resolve(undefined);
+        worker.on('completed', end);
+        worker.on('failed', end);
+      });
+      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/ok', depth: 1, group: 'a.test' }, { ...options, jobId: 'ok-fingerprint' });
+      await queue.add(CRAWL_JOB_NAME, { url: 'http://a.test/fail', depth: 1, group: 'a.test' }, { ...options, jobId: 'fail-fingerprint' });
+      await ended;
+      expect(await queue.getJobCounts('waiting', 'prioritized', 'active', 'completed', 'failed')).toEqual({ waiting: 0, prioritized: 0, active: 0, completed: 0, failed: 1 });
+      expect(await redis.client().exists(queue.toKey('ok-fingerprint'))).toBe(0);
+      expect(await redis.client().exists(queue.toKey('fail-fingerprint'))).toBe(1);
     } finally {
       await worker.close();
       await queue.obliterate({ force: true });
