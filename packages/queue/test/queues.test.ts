@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlJobOptions, crawlQueueKey, openCrawlQueue, openQueue, openWorker, type QueueName } from '../src/index.js';
+import { CRAWL_JOB_NAME, CRAWL_JOB_RETENTION, QUEUE_NAMES, crawlJobOptions, crawlQueueKey, openCrawlQueue, openQueue, openWorker, type CrawlJobData, type QueueName } from '../src/index.js';
 import { queuePrefix } from '@crawlq/redis';
 
 let redis: TestRedis;
@@ -31,7 +31,7 @@ describe('crawl queue wiring', () => {
   it('a completed crawl job leaves nothing in Redis; a failed one stays for the dead-letter queue', async () => {
     const namespace = `test-${randomUUID()}`;
     const queue = openCrawlQueue({ url: redis.url }, namespace);
-    const worker = new Worker(queue.name, (job) => (job.data.url.endsWith('/fail') ? Promise.reject(new Error('boom')) : Promise.resolve('ok')), {
+    const worker = new Worker<CrawlJobData>(queue.name, (job) => (job.data.url.endsWith('/fail') ? Promise.reject(new Error('boom')) : Promise.resolve('ok')), {
       connection: { url: redis.url },
       prefix: queuePrefix(namespace),
       ...CRAWL_JOB_RETENTION,
