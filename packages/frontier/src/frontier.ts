@@ -45,13 +45,13 @@ export interface FrontierOptions {
   /**
    * How many URLs this process remembers as confirmed seen, to count links to
    * them as duplicates without asking Redis (see `KnownSeen`); 0 asks Redis
-   * every time. About 100 bytes each.
+   * every time. About 150 bytes each, fingerprint included (9.9 MB of heap measured at 65,536).
    * @default DEFAULT_KNOWN_SEEN_CAPACITY
    */
   readonly knownSeenCapacity?: number;
 }
 
-/** 65,536 URLs: a few MB per process, enough for the pages a site links from everywhere and a recent window of the rest. */
+/** 65,536 URLs: about 10 MB per process, enough for the pages a site links from everywhere and a recent window of the rest. */
 export const DEFAULT_KNOWN_SEEN_CAPACITY = 65_536;
 
 /** One input the frontier refused, for `enqueue`'s per-line report. */
