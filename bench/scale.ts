@@ -304,7 +304,11 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     const bytes = await queuedBytes();
     log(`Redis per queued URL (crawlq enqueue of ${fmt(QUEUED_URLS, 0)} URLs over 1,000 hosts, mean ${fmt(bytes.urlLength, 0)} chars, default politeness, no workers): ${fmt(bytes.perUrl, 0)} bytes (INFO memory used_memory delta)`);
     log(`Redis per queued URL by key (MEMORY USAGE sum / URLs): ${bytes.byKey}`);
-    log(`one job hash: MEMORY USAGE ${fmt(bytes.sampleJob.bytes, 0)} bytes, encoding ${bytes.sampleJob.encoding} (server hash-max-listpack-value ${bytes.listpackValue}); fields: ${bytes.sampleJob.fields}`);
+    log(
+      Number.isNaN(bytes.sampleJob.bytes)
+        ? 'job hashes: none (every queued URL waits as a backlog entry until its group can use it)'
+        : `one job hash: MEMORY USAGE ${fmt(bytes.sampleJob.bytes, 0)} bytes, encoding ${bytes.sampleJob.encoding} (server hash-max-listpack-value ${bytes.listpackValue}); fields: ${bytes.sampleJob.fields}`,
+    );
   } finally {
     await redis.stop();
     await site.close();

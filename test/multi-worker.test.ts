@@ -33,7 +33,8 @@ describe('several `crawlq worker` processes on one Redis', () => {
     const defined = await runCli(['config', 'set', ...common], { env });
     expect(defined.code, defined.stderr).toBe(0);
     const processes = Array.from({ length: workers }, (_, i) =>
-      startCli(['worker', '--namespace', namespace, '--concurrency', '4', '--out', join(dir, `worker-${i}.jsonl`)], { env }),
+      // More jobs in flight than the groups' caps allow: most of them wait at the gate.
+      startCli(['worker', '--namespace', namespace, '--concurrency', '16', '--out', join(dir, `worker-${i}.jsonl`)], { env }),
     );
     const logs = processes.map(() => ({ text: '' }));
     processes.forEach((child, i) => child.stderr?.on('data', (chunk: Buffer) => (logs[i]!.text += chunk.toString())));
@@ -58,6 +59,10 @@ describe('several `crawlq worker` processes on one Redis', () => {
     }
     const codes = await Promise.all(processes.map((child) => exited(child)));
     expect(codes, logs.map((log) => log.text).join('\n')).toEqual(processes.map(() => 0));
+    // Every line a worker wrote is a log record: no runtime warning (16 jobs listening to one stop signal once drew one).
+    for (const log of logs) {
+      for (const line of log.text.split('\n').filter((text) => text.trim() !== '')) expect(line).toMatch(/^\{"level":/);
+    }
 
     const perWorker = processes.map((_, i) => readRecords(join(dir, `worker-${i}.jsonl`)));
     // Each worker took part.

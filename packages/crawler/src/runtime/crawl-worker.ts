@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
@@ -176,6 +177,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // Aborted when a stop outlasts its grace period: jobs still running give
   // their slots back and return to the queue (see close).
   const stopping = new AbortController();
+  // Every job in flight listens to it (its waits and its fetch): up to the
+  // concurrency, not a leak. Node warns past 10 on stderr, outside the log format.
+  setMaxListeners(0, stopping.signal);
   // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
   let abandoned = false;
   const worker = openWorker<CrawlJobData, CrawlJobResult>(

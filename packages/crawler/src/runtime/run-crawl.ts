@@ -40,6 +40,8 @@ export interface CrawlSummary {
 }
 
 const POLL_MS = 500;
+/** Poll period once nothing but running jobs is left: a few reads a second more for a crawl that is about to end. */
+const END_POLL_MS = 50;
 const MAX_RESPAWNS = 5;
 /** How long workers told about a Redis outage get to exit before they are killed (they abandon within about 10 s). */
 const OUTAGE_STOP_MS = 15_000;
@@ -126,7 +128,10 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     let idlePolls = 0;
     // Two idle polls in a row: a job that finished between counts cannot hide work.
     while (idlePolls < 2 && options.signal?.aborted !== true) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      // Once only running jobs are left, or the idle poll is to be confirmed,
+      // polls come faster: the crawl's end is noticed within END_POLL_MS, not POLL_MS.
+      const ending = status.backlog + status.waiting + status.delayed === 0;
+      await new Promise((resolve) => setTimeout(resolve, ending ? END_POLL_MS : POLL_MS));
       status = await readCrawlStatus(services, () => deadLetters.count());
       options.progress?.(status, performance.now() - started);
       idlePolls = status.done ? idlePolls + 1 : 0;
