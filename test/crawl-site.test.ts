@@ -48,6 +48,8 @@ describe('crawlq crawl on a generated multi-host site', () => {
     const urls = records.map((record) => record.url);
     expect(duplicates(urls)).toEqual([]);
     expect(new Set(urls)).toEqual(expected);
+    // The summary counts every page, the last ones included (workers flush their counts as they stop).
+    expect(result.stdout).toMatch(new RegExp(`\\n  pages +${records.length} in `));
     // Fetched once each at the server too (robots.txt aside).
     const served = site.requests.filter((request) => request.path !== '/robots.txt');
     expect(served).toHaveLength(expected.size);

@@ -141,6 +141,9 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     if (lostRedis !== undefined) throw lostRedis;
     stopping = true;
     await stopChildren(children, options.signal?.aborted === true ? 'interrupted' : 'finished', config.gracePeriod);
+    // Read again once the workers are gone: each flushes its page counts as it
+    // stops (they are batched), and the last of them may land after the idle polls.
+    status = await readCrawlStatus(services, () => deadLetters.count());
     const alert = await flushAlerts(config, options, log);
     return { seeds, status, elapsedMs: performance.now() - started, resumed, interrupted: options.signal?.aborted === true, alert };
   };
