@@ -27,12 +27,22 @@ const settings: FrontierSettings = {
   jobPolicy: { attempts: 3, backoffMs: 100 },
 };
 
-/** A frontier on its own connection and queue client, as in another worker process. */
-function worker(namespace: string, seenSet: SeenSetMode): { frontier: Frontier; queue: CrawlQueue } {
+/**
+ * A frontier on its own connection and queue client, as in another worker
+ * process, with its own memory of URLs known seen (see KnownSeen).
+ */
+function worker(namespace: string, seenSet: SeenSetMode, options: { knownSeenCapacity?: number; maxPages?: number } = {}): { frontier: Frontier; queue: CrawlQueue } {
   const queue = openCrawlQueue({ url: redis.url }, namespace);
   queues.push(queue);
   const client = redis.client();
-  const frontier = new Frontier({ redis: client, queue, namespace, settings: { ...settings, seenSet }, pacer: testPacer(client, namespace) });
+  const frontier = new Frontier({
+    redis: client,
+    queue,
+    namespace,
+    settings: { ...settings, seenSet, maxPages: options.maxPages },
+    pacer: testPacer(client, namespace),
+    ...(options.knownSeenCapacity === undefined ? {} : { knownSeenCapacity: options.knownSeenCapacity }),
+  });
   return { frontier, queue };
 }
 
@@ -41,6 +51,8 @@ async function queuedUrls(queue: CrawlQueue, frontier?: Frontier): Promise<strin
   const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
   return jobs.map((job) => job.data.url).sort();
 }
+
+const EXACT: SeenSetMode = { mode: 'exact' };
 
 const modes: [string, SeenSetMode][] = [
   ['exact', { mode: 'exact' }],
@@ -128,5 +140,55 @@ describe('Frontier seen-set modes', () => {
     const bloom = worker(namespace, { mode: 'bloom', expectedUrls: 1000, falsePositiveRate: 0.01 });
     await expect(bloom.frontier.addSeeds(['http://a.test/2'])).rejects.toBeInstanceOf(SeenSetMismatchError);
     await expect(bloom.frontier.claim('http://a.test/3')).rejects.toBeInstanceOf(SeenSetMismatchError);
+  });
+});
+
+/** Scripts Redis has run so far (every admission is one). */
+async function scriptCalls(): Promise<number> {
+  const stats = await redis.client().info('commandstats');
+  return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
+describe('Frontier: links already confirmed seen', () => {
+  it('are counted as duplicates without an admission in Redis; new links in the same batch still go there', async () => {
+    const { frontier, queue } = worker(`t-${randomUUID()}`, EXACT);
+    const links = ['http://a.test/1', 'http://a.test/2', 'http://b.test/1'];
+    expect((await frontier.addDiscovered(links, 0)).accepted).toBe(3);
+    const before = await scriptCalls();
+    const again = await frontier.addDiscovered([...links, 'http://a.test/1#frag'], 1);
+    expect(again).toMatchObject({ accepted: 0, duplicate: 4 });
+    expect(await scriptCalls()).toBe(before);
+    const mixed = await frontier.addDiscovered(['http://a.test/2', 'http://a.test/3'], 1);
+    expect(mixed).toMatchObject({ accepted: 1, duplicate: 1, acceptedUrls: ['http://a.test/3'] });
+    expect(await scriptCalls()).toBe(before + 1);
+    expect(await releaseAll(frontier)).toBe(4);
+    expect((await queue.getJobs(['prioritized', 'waiting'])).map((job) => job.data.url).sort()).toEqual(['http://a.test/1', 'http://a.test/2', 'http://a.test/3', 'http://b.test/1']);
+  });
+
+  it('a link another process admitted is learnt from Redis once, then held', async () => {
+    const namespace = `t-${randomUUID()}`;
+    const first = worker(namespace, EXACT).frontier;
+    const second = worker(namespace, EXACT).frontier;
+    await first.addDiscovered(['http://a.test/x'], 0);
+    const before = await scriptCalls();
+    expect(await second.addDiscovered(['http://a.test/x'], 0)).toMatchObject({ accepted: 0, duplicate: 1 });
+    expect(await second.addDiscovered(['http://a.test/x'], 0)).toMatchObject({ accepted: 0, duplicate: 1 });
+    expect(await scriptCalls()).toBe(before + 1);
+  });
+
+  it('a link refused for the page budget is not held: it is asked about again, and stays over the limit', async () => {
+    const { frontier } = worker(`t-${randomUUID()}`, EXACT, { maxPages: 1 });
+    expect(await frontier.addDiscovered(['http://a.test/1', 'http://a.test/2'], 0)).toMatchObject({ accepted: 1, overLimit: 1 });
+    const before = await scriptCalls();
+    expect(await frontier.addDiscovered(['http://a.test/2'], 0)).toMatchObject({ accepted: 0, overLimit: 1, duplicate: 0 });
+    expect(await scriptCalls()).toBe(before + 1);
+  });
+
+  it('with knownSeenCapacity 0 every batch asks Redis', async () => {
+    const { frontier } = worker(`t-${randomUUID()}`, EXACT, { knownSeenCapacity: 0 });
+    await frontier.addDiscovered(['http://a.test/1'], 0);
+    const before = await scriptCalls();
+    expect(await frontier.addDiscovered(['http://a.test/1'], 0)).toMatchObject({ duplicate: 1 });
+    expect(await scriptCalls()).toBe(before + 1);
   });
 });
