@@ -219,7 +219,7 @@ export class Frontier {
     candidates: readonly { url: string; index: number }[],
     counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
   ): Promise<AddResult> {
-    // Same URL twice in one batch: keep the first. One Redis has confirmed seen before: a duplicate, without asking again.
+    // Same URL twice in one batch: keep the first. A URL Redis has confirmed seen before is a duplicate without asking again.
     const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
     let duplicate = 0;
     for (const { url } of candidates) {

@@ -2,7 +2,6 @@ import { readCrawlProgress } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
-
 export interface QueueJobCounts {
   /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
   readonly backlog: number;
