@@ -18,8 +18,9 @@ export interface CrawlJobPolicy {
  * recorded them. Results live in the sink and the crawl's own counters; a
  * finished job's id need not stay to de-duplicate, because the frontier marks
  * a URL seen in the same step that queues it, so no URL becomes a job twice.
- * Removing at once also spares the finish step the completed set and its
- * trimming (four commands inside Redis per page, measured by `pnpm bench crawl`).
+ * Removing at once also spares BullMQ's finish step the completed set and its
+ * trimming (its commands inside Redis went from 26.5 to 23.4 per page in one
+ * MONITOR-attributed crawl of 1,000 pages).
  * Set on the Worker, not on each job: job options are stored in every job's
  * hash, and a million queued URLs would carry the same bytes a million times.
  */
