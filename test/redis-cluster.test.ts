@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { queuePrefix } from '@crawlq/redis';
+import { queuePrefix, shardNamespaces } from '@crawlq/redis';
 import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
@@ -46,15 +46,15 @@ async function namespaceAwayFromSeed(base: string): Promise<string> {
   }
 }
 
-/** Keys of the namespace on each master, counted by SCAN on that node alone. */
-async function keysPerMaster(namespace: string): Promise<number[]> {
+/** Keys matching `pattern` on each master, counted by SCAN on that node alone. */
+async function keysPerMaster(namespace: string, pattern = `${queuePrefix(namespace)}:*`): Promise<number[]> {
   return Promise.all(
     cluster.nodes.map(async (node) => {
       const client = cluster.nodeClient(node);
       let cursor = '0';
       let count = 0;
       do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${queuePrefix(namespace)}:*`, 'COUNT', 1000);
+        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
         cursor = next;
         count += keys.length;
       } while (cursor !== '0');
@@ -156,4 +156,63 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     }
   });
+
+  it(
+    'a crawl of 6 shards: its keys on every master, every page fetched and written once, the rate and the cap held at the server, and a master restart ridden out',
+    { timeout: 420_000 },
+    async () => {
+      const hosts = ['127.0.0.91', '127.0.0.92', '127.0.0.93', '127.0.0.94', '127.0.0.95', '127.0.0.96'];
+      const web = await site({ hosts, pagesPerHost: 30, linksPerPage: 3, crossHostLinksPerPage: 1 });
+      // Slow responses make the concurrency cap matter as well as the rate.
+      web.setFaults([{ status: 200, delayMs: 300 }]);
+      const namespace = 'cluster-shards';
+      const shards = shardNamespaces(namespace, 6);
+      const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-shards-'));
+      const out = join(dir, 'results.jsonl');
+      const { child, output, exited } = startCapturedCli(
+        [
+          'crawl', ...web.seeds, '--out', out, '--namespace', namespace, '--shards', '6', '--allow-private-network', '--scope', 'any', '--max-depth', '1000',
+          '--rate', '5/1s', '--domain-concurrency', '2', '--workers', '3', '--concurrency', '8', '--state-dir', dir,
+        ],
+        { env: cliEnv(cluster.url) },
+      );
+      try {
+        await waitFor(() => (readRecords(out).length >= 40 ? true : undefined), { timeoutMs: 180_000, what: 'the first pages' });
+        // The master of shard 0 goes away mid-crawl (a clean stop, as an operator's restart), with the shards it holds.
+        const halted = await cluster.masterOf(queuePrefix(shards[0]!));
+        await cluster.halt(halted);
+        const pagesAtStop = readRecords(out).length;
+        await sleep(5_000);
+        await cluster.start(halted);
+        const code = await exited;
+        const { stderr, stdout } = output;
+        expect(code, stderr).toBe(0);
+
+        const expected = web.reachable({ seeds: web.seeds, maxDepth: 1000, scope: 'any' });
+        const urls = readRecords(out).map((record) => record.url);
+        expect(pagesAtStop).toBeLessThan(expected.size);
+        expect(new Set(urls), `${stderr}\n${stdout}`).toEqual(expected);
+        expect(duplicates(urls)).toEqual([]);
+        // Judged at the server: each page requested once, no host above 5 starts a second or 2 at once.
+        const pageRequests = web.requests.filter((request) => request.path !== '/robots.txt');
+        expect(duplicates(pageRequests.map((request) => request.url))).toEqual([]);
+        expect(pageRequests).toHaveLength(expected.size);
+        const peaks: number[] = [];
+        for (const [host, requests] of byHost(pageRequests)) {
+          expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+          expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+          peaks.push(peakInFlight(requests));
+        }
+        expect(Math.max(...peaks)).toBe(2);
+        // The shards' keys (their seen-set slices stay after the crawl) are on every master, and each shard's on the master of its slot.
+        const shardKeys = await keysPerMaster(namespace, `{${namespace}#*}:*`);
+        expect(shardKeys.every((count) => count > 0), String(shardKeys)).toBe(true);
+        const owners = new Set(await Promise.all(shards.map(async (shard) => (await cluster.masterOf(queuePrefix(shard))).port)));
+        expect(owners.size).toBe(3);
+        process.stdout.write(`redis cluster shards: keys per master ${shardKeys.join('/')}, master :${halted.port} halted after ${pagesAtStop} of ${expected.size} pages\n`);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      }
+    },
+  );
 });

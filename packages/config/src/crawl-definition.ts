@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
+import { checkShards } from './load-config.js';
 import { formatDuration, formatRate, type Rate } from './units.js';
 
 /**
@@ -13,7 +14,14 @@ export const FLEET_OPTIONS: readonly OptionName[] = Object.freeze(
 );
 
 /** Fleet options that cannot change once a crawl has state: the seen-set's layout depends on them. */
-export const FIXED_FLEET_OPTIONS: readonly OptionName[] = Object.freeze(['seenSet', 'expectedUrls', 'falsePositiveRate'] as const);
+export const FIXED_FLEET_OPTIONS: readonly OptionName[] = Object.freeze(['seenSet', 'expectedUrls', 'falsePositiveRate', 'shards'] as const);
+
+/**
+ * Fleet options that cannot change in a crawl of more than one shard: a URL's
+ * group picks its shard, seen-set slice included, so a URL regrouped later
+ * would be looked up in another slice (and fetched again).
+ */
+const FIXED_WHEN_SHARDED: readonly OptionName[] = Object.freeze(['groupBy', 'groupRules'] as const);
 
 /** Values of the fleet options, validated like any config value. Unset optional values are absent. */
 export type DefinitionValues = Readonly<Partial<Record<OptionName, unknown>>>;
@@ -123,10 +131,17 @@ export function mergeDefinition(base: DefinitionValues | null, config: CrawlqCon
         `cannot change while the crawl has state (the fleet's seen-set uses ${formatOptionValue(name, base[name])}); start a fresh crawl or use another --namespace`,
       );
     }
+    if (FIXED_WHEN_SHARDED.includes(name) && typeof base.shards === 'number' && base.shards > 1) {
+      throw new ConfigError(
+        optionLabel(name),
+        `cannot change in a crawl of ${base.shards} shards (a URL's group picks its shard and seen-set slice); start a fresh crawl or use another --namespace`,
+      );
+    }
     if (config[name] === undefined) delete values[name];
     else values[name] = config[name];
     changed.push(name);
   }
+  checkShards(values);
   return { values: Object.freeze(values), changed };
 }
 

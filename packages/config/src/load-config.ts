@@ -49,6 +49,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     result[name] = parsed.data;
   }
   checkSink(result);
+  checkShards(result);
   result.explicit = explicit;
   return deepFreeze(result) as CrawlqConfig;
 }
@@ -94,6 +95,16 @@ function checkSink(config: Record<string, unknown>): void {
   if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
     throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
   }
+}
+
+/**
+ * Options a sharded crawl cannot keep yet: the page budget and the crawl-wide
+ * rate are one counter each, and a shard's scripts reach only its own slot.
+ */
+export function checkShards(values: Readonly<Record<string, unknown>>): void {
+  if (typeof values.shards !== 'number' || values.shards <= 1) return;
+  if (values.maxPages !== undefined) throw new ConfigError('--shards', `${values.shards} cannot be combined with --max-pages (one crawl-wide budget); use --max-pages-per-group, or --shards 1`);
+  if (values.globalRate !== undefined && values.globalRate !== null) throw new ConfigError('--shards', `${values.shards} cannot be combined with --global-rate (one crawl-wide pace); use --shards 1`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

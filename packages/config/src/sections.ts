@@ -21,6 +21,7 @@ export const OPTION_SECTION: Readonly<Record<OptionName, OptionSection>> = {
   backoff: 'Crawl definition',
   sortQuery: 'Crawl definition',
   seenSet: 'Crawl definition',
+  shards: 'Crawl definition',
   expectedUrls: 'Crawl definition',
   falsePositiveRate: 'Crawl definition',
   sitemaps: 'Crawl definition',

@@ -8,6 +8,8 @@ export {
   definitionAuthor,
   readFleetConfig,
   retryJobPolicyFor,
+  openDeadLetterRetry,
+  type DeadLetterRetryTarget,
   DefinitionConflictError,
   type PublishedDefinition,
 } from './runtime/crawl-definition.js';

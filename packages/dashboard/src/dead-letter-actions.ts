@@ -22,7 +22,8 @@ export interface DeadLetterActions {
 
 export interface DeadLetterActionsOptions {
   readonly deadLetters: DeadLetterAdmin;
-  readonly crawlQueue: CrawlQueue;
+  /** The crawl queue a retried job of a group goes back into (each group's shard has its own). */
+  readonly crawlQueue: (group: string) => CrawlQueue;
   readonly jobPolicy: CrawlJobPolicy;
   readonly log: (line: string) => void;
 }

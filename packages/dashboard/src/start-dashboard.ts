@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { readCrawlProgress } from '@crawlq/frontier';
-import { detectRedisCluster } from '@crawlq/redis';
+import { detectRedisCluster, shardOfGroup } from '@crawlq/redis';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
 import { apiRoutes } from './api-routes.js';
@@ -124,7 +124,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     });
   }
 
-  const actions = createDeadLetterActions({ deadLetters, crawlQueue: queues.crawl, jobPolicy: options.jobPolicy, log });
+  const shardQueues = admin.queues;
+  const actions = createDeadLetterActions({
+    deadLetters,
+    crawlQueue: (group) => shardQueues[shardOfGroup(group, shardQueues.length)] ?? queues.crawl,
+    jobPolicy: options.jobPolicy,
+    log,
+  });
   const overviews = createCrawlOverviews({ admin, deadLetters, log });
   // A first reading now, so the first page already has a rate to show.
   await overviews.read().catch(() => undefined);

@@ -162,7 +162,7 @@ describe('JSON API', () => {
         total: 3,
         byGroup: { 'example.com': 2, 'other.org': 1 },
         byReason: { 'http-503': 2, timeout: 1 },
-        crawl: { backlog: 0, waiting: 0, delayed: 0, delayedDue: 0, active: 0, failed: 0 },
+        crawl: { backlog: 0, waiting: 0, delayed: 0, delayedDue: 0, active: 0, failed: 0, seen: 0 },
       },
     });
   });

@@ -10,3 +10,6 @@ export interface CrawlQueueLike {
   getJob(jobId: string): Promise<(FailedCrawlJob & Pick<Job<CrawlJobData>, 'getState'>) | undefined>;
   add(name: typeof CRAWL_JOB_NAME, data: CrawlJobData, opts?: JobsOptions): Promise<unknown>;
 }
+
+/** The crawl queue a job of `group` belongs in: a crawl of several shards has a queue per shard. */
+export type CrawlQueueOfGroup = (group: string) => CrawlQueueLike;

@@ -5,7 +5,7 @@ import { extname } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { ConnectionOptions } from 'bullmq';
 import { CRAWL_JOB_NAME, crawlJobOptions, type CrawlJobPolicy } from '@crawlq/queue';
-import type { CrawlQueueLike } from './crawl-job.js';
+import type { CrawlQueueLike, CrawlQueueOfGroup } from './crawl-job.js';
 import type { DeadLetterEntry, DeadLetterFilter, DeadLetterStats, PurgeSelector, RetrySelector } from './dead-letter-entry.js';
 import { BATCH, DeadLetterStore, PAGE } from './dead-letter-store.js';
 import { DeadLetterInputError } from './errors.js';
@@ -31,7 +31,7 @@ export interface DeadLetterAdmin {
    * from `policy`, `blockedSince` cleared) and removes them from the DLQ.
    * Idempotent: retrying an id twice adds one job.
    */
-  retry(selector: RetrySelector, crawlQueue: CrawlQueueLike, policy: CrawlJobPolicy): Promise<{ retried: number }>;
+  retry(selector: RetrySelector, crawlQueue: CrawlQueueLike | CrawlQueueOfGroup, policy: CrawlJobPolicy): Promise<{ retried: number }>;
   purge(selector: PurgeSelector): Promise<{ purged: number }>;
   /**
    * Streams every entry to `file` (written to a temporary name, then renamed):
@@ -84,7 +84,7 @@ class RedisDeadLetterAdmin implements DeadLetterAdmin {
     return (await this.#store.load([id]))[0] ?? null;
   }
 
-  async retry(selector: RetrySelector, crawlQueue: CrawlQueueLike, policy: CrawlJobPolicy): Promise<{ retried: number }> {
+  async retry(selector: RetrySelector, crawlQueue: CrawlQueueLike | CrawlQueueOfGroup, policy: CrawlJobPolicy): Promise<{ retried: number }> {
     const ids = 'ids' in selector ? [...new Set(selector.ids)] : await this.#store.ids('group' in selector ? selector.group : undefined);
     let retried = 0;
     for (let index = 0; index < ids.length; index += BATCH) {
@@ -167,12 +167,13 @@ class RedisDeadLetterAdmin implements DeadLetterAdmin {
     return this.#store.disconnect();
   }
 
-  async #retryOne(id: string, crawlQueue: CrawlQueueLike, policy: CrawlJobPolicy): Promise<boolean> {
+  async #retryOne(id: string, queueOrRouter: CrawlQueueLike | CrawlQueueOfGroup, policy: CrawlJobPolicy): Promise<boolean> {
     const entry = await this.show(id);
     if (!entry) {
       await this.#store.redis.zrem(this.#store.keys.index, id); // A dangling index member, if any.
       return false;
     }
+    const crawlQueue = typeof queueOrRouter === 'function' ? queueOrRouter(entry.job.group) : queueOrRouter;
     const existing = await crawlQueue.getJob(id);
     const state = existing ? await existing.getState() : 'unknown';
     // A finished job with this id would turn the add into a no-op.

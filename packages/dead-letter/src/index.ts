@@ -6,7 +6,7 @@ export {
 } from './dead-letter-recorder.js';
 export { createDeadLetterAdmin, type DeadLetterAdmin, type CreateDeadLetterAdminOptions } from './dead-letter-admin.js';
 export { DEAD_LETTER_JOB_NAME } from './dead-letter-store.js';
-export type { FailedCrawlJob, CrawlQueueLike } from './crawl-job.js';
+export type { FailedCrawlJob, CrawlQueueLike, CrawlQueueOfGroup } from './crawl-job.js';
 export {
   isDeadLetterEntry,
   type DeadLetterEntry,

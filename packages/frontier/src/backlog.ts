@@ -5,6 +5,7 @@ import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './commands/release.js';
 import { FrontierError } from './frontier-errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
+import { readShardNamespaces } from './shard-layout.js';
 
 /** The limiter's part in a release: it runs the script with each group's pacing state. */
 export type BacklogPacer = Pick<GroupLimiter, 'runPaced'>;
@@ -162,6 +163,13 @@ export interface CrawlProgress extends CrawlCounts {
   readonly backlog: number;
   /** Of the delayed jobs (deferred by the gate, or waiting for a retry), those due within `dueWithinMs` (DUE_WINDOW_MS by default). */
   readonly delayedDue: number;
+  /**
+   * URLs ever marked seen (admitted, or claimed as a redirect's target), over
+   * all shards. It only grows, and grows in the same step that creates work:
+   * two reads with nothing left and the same count prove no work appeared
+   * between them, even when shards are read one after another.
+   */
+  readonly seen: number;
 }
 
 /**
@@ -175,13 +183,30 @@ export const DUE_WINDOW_MS = 60_000;
 const DELAYED_SCORE_FACTOR = 0x1000;
 
 /**
- * Reads the backlog and the queue's counts in one MULTI, so a URL moving from
- * the backlog into the queue, or a job adding links to the backlog as it
- * finishes, is counted somewhere: separate reads could see neither and call a
- * crawl done that is not. Every reader of a crawl's progress (`status`, the
- * end of `crawl`, the dashboard, the metrics) goes through here.
+ * Reads the backlog and the queue's counts of each shard in one MULTI, so a
+ * URL moving from the backlog into the queue, or a job adding links to the
+ * backlog as it finishes, is counted somewhere: separate reads could see
+ * neither and call a crawl done that is not. Shards are read one MULTI each,
+ * so a job in one shard can admit links into another between two reads: a
+ * caller deciding the crawl is over compares `seen` over two reads. Every
+ * reader of a crawl's progress (`status`, the end of `crawl`, the dashboard,
+ * the metrics) goes through here.
  */
 export async function readCrawlProgress(redis: RedisClient, namespace: string, options: { dueWithinMs?: number } = {}): Promise<CrawlProgress> {
+  const shards = await Promise.all((await readShardNamespaces(redis, namespace)).map((shard) => readShardProgress(redis, shard, options)));
+  const total = (name: keyof CrawlProgress): number => shards.reduce((sum, progress) => sum + progress[name], 0);
+  return {
+    backlog: total('backlog'),
+    waiting: total('waiting'),
+    delayed: total('delayed'),
+    active: total('active'),
+    failed: total('failed'),
+    delayedDue: total('delayedDue'),
+    seen: total('seen'),
+  };
+}
+
+async function readShardProgress(redis: RedisClient, namespace: string, options: { dueWithinMs?: number }): Promise<CrawlProgress> {
   const key = (name: string): string => crawlQueueKey(namespace, name);
   const dueScore = (Date.now() + (options.dueWithinMs ?? DUE_WINDOW_MS)) * DELAYED_SCORE_FACTOR + (DELAYED_SCORE_FACTOR - 1);
   const replies = await redis
@@ -195,11 +220,12 @@ export async function readCrawlProgress(redis: RedisClient, namespace: string, o
     .llen(key('active'))
     .zcard(key('failed'))
     .zcount(key('delayed'), '-inf', dueScore)
+    .hget(frontierKeys(namespace).seen, 'count')
     .exec();
   if (replies === null) throw new FrontierError('Redis discarded the crawl-progress read', { retryable: true });
-  const [backlog, wait, paused, prioritized, children, delayed, active, failed, delayedDue] = replies.map(([error, value]) => {
+  const [backlog, wait, paused, prioritized, children, delayed, active, failed, delayedDue, seen] = replies.map(([error, value]) => {
     if (error) throw new FrontierError('crawl-progress read failed in Redis', { retryable: true, cause: error });
     return Math.max(0, Number(value ?? 0));
-  }) as [number, number, number, number, number, number, number, number, number];
-  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, failed, delayedDue };
+  }) as [number, number, number, number, number, number, number, number, number, number];
+  return { backlog, waiting: wait + paused + prioritized + children, delayed, active, failed, delayedDue, seen };
 }

@@ -1,12 +1,14 @@
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
-import type { RedisClient } from '@crawlq/redis';
+import { shardOfGroup, type RedisClient } from '@crawlq/redis';
 import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
 import { SeenSet } from './seen-set.js';
+import { recordShardCount } from './shard-layout.js';
+import { FrontierError } from './frontier-errors.js';
 
 /** Crawl-wide rules the frontier applies to every URL it admits. */
 export interface FrontierSettings {
@@ -34,13 +36,27 @@ export interface FrontierSettings {
   readonly seenSet?: SeenSetMode | undefined;
 }
 
+/** One shard of a crawl (see `shardNamespaces` in @crawlq/redis): its keyspace, crawl queue and limiter. */
+export interface FrontierShard {
+  readonly namespace: string;
+  readonly queue: CrawlQueue;
+  readonly pacer: BacklogPacer;
+}
+
 export interface FrontierOptions {
   readonly redis: RedisClient;
-  /** Where released URLs become jobs. */
+  /** Where released URLs become jobs (a crawl of one shard). */
   readonly queue: CrawlQueue;
-  /** Paces the release of each group's backlog (the group limiter). */
+  /** Paces the release of each group's backlog (the group limiter; a crawl of one shard). */
   readonly pacer: BacklogPacer;
   readonly namespace: string;
+  /**
+   * The crawl's shards, in order, when it has more than one: each group's
+   * seen-set slice, backlog and queue are its shard's, found by
+   * `shardOfGroup`. `queue` and `pacer` are then not used.
+   * @default one shard: the namespace itself, with `queue` and `pacer`
+   */
+  readonly shards?: readonly FrontierShard[];
   readonly settings: FrontierSettings;
   /**
    * How many URLs this process remembers as confirmed seen, to count links to
@@ -87,19 +103,26 @@ const SCOPE_REFRESH_MS = 2_000;
  */
 export class Frontier {
   readonly #redis: RedisClient;
+  readonly #namespace: string;
   readonly #keys: FrontierKeys;
   readonly #settings: FrontierSettings;
-  readonly #seen: SeenSet;
-  readonly #backlog: Backlog;
+  readonly #shards: readonly { readonly seen: SeenSet; readonly backlog: Backlog }[];
   readonly #knownSeen: KnownSeen;
+  #layoutRecorded: Promise<void> | undefined;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
 
   constructor(options: FrontierOptions) {
     this.#redis = options.redis;
+    this.#namespace = options.namespace;
     this.#keys = frontierKeys(options.namespace);
     this.#settings = options.settings;
-    this.#seen = new SeenSet({ redis: options.redis, namespace: options.namespace, mode: options.settings.seenSet });
-    this.#backlog = new Backlog({ redis: options.redis, queue: options.queue, pacer: options.pacer, namespace: options.namespace, jobPolicy: options.settings.jobPolicy });
+    const shards = options.shards ?? [{ namespace: options.namespace, queue: options.queue, pacer: options.pacer }];
+    if (shards.length === 0) throw new RangeError('a frontier needs at least one shard');
+    const mode = seenSetModePerShard(options.settings.seenSet, shards.length);
+    this.#shards = shards.map((shard) => ({
+      seen: new SeenSet({ redis: options.redis, namespace: shard.namespace, mode }),
+      backlog: new Backlog({ redis: options.redis, queue: shard.queue, pacer: shard.pacer, namespace: shard.namespace, jobPolicy: options.settings.jobPolicy }),
+    }));
     this.#knownSeen = new KnownSeen(options.knownSeenCapacity ?? DEFAULT_KNOWN_SEEN_CAPACITY);
   }
 
@@ -107,18 +130,37 @@ export class Frontier {
    * Moves due URLs from the backlogs into the crawl queue (stage two). Any
    * process may call it, as often as it likes: each URL is released once.
    */
-  release(options: ReleaseOptions): Promise<ReleaseResult> {
-    return this.#backlog.release(options);
+  async release(options: ReleaseOptions): Promise<ReleaseResult> {
+    // Each shard has a queue of its own, so each gets the whole room.
+    const results = await Promise.all(this.#shards.map(({ backlog }) => backlog.release(options)));
+    return { released: results.reduce((sum, { released }) => sum + released, 0) };
   }
 
   /** URLs admitted and not yet released as jobs. */
-  backlogSize(): Promise<number> {
-    return this.#backlog.size();
+  async backlogSize(): Promise<number> {
+    const sizes = await Promise.all(this.#shards.map(({ backlog }) => backlog.size()));
+    return sizes.reduce((sum, size) => sum + size, 0);
   }
 
-  /** The crawl's seen-set (for status and benchmarks; `addSeeds`/`addDiscovered`/`claim` keep it up to date). */
-  get seenSet(): SeenSet {
-    return this.#seen;
+  /** How many shards the crawl is spread over. */
+  get shardCount(): number {
+    return this.#shards.length;
+  }
+
+  /** The seen-set slice of a shard (for status and benchmarks; `addSeeds`/`addDiscovered`/`claim` keep it up to date). */
+  seenSet(shard = 0): SeenSet {
+    return this.#shardAt(shard).seen;
+  }
+
+  /** The shard of a normalised URL's group. */
+  #shardOf(url: string): { readonly seen: SeenSet; readonly backlog: Backlog } {
+    return this.#shardAt(shardOfGroup(this.groupOf(url), this.#shards.length));
+  }
+
+  #shardAt(index: number): { readonly seen: SeenSet; readonly backlog: Backlog } {
+    const shard = this.#shards[index];
+    if (shard === undefined) throw new RangeError(`no shard ${index} in a crawl of ${this.#shards.length}`);
+    return shard;
   }
 
   /**
@@ -136,9 +178,10 @@ export class Frontier {
    * @throws SeenSetMismatchError when the crawl's seen-set is in the other mode
    */
   async claim(url: string, owner?: string): Promise<boolean> {
-    const fingerprint = urlFingerprint(normalizeUrl(url, { sortQuery: this.#settings.sortQuery }));
+    const normalised = normalizeUrl(url, { sortQuery: this.#settings.sortQuery });
+    const fingerprint = urlFingerprint(normalised);
     if (owner !== undefined && owner === fingerprint) return true;
-    return this.#seen.claim(fingerprint, owner);
+    return this.#shardOf(normalised).seen.claim(fingerprint, owner);
   }
 
   /**
@@ -178,8 +221,10 @@ export class Frontier {
     if (fingerprint === options.owner) return 'self';
     // Claimed before it is queued: if this process dies in between, the
     // redirected job is retried and claims again as the same owner.
-    if (!(await this.#seen.claim(fingerprint, options.owner))) return 'seen';
-    await this.#seen.pushClaimed({ fingerprint, group: this.groupOf(normalised), url: normalised }, options);
+    const { seen } = this.#shardOf(normalised);
+    await this.#recordLayout();
+    if (!(await seen.claim(fingerprint, options.owner))) return 'seen';
+    await seen.pushClaimed({ fingerprint, group: this.groupOf(normalised), url: normalised }, options);
     return 'queued';
   }
 
@@ -229,11 +274,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#seen.admit(
-      entries,
-      { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 },
-      counts.depth,
-    );
+    const codes = await this.#admitInShards(entries, counts.depth);
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });
@@ -248,6 +289,43 @@ export class Frontier {
       rejected: counts.rejected,
       acceptedUrls: admitted.map(({ url }) => url),
     };
+  }
+
+  /** Each shard admits its own URLs (one script call per shard with any); the codes come back in `entries`' order. */
+  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], depth: number): Promise<ReserveCode[]> {
+    const budgets = { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
+    const [only] = this.#shards;
+    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, depth);
+    await this.#recordLayout();
+    const byShard = new Map<number, { index: number; entry: (typeof entries)[number] }[]>();
+    entries.forEach((entry, index) => {
+      const shard = shardOfGroup(entry.group, this.#shards.length);
+      const items = byShard.get(shard);
+      if (items) items.push({ index, entry });
+      else byShard.set(shard, [{ index, entry }]);
+    });
+    const codes: ReserveCode[] = new Array<ReserveCode>(entries.length);
+    await Promise.all(
+      [...byShard].map(async ([shard, items]) => {
+        const replies = await this.#shardAt(shard).seen.admit(items.map(({ entry }) => entry), budgets, depth);
+        items.forEach(({ index }, i) => {
+          const code = replies[i];
+          if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
+          codes[index] = code;
+        });
+      }),
+    );
+    return codes;
+  }
+
+  /** Once per process, before the first URL lands in a shard: readers without a crawl definition learn the layout from it. */
+  #recordLayout(): Promise<void> {
+    if (this.#shards.length === 1) return Promise.resolve();
+    this.#layoutRecorded ??= recordShardCount(this.#redis, this.#namespace, this.#shards.length).catch((error: unknown) => {
+      this.#layoutRecorded = undefined;
+      throw error;
+    });
+    return this.#layoutRecorded;
   }
 
   /** The politeness group of a normalised URL: a matching group rule, else its host or domain. */
@@ -268,6 +346,12 @@ export class Frontier {
     this.#scope = { filter, anchors: anchors.length, loadedAt: now };
     return filter;
   }
+}
+
+/** A Bloom filter per shard, each sized for its share of the crawl's URLs. */
+function seenSetModePerShard(mode: SeenSetMode | undefined, shards: number): SeenSetMode | undefined {
+  if (mode?.mode !== 'bloom' || shards <= 1) return mode;
+  return { ...mode, expectedUrls: Math.ceil(mode.expectedUrls / shards) };
 }
 
 function emptyResult(partial: Partial<AddResult>): AddResult {

@@ -1,4 +1,4 @@
-export { Frontier, type FrontierOptions, type FrontierSettings, type AddResult, type RejectedUrl } from './frontier.js';
+export { Frontier, type FrontierShard, type FrontierOptions, type FrontierSettings, type AddResult, type RejectedUrl } from './frontier.js';
 export { RELEASE_WINDOW_MS, DUE_WINDOW_MS, readBacklogSize, readBacklogEntries, readCrawlProgress, type CrawlProgress, type BacklogEntry, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
 export { enqueueLines, type EnqueueStreamOptions } from './enqueue-stream.js';
 export { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts, type EnqueueTotals } from './enqueue-totals.js';
@@ -15,3 +15,4 @@ export {
 } from './seen-set-mode.js';
 export { ReserveCode } from './commands/seen-script-status.js';
 export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './frontier-errors.js';
+export { recordShardCount, readShardNamespaces } from './shard-layout.js';

@@ -25,6 +25,8 @@ export function frontierKeys(namespace: string) {
     backlogCount: `${prefix}:bk:count`,
     /** Groups with backlog entries, scored by when each may next release a job. */
     backlogGroups: `${prefix}:bk:groups`,
+    /** How many shards the crawl's keys are spread over (absent: one, the namespace itself; see shard-layout.ts). */
+    shards: `${prefix}:shards`,
   } as const;
 }
 

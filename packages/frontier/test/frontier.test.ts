@@ -240,6 +240,8 @@ describe('readCrawlProgress', () => {
       delayedDue: 1,
       active: 0,
       failed: 0,
+      // The three seeds marked seen; the jobs added straight to the queue were not.
+      seen: 3,
     });
     expect((await readCrawlProgress(redis.client(), namespace, { dueWithinMs: 3_600_000 })).delayedDue).toBe(2);
   });

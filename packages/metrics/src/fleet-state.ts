@@ -1,4 +1,4 @@
-import { readCrawlProgress } from '@crawlq/frontier';
+import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
@@ -35,14 +35,14 @@ export interface FleetState {
  */
 export class FleetStateReader {
   readonly #redis: RedisClient;
-  readonly #limiter: GroupLimiter;
+  /** One limiter per shard, for the shard count last read (see `readShardNamespaces`). */
+  #limiters: { readonly shards: readonly string[]; readonly limiters: readonly GroupLimiter[] } = { shards: [], limiters: [] };
   readonly #namespace: string;
   readonly #maxAgeMs: number;
   #cached: { at: number; state: Promise<FleetState> } | undefined;
 
   constructor(options: { redis: RedisClient; namespace: string; maxAgeMs?: number }) {
     this.#redis = options.redis;
-    this.#limiter = createGroupLimiter({ redis: options.redis, prefix: `${stateKeyPrefix(options.namespace)}:gate` });
     this.#namespace = options.namespace;
     this.#maxAgeMs = options.maxAgeMs ?? 2_000;
   }
@@ -60,10 +60,14 @@ export class FleetStateReader {
   }
 
   async #readNow(): Promise<FleetState> {
-    const progress = await readCrawlProgress(this.#redis, this.#namespace);
+    const [progress, shards] = await Promise.all([readCrawlProgress(this.#redis, this.#namespace), readShardNamespaces(this.#redis, this.#namespace)]);
     const { backlog, waiting, delayed, active } = progress;
+    if (this.#limiters.shards.join() !== shards.join()) {
+      this.#limiters = { shards, limiters: shards.map((shard) => createGroupLimiter({ redis: this.#redis, prefix: `${stateKeyPrefix(shard)}:gate` })) };
+    }
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
-    for (const group of await this.#limiter.list()) {
+    const lists = await Promise.all(this.#limiters.limiters.map((limiter) => limiter.list()));
+    for (const group of lists.flat()) {
       if (group.inFlight > 0) groups.active += 1;
       if (group.pausedUntil !== null) groups.paused += 1;
       if (group.effectiveConcurrency !== null && group.inFlight >= group.effectiveConcurrency) groups.blocked += 1;

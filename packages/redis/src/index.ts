@@ -26,3 +26,4 @@ export {
   type LuaArg,
 } from './lua-script.js';
 export { detectRedisCluster, isKnownCluster, openCluster, type RedisClient } from './cluster.js';
+export { shardNamespaces, shardOfGroup, clusterSlot } from './shards.js';

@@ -1,8 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
 import { createDeadLetterAdmin, type DeadLetterEntry, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { retryJobPolicyFor } from '@crawlq/crawler';
-import { openCrawlQueue } from '@crawlq/queue';
+import { openDeadLetterRetry } from '@crawlq/crawler';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';
@@ -95,11 +94,11 @@ export function registerDlq(program: Command): void {
       flags.all === true ? ({ all: true } as const) : typeof flags.group === 'string' ? { group: flags.group } : ids.length > 0 ? { ids } : undefined;
     if (selector === undefined) return fail('dlq retry: give ids, --group G or --all');
     const { retried } = await withDeadLetters(config, async (deadLetters, redisUrl) => {
-      const queue = openCrawlQueue({ url: redisUrl }, config.namespace);
+      const target = await openDeadLetterRetry(config, redisUrl);
       try {
-        return await deadLetters.retry(selector, queue, await retryJobPolicyFor(config, redisUrl));
+        return await deadLetters.retry(selector, (group) => target.queueOf(group), target.policy);
       } finally {
-        await queue.close();
+        await target.close();
       }
     });
     process.stdout.write(`retried ${retried}\n`);

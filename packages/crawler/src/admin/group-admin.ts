@@ -1,7 +1,8 @@
-import { createGroupLimiter, type GlobalStatus, type GroupStatus } from '@crawlq/group-limiter';
+import { readShardNamespaces } from '@crawlq/frontier';
+import type { GlobalStatus, GroupStatus } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
 import { connectRedis } from '@crawlq/redis';
-import { gatePrefix, type FleetAdminServices } from '../runtime/crawl-services.js';
+import { openShardedParts, type FleetAdminServices } from '../runtime/crawl-services.js';
 import { describeGroupWait, GroupWaits, groupWaitsKey, readGroupWaits, type GroupWait } from '../group-waits.js';
 
 const PAGE = 1_000;
@@ -18,15 +19,19 @@ export interface FleetAdmin extends FleetAdminServices {
  */
 export async function openFleetAdmin(redisUrl: string, namespace: string): Promise<FleetAdmin> {
   const redis = await connectRedis(redisUrl, { role: 'server', name: 'fleet-admin' });
-  const queue = openCrawlQueue({ url: redisUrl, maxRetriesPerRequest: 1 }, namespace);
-  queue.on('error', () => undefined);
+  // The shards as recorded when the crawl began (one before that, or for a crawl of one).
+  const parts = openShardedParts(redis, await readShardNamespaces(redis, namespace), (shard) => {
+    const queue = openCrawlQueue({ url: redisUrl, maxRetriesPerRequest: 1 }, shard);
+    queue.on('error', () => undefined);
+    return queue;
+  });
   return {
     config: { namespace },
     redis,
-    queue,
-    limiter: createGroupLimiter({ redis, prefix: gatePrefix(namespace) }),
+    queues: parts.queues,
+    limiter: parts.limiter,
     async close() {
-      await queue.close().catch(() => undefined);
+      await parts.close().catch(() => undefined);
       await redis.quit().catch(() => redis.disconnect());
     },
   };
@@ -92,18 +97,20 @@ export async function resumeGroup(services: FleetAdminServices, group: string): 
   // Its "waiting for" record ends with the pause (a robots.txt wait comes back with the next deferral).
   await services.redis.hdel(groupWaitsKey(services.config.namespace), group);
   let woken = 0;
-  for (let start = 0; ; start += PAGE) {
-    const jobs = await services.queue.getDelayed(start, start + PAGE - 1);
-    if (jobs.length === 0) break;
-    for (const job of jobs) {
-      if (job.data.group !== group) continue;
-      // Another worker may have promoted or taken it meanwhile; that is fine.
-      await job.promote().then(
-        () => (woken += 1),
-        () => undefined,
-      );
+  for (const queue of services.queues) {
+    for (let start = 0; ; start += PAGE) {
+      const jobs = await queue.getDelayed(start, start + PAGE - 1);
+      if (jobs.length === 0) break;
+      for (const job of jobs) {
+        if (job.data.group !== group) continue;
+        // Another worker may have promoted or taken it meanwhile; that is fine.
+        await job.promote().then(
+          () => (woken += 1),
+          () => undefined,
+        );
+      }
+      if (jobs.length < PAGE) break;
     }
-    if (jobs.length < PAGE) break;
   }
   return woken;
 }

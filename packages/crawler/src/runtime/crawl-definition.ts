@@ -14,8 +14,8 @@ import {
   type DefinitionConflict,
   type OptionName,
 } from '@crawlq/config';
-import type { CrawlJobPolicy } from '@crawlq/queue';
-import { connectRedis } from '@crawlq/redis';
+import { openCrawlQueue, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import { connectRedis, shardNamespaces, shardOfGroup } from '@crawlq/redis';
 import type { CrawlServices } from './crawl-services.js';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
@@ -164,10 +164,36 @@ export async function readFleetConfig(config: CrawlqConfig, redisUrl: string): P
  * command was given explicitly.
  */
 export async function retryJobPolicyFor(config: CrawlqConfig, redisUrl: string): Promise<CrawlJobPolicy> {
+  return (await openDeadLetterRetry(config, redisUrl, { queues: false })).policy;
+}
+
+/** Where `dlq retry` puts dead letters back: each into its group's shard's crawl queue, with the retry policy above. */
+export interface DeadLetterRetryTarget {
+  readonly policy: CrawlJobPolicy;
+  queueOf(group: string): CrawlQueue;
+  close(): Promise<void>;
+}
+
+/** Opens the crawl queues of the fleet's shards (from its crawl definition) for `dlq retry`. */
+export async function openDeadLetterRetry(config: CrawlqConfig, redisUrl: string, options: { readonly queues?: boolean } = {}): Promise<DeadLetterRetryTarget> {
   const own = jobPolicyFrom(config);
-  const fleet = jobPolicyFrom((await readFleetConfig(config, redisUrl)).config);
-  return {
+  const fleetConfig = (await readFleetConfig(config, redisUrl)).config;
+  const fleet = jobPolicyFrom(fleetConfig);
+  const policy = {
     attempts: config.explicit.includes('attempts') ? own.attempts : fleet.attempts,
     backoffMs: config.explicit.includes('backoff') ? own.backoffMs : fleet.backoffMs,
+  };
+  const namespaces = options.queues === false ? [] : shardNamespaces(config.namespace, fleetConfig.shards);
+  const queues = namespaces.map((namespace) => openCrawlQueue({ url: redisUrl }, namespace));
+  return {
+    policy,
+    queueOf(group) {
+      const queue = queues[shardOfGroup(group, queues.length)];
+      if (!queue) throw new Error('dlq retry: no crawl queue open');
+      return queue;
+    },
+    async close() {
+      await Promise.all(queues.map((queue) => queue.close()));
+    },
   };
 }

@@ -1,8 +1,8 @@
 import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig } from '@crawlq/config';
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
-import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { createGroupLimiter, createShardedGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
-import { connectRedis, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { connectRedis, shardNamespaces, shardOfGroup, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -18,7 +18,13 @@ export interface CrawlServices {
   readonly definition: CrawlDefinition | null;
   readonly redisUrl: string;
   readonly redis: RedisClient;
+  /** The crawl queue of the first shard (the only one of a crawl of one shard). */
   readonly queue: CrawlQueue;
+  /** Every shard's crawl queue, in shard order (see `shardNamespaces` in @crawlq/redis); one for a crawl of one shard. */
+  readonly queues: readonly CrawlQueue[];
+  /** The crawl queue a job of `group` belongs in. */
+  queueOf(group: string): CrawlQueue;
+  /** Every group's limiter, whatever its shard. */
   readonly limiter: GroupLimiter;
   /** Rebuilt when an adopted definition changes the frontier's settings: read it per use, do not keep it. */
   readonly frontier: Frontier;
@@ -38,7 +44,7 @@ export interface CrawlServices {
  * resume): `CrawlServices` has it, and so does `openFleetAdmin` without a
  * crawl definition or frontier.
  */
-export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queue' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
+export type FleetAdminServices = Pick<CrawlServices, 'redis' | 'queues' | 'limiter'> & { readonly config: Pick<CrawlqConfig, 'namespace'> };
 
 export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
   return {
@@ -64,6 +70,47 @@ export function gatePrefix(namespace: string): string {
   return `${stateKeyPrefix(namespace)}:gate`;
 }
 
+/** A crawl's queues and group limiter over its shards: what depends on how many there are. */
+export interface ShardedParts {
+  readonly queues: readonly CrawlQueue[];
+  /** Shard i's crawl queue. */
+  queueAt(index: number): CrawlQueue;
+  readonly limiter: GroupLimiter;
+  /** Shard i's own limiter: a shard's release step runs its scripts in the shard's slot. */
+  limiterAt(index: number): GroupLimiter;
+  readonly shardOf: (group: string) => number;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens one crawl queue and one group limiter per shard. A crawl of one shard
+ * gets exactly what it always had: the namespace's queue and gate.
+ */
+export function openShardedParts(redis: RedisClient, namespaces: readonly string[], openQueue: (namespace: string) => CrawlQueue): ShardedParts {
+  const queues = namespaces.map(openQueue);
+  const shardLimiters = namespaces.map((namespace) => createGroupLimiter({ redis, prefix: gatePrefix(namespace) }));
+  const shardOf = (group: string): number => shardOfGroup(group, namespaces.length);
+  const [only] = shardLimiters;
+  return {
+    queues,
+    queueAt(index) {
+      const queue = queues[index];
+      if (queue === undefined) throw new RangeError(`no shard ${index} in a crawl of ${queues.length}`);
+      return queue;
+    },
+    limiterAt(index) {
+      const limiter = shardLimiters[index];
+      if (limiter === undefined) throw new RangeError(`no shard ${index} in a crawl of ${shardLimiters.length}`);
+      return limiter;
+    },
+    shardOf,
+    limiter: shardLimiters.length === 1 && only ? only : createShardedGroupLimiter(shardLimiters, shardOf),
+    async close() {
+      await Promise.all(queues.map((queue) => queue.close()));
+    },
+  };
+}
+
 export interface CrawlServiceOptions {
   /** Names the Redis connections (CLIENT LIST shows who is who). */
   readonly role: 'worker' | 'coordinator' | 'producer';
@@ -75,21 +122,34 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
   const { role } = options;
   const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
   // The coordinator's queue reads ride out a Redis restart like its own connection.
-  const queue = openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, config.namespace);
+  const openQueue = (namespace: string) => openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, namespace);
   // An outage rejects our commands and shows as the Worker's 'error' event;
   // without a listener ioredis would print every reconnect failure to stderr
   // outside the log format (openCrawlQueue gives the queue one already).
   redis.on('error', () => undefined);
-  const sharedLimiter = createGroupLimiter({ redis, prefix: gatePrefix(config.namespace) });
+  // Rebuilt once if the fleet's definition has another shard count than this process was given (it is fixed for the crawl).
+  let parts = openShardedParts(redis, shardNamespaces(config.namespace, config.shards), openQueue);
+  const retired: ShardedParts[] = [];
   // A replaced gate (the benchmark's) still publishes the limit policy to
   // Redis: the release step paces by it, and without it every group would be
   // released at the default policy's pace.
-  const limiter: GroupLimiter = options.limiter
-    ? { ...options.limiter, setPolicy: (policy) => sharedLimiter.setPolicy(policy), getPolicy: () => sharedLimiter.getPolicy() }
-    : sharedLimiter;
+  const limiterOf = (sharded: ShardedParts): GroupLimiter =>
+    options.limiter
+      ? { ...options.limiter, setPolicy: (policy) => sharded.limiter.setPolicy(policy), getPolicy: () => sharded.limiter.getPolicy() }
+      : sharded.limiter;
+  let limiter = limiterOf(parts);
   let current = config;
   // Releases are paced by the Redis-backed limiter even when the gate is replaced (the benchmark's gate-off baseline).
-  const openFrontier = (settings: FrontierSettings) => new Frontier({ redis, queue, pacer: sharedLimiter, namespace: config.namespace, settings });
+  const openFrontier = (settings: FrontierSettings) => {
+    const shards = shardNamespaces(config.namespace, current.shards).map((namespace, i) => ({
+      namespace,
+      queue: parts.queueAt(i),
+      pacer: parts.limiterAt(i),
+    }));
+    const [first] = shards;
+    if (first === undefined) throw new RangeError('a crawl has at least one shard');
+    return new Frontier({ redis, queue: first.queue, pacer: first.pacer, namespace: config.namespace, settings, ...(shards.length > 1 ? { shards } : {}) });
+  };
   let settings = frontierSettingsFrom(config);
   let frontier = openFrontier(settings);
   let definition: CrawlDefinition | null = null;
@@ -105,27 +165,45 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
     },
     redisUrl,
     redis,
-    queue,
-    limiter,
+    get queue() {
+      return parts.queueAt(0);
+    },
+    get queues() {
+      return parts.queues;
+    },
+    queueOf(group) {
+      return parts.queueAt(parts.shardOf(group));
+    },
+    get limiter() {
+      return limiter;
+    },
     definitions: new DefinitionStore(redis, config.namespace),
     adopt(next) {
       definition = next;
+      const shardsBefore = current.shards;
       current = adoptDefinition(config, next.values);
       const nextSettings = frontierSettingsFrom(current);
-      // A new Frontier only when its settings changed: it caches the scope filter.
-      if (canonicalJson(nextSettings) !== canonicalJson(settings)) {
+      if (current.shards !== shardsBefore) {
+        // Before any job is taken (a process joins the definition first): the old parts were never used for work.
+        retired.push(parts);
+        parts = openShardedParts(redis, shardNamespaces(config.namespace, current.shards), openQueue);
+        limiter = limiterOf(parts);
+        settings = nextSettings;
+        frontier = openFrontier(settings);
+      } else if (canonicalJson(nextSettings) !== canonicalJson(settings)) {
+        // A new Frontier only when its settings changed: it caches the scope filter.
         settings = nextSettings;
         frontier = openFrontier(settings);
       }
     },
     async close() {
-      await queue.close();
+      await Promise.all([parts, ...retired].map((sharded) => sharded.close()));
       await redis.quit().catch(() => redis.disconnect());
     },
     async disconnect() {
       redis.disconnect();
       // Not the queue's own disconnect(): it waits for an 'end' that a reconnecting client never emits.
-      (await queue.backend.client).disconnect();
+      for (const queue of [parts, ...retired].flatMap((sharded) => sharded.queues)) (await queue.backend.client).disconnect();
     },
   };
 }

@@ -7,7 +7,7 @@ import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } fr
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, queuePrefix } from '@crawlq/redis';
+import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, queuePrefix, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import type { Job } from 'bullmq';
@@ -26,6 +26,7 @@ import { processCrawlJob } from '../process-crawl-job.js';
 import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 import { BacklogReleaser } from './backlog-releaser.js';
+import { JobSlots } from './job-slots.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -182,9 +183,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   setMaxListeners(0, stopping.signal);
   // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
   let abandoned = false;
-  const worker = openWorker<CrawlJobData, CrawlJobResult>(
-    QUEUE_NAMES.crawl,
-    (job, token) =>
+  // One BullMQ Worker per shard's queue (one for a crawl of one shard), under one cap for the process.
+  const shards = shardNamespaces(config.namespace, config.shards);
+  const slots = shards.length > 1 ? new JobSlots(config.concurrency) : undefined;
+  const processJob = (job: Job<CrawlJobData>, token: string | undefined) =>
       processCrawlJob(job, token, {
         signal: stopping.signal,
         gate,
@@ -208,10 +210,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
           telemetry?.page?.(record);
           options.onPage?.(record);
         },
-      }),
+      });
+  const workers = shards.map((namespace) => openWorker<CrawlJobData, CrawlJobResult>(
+    QUEUE_NAMES.crawl,
+    (job, token) => (slots ? slots.run(() => processJob(job, token)) : processJob(job, token)),
     {
       connection,
-      namespace: config.namespace,
+      namespace,
       concurrency: config.concurrency,
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
@@ -220,8 +225,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
       },
     },
-  );
-  worker.on('failed', (job: Job<CrawlJobData> | undefined, error: Error) => {
+  ));
+  const onFailed = (job: Job<CrawlJobData> | undefined, error: Error) => {
     if (!job || abandoned) return;
     // Every failed attempt is noted (first failure time); the final one becomes a dead letter.
     deadLetters
@@ -234,7 +239,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         log(`dead-lettered ${job.data.url}: ${error.message}`, 'warn');
       })
       .catch((recordError: unknown) => log(`could not dead-letter ${job.data.url} now (reconciled later): ${String(recordError)}`, 'error'));
-  });
+  };
+  for (const worker of workers) worker.on('failed', onFailed);
   const alertWorker = alerts.startWorker();
   const releaser = new BacklogReleaser({
     frontier: () => services.frontier,
@@ -246,9 +252,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     ...(config.dlqMaxAge === undefined ? {} : { maxAgeMs: config.dlqMaxAge }),
     ...(config.dlqMaxCount === undefined ? {} : { maxCount: config.dlqMaxCount }),
   };
+  const reconcileShards = async () => {
+    let count = 0;
+    for (const queue of services.queues) count += await deadLetters.reconcile(queue, id);
+    return count;
+  };
   const reconcile = () =>
-    deadLetters
-      .reconcile(services.queue, id)
+    reconcileShards()
       .then(async (count) => {
         if (count > 0) log(`reconciled ${count} dead letter(s) a stopped worker had not recorded`);
         // Entries stay until reviewed unless a retention is configured.
@@ -296,7 +306,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(watchTimer);
         await watching;
         await releaser.stop();
-        const graceful = worker.close();
+        const graceful = Promise.all(workers.map((worker) => worker.close()));
         const timedOut = await Promise.race([
           graceful.then(() => false),
           new Promise<boolean>((resolve) => setTimeout(() => resolve(true), graceMs).unref()),
@@ -329,7 +339,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(watchTimer);
         void releaser.stop();
         // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
-        await settleWithin(ABANDON_MS, [worker.close(true), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : [])]);
+        await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : [])]);
         fetching.close();
         await settleWithin(ABANDON_MS, [services.disconnect()]);
       })();

@@ -126,15 +126,18 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
 
     let status = await readCrawlStatus(services, () => deadLetters.count());
     let idlePolls = 0;
-    // Two idle polls in a row: a job that finished between counts cannot hide work.
+    // Two idle polls in a row with the same seen count: a job that finished
+    // between counts cannot hide work, in one shard (its MULTI sees the
+    // links it admitted) or across shards (admitting them grew the count).
     while (idlePolls < 2 && options.signal?.aborted !== true) {
+      const seenBefore = status.seen;
       // Once only running jobs are left, or the idle poll is to be confirmed,
       // polls come faster: the crawl's end is noticed within END_POLL_MS, not POLL_MS.
       const ending = status.backlog + status.waiting + status.delayed === 0;
       await new Promise((resolve) => setTimeout(resolve, ending ? END_POLL_MS : POLL_MS));
       status = await readCrawlStatus(services, () => deadLetters.count());
       options.progress?.(status, performance.now() - started);
-      idlePolls = status.done ? idlePolls + 1 : 0;
+      idlePolls = status.done && (idlePolls === 0 || status.seen === seenBefore) ? idlePolls + 1 : status.done ? 1 : 0;
       if (children.size === 0 && respawns >= MAX_RESPAWNS) throw new Error('every worker process died; see the log above');
     }
     // Redis went away and came back just as the limit passed: the stop is under way already.

@@ -1,0 +1,36 @@
+/**
+ * The process-wide cap on jobs in flight when one process consumes several
+ * shards' queues: each shard's BullMQ Worker may take up to the cap, and a job
+ * waits here for a slot before it runs. A job waiting keeps its lock (BullMQ
+ * renews the locks of every job its processor holds), so it is never taken
+ * twice; another process may wait on its slot for a moment longer, nothing more.
+ */
+export class JobSlots {
+  readonly #capacity: number;
+  #used = 0;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`job slots: capacity must be a positive integer, got ${capacity}`);
+    this.#capacity = capacity;
+  }
+
+  /** Runs `task` once a slot is free (first come, first served), and frees the slot when it settles. */
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#used >= this.#capacity) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#used += 1;
+    try {
+      return await task();
+    } finally {
+      // The slot passes straight to the next waiter, so #used never drops and rises again in between.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#used -= 1;
+    }
+  }
+
+  /** Jobs running now (for tests). */
+  get running(): number {
+    return this.#used;
+  }
+}

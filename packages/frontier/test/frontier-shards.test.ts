@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { shardNamespaces, shardOfGroup } from '@crawlq/redis';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { urlFingerprint } from '@crawlq/urls';
+import { Frontier, FrontierError, frontierKeys, readCrawlProgress, readShardNamespaces, recordShardCount, type FrontierSettings } from '../src/index.js';
+import { releaseAll, testPacer } from './support.js';
+
+// #13: a crawl spread over shards keeps every group, its seen-set slice,
+// backlog and jobs in one shard, and its readers sum over all of them.
+let redis: TestRedis;
+const queues: CrawlQueue[] = [];
+
+const settings: FrontierSettings = {
+  scope: 'any',
+  include: [],
+  exclude: [],
+  maxDepth: 5,
+  groupBy: 'host',
+  sortQuery: false,
+  jobPolicy: { attempts: 3, backoffMs: 100 },
+};
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterEach(async () => {
+  await Promise.all(queues.splice(0).map((queue) => queue.close()));
+});
+afterAll(async () => redis.stop());
+
+/** A frontier over `count` shards, as a worker process opens it (its own connection and queues). */
+function shardedFrontier(namespace: string, count: number, extra: Partial<FrontierSettings> = {}, knownSeenCapacity?: number) {
+  const client = redis.client();
+  const names = shardNamespaces(namespace, count);
+  const shardQueues = names.map((shard) => openCrawlQueue({ url: redis.url }, shard));
+  queues.push(...shardQueues);
+  const shards = names.map((shard, i) => ({ namespace: shard, queue: shardQueues[i]!, pacer: testPacer(client, shard) }));
+  const frontier = new Frontier({
+    redis: client,
+    namespace,
+    queue: shardQueues[0]!,
+    pacer: shards[0]!.pacer,
+    settings: { ...settings, ...extra },
+    shards,
+    ...(knownSeenCapacity === undefined ? {} : { knownSeenCapacity }),
+  });
+  return { frontier, names, shardQueues, client };
+}
+
+const hosts = Array.from({ length: 10 }, (_, i) => `h${i}.test`);
+const urls = hosts.flatMap((host) => [1, 2, 3].map((page) => `http://${host}/p${page}`));
+
+describe('a frontier over shards', () => {
+  it("puts each URL's backlog entry and job in its group's shard only, and sums the shards for readers", async () => {
+    const namespace = `shards-${randomUUID()}`;
+    const { frontier, names, shardQueues, client } = shardedFrontier(namespace, 3);
+    expect((await frontier.addSeeds(urls)).accepted, 'all new').toBe(30);
+    // Readers without a definition learn the layout from Redis.
+    expect(await readShardNamespaces(client, namespace)).toEqual(names);
+    const before = await readCrawlProgress(client, namespace);
+    expect(before).toMatchObject({ backlog: 30, waiting: 0, seen: 30 });
+    expect(await frontier.backlogSize()).toBe(30);
+
+    expect(await releaseAll(frontier)).toBe(30);
+    const perShard = await Promise.all(shardQueues.map(async (queue) => (await queue.getJobs(['prioritized', 'waiting'])).map((job) => job.data.url)));
+    perShard.forEach((shardUrls, shard) => {
+      for (const url of shardUrls) expect(shardOfGroup(new URL(url).host, 3), url).toBe(shard);
+    });
+    expect(perShard.flat().sort()).toEqual([...urls].sort());
+    // The groups really were spread: more than one shard got work.
+    expect(perShard.filter((shardUrls) => shardUrls.length > 0).length).toBeGreaterThan(1);
+    expect(await readCrawlProgress(client, namespace)).toMatchObject({ backlog: 0, waiting: 30, seen: 30 });
+    // The crawl's own namespace holds no backlog or seen-set of its own: every URL lives in a shard.
+    expect(await client.exists(frontierKeys(namespace).seen, frontierKeys(namespace).backlogCount)).toBe(0);
+  });
+
+  it('another process over the same shards sees every URL as a duplicate; a redirect is claimed in its target group\'s shard', async () => {
+    const namespace = `shards-${randomUUID()}`;
+    const first = shardedFrontier(namespace, 3);
+    await first.frontier.addSeeds(urls);
+    // Nothing remembered in this process: each answer comes from the shards in Redis.
+    const second = shardedFrontier(namespace, 3, {}, 0);
+    expect(await second.frontier.addDiscovered(urls, 0)).toMatchObject({ accepted: 0, duplicate: 30 });
+    // A redirect from h0 to a new page on h5 goes into h5's shard, once.
+    const owner = urlFingerprint('http://h0.test/p1');
+    expect(await second.frontier.enqueueRedirect('http://h5.test/moved', { owner, depth: 1, redirects: 1 })).toBe('queued');
+    expect(await first.frontier.enqueueRedirect('http://h5.test/moved', { owner: urlFingerprint('http://h1.test/p1'), depth: 1, redirects: 1 })).toBe('seen');
+    expect(await first.frontier.claim('http://h5.test/moved')).toBe(false);
+    await releaseAll(first.frontier);
+    const shard = shardOfGroup('h5.test', 3);
+    const jobs = await first.shardQueues[shard]!.getJobs(['prioritized', 'waiting']);
+    expect(jobs.filter((job) => job.data.url === 'http://h5.test/moved').map((job) => job.data.redirects)).toEqual([1]);
+    expect((await readCrawlProgress(first.client, namespace)).seen).toBe(31);
+  });
+
+  it('--max-pages-per-group holds per group, each counted in its own shard', async () => {
+    const namespace = `shards-${randomUUID()}`;
+    const { frontier } = shardedFrontier(namespace, 3, { maxPagesPerGroup: 2 });
+    expect(await frontier.addSeeds(urls)).toMatchObject({ accepted: 20, overLimit: 10 });
+  });
+
+  it('refuses a second layout for a crawl that recorded one', async () => {
+    const namespace = `shards-${randomUUID()}`;
+    const { frontier, client } = shardedFrontier(namespace, 3);
+    await frontier.addSeeds(urls.slice(0, 1));
+    await expect(recordShardCount(client, namespace, 4)).rejects.toThrow(FrontierError);
+    await expect(recordShardCount(client, namespace, 4)).rejects.toThrow('spread over 3 shards, not 4');
+    await expect(recordShardCount(client, namespace, 3)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,58 @@
+import type { GroupLimiter } from './group-limiter.js';
+import type { GroupStatus } from './group-status.js';
+
+/**
+ * One limiter over a crawl's shards (see `shardNamespaces` in @crawlq/redis):
+ * each group's state lives in its shard's keys, so every call about one group
+ * goes to that shard's limiter, and its scripts stay in one slot. The policy
+ * is written to every shard, since each shard's scripts check it there.
+ * `runPaced` is per shard by nature: callers run it on the shard's own limiter
+ * ({@link ShardedGroupLimiter.shard}).
+ */
+export interface ShardedGroupLimiter extends GroupLimiter {
+  /** The limiter of shard `index`. */
+  shard(index: number): GroupLimiter;
+  readonly shardCount: number;
+}
+
+export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shardOf: (group: string) => number): ShardedGroupLimiter {
+  const [first] = shards;
+  if (first === undefined) throw new RangeError('a sharded limiter needs at least one shard');
+  const of = (group: string): GroupLimiter => shards[shardOf(group)] ?? first;
+  return {
+    shardCount: shards.length,
+    shard: (index) => shards[index] ?? first,
+    confirmStart: (lease) => of(lease.group).confirmStart(lease),
+    async setPolicy(policy) {
+      // Shard 0 first: its answer (changed, previous) is the fleet's, and the rest follow it.
+      const result = await first.setPolicy(policy);
+      await Promise.all(shards.slice(1).map((limiter) => limiter.setPolicy(policy)));
+      return result;
+    },
+    async getPolicy() {
+      // Each shard's limiter caches the policy it read; all are refreshed.
+      const [policy] = await Promise.all(shards.map((limiter) => limiter.getPolicy()));
+      return policy ?? null;
+    },
+    limitsFor: (group) => of(group).limitsFor(group),
+    acquire: (request) => of(request.group).acquire(request),
+    release: (lease, outcome) => of(lease.group).release(lease, outcome),
+    abandon: (lease) => of(lease.group).abandon(lease),
+    reportSlip: (group, lateMs) => of(group).reportSlip(group, lateMs),
+    runPaced(script, groups, call) {
+      const shard = new Set(groups.map(shardOf));
+      if (shard.size > 1) throw new RangeError(`runPaced over groups of ${shard.size} shards: run it on each shard's limiter`);
+      return of(groups[0] ?? '').runPaced(script, groups, call);
+    },
+    pause: (group, forMs, reason) => of(group).pause(group, forMs, reason),
+    resume: (group) => of(group).resume(group),
+    setMinInterval: (group, ms) => of(group).setMinInterval(group, ms),
+    status: (group) => of(group).status(group),
+    async list() {
+      const lists = await Promise.all(shards.map((limiter) => limiter.list()));
+      return lists.flat().sort((a: GroupStatus, b: GroupStatus) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+    },
+    // A sharded crawl has no crawl-wide rate (refused by the config): shard 0 reports the cap in force, none.
+    globalStatus: () => first.globalStatus(),
+  };
+}
