@@ -37,6 +37,13 @@ export interface RedisOutageWatchOptions {
    * Without it, PING answered by any node is probed.
    */
   readonly clusterProbeKey?: string;
+  /**
+   * On a cluster client: keys in every slot the process works on (a crawl of
+   * several shards), read per probe; one probe asks each of their masters,
+   * and counts as unanswered while any of them is silent. Takes precedence
+   * over `clusterProbeKey`.
+   */
+  readonly clusterProbeKeys?: () => readonly string[];
 }
 
 export interface RedisOutageWatch {
@@ -92,7 +99,8 @@ export function watchRedisOutage(redis: RedisClient, options: RedisOutageWatchOp
   const onClose = () => lost();
   redis.on('close', onClose).on('end', onClose).on('ready', ready);
   if (redis.status !== 'ready' && redis.status !== 'wait') lost();
-  if (redis instanceof Cluster) probes = probeCluster(redis, options.clusterProbeKey, { lost, back: ready });
+  const probeKeys = options.clusterProbeKeys ?? (options.clusterProbeKey === undefined ? undefined : () => [options.clusterProbeKey as string]);
+  if (redis instanceof Cluster) probes = probeCluster(redis, probeKeys, { lost, back: ready });
   return {
     get down() {
       return lostAt !== undefined;
@@ -106,7 +114,7 @@ export const CLUSTER_PROBE_SILENCE_MS = 3_000;
 const CLUSTER_PROBE_EVERY_MS = 1_000;
 
 /** One probe in flight at a time; `lost` is given the moment the silent probe was sent. */
-function probeCluster(cluster: Cluster, key: string | undefined, on: { readonly lost: (since: number) => void; readonly back: () => void }): NodeJS.Timeout {
+function probeCluster(cluster: Cluster, keys: (() => readonly string[]) | undefined, on: { readonly lost: (since: number) => void; readonly back: () => void }): NodeJS.Timeout {
   const { lost, back } = on;
   let sentAt: number | undefined;
   const probe = () => {
@@ -116,7 +124,7 @@ function probeCluster(cluster: Cluster, key: string | undefined, on: { readonly 
     }
     if (cluster.status !== 'ready' && cluster.status !== 'connect') return; // not connected yet, or closing: the events say it
     sentAt = performance.now();
-    (key === undefined ? cluster.ping() : cluster.exists(key)).then(
+    (keys === undefined ? cluster.ping() : Promise.all(keys().map((key) => cluster.exists(key)))).then(
       () => {
         sentAt = undefined;
         back();

@@ -2,7 +2,7 @@ import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, createShardedGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
-import { connectRedis, shardNamespaces, shardOfGroup, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { connectRedis, queuePrefix, shardNamespaces, shardOfGroup, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -62,6 +62,18 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
       config.seenSet === 'bloom'
         ? { mode: 'bloom', expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate }
         : { mode: 'exact' },
+  };
+}
+
+/**
+ * A key in each slot the crawl works in (its own, and each shard's), read per
+ * probe: the outage watch asks each of their masters, so a shard's master
+ * away counts against --redis-outage-limit like the crawl's own.
+ */
+export function crawlSlotKeys(services: Pick<CrawlServices, 'config'>): () => readonly string[] {
+  return () => {
+    const { namespace, shards } = services.config;
+    return shards > 1 ? [queuePrefix(namespace), ...shardNamespaces(namespace, shards).map(queuePrefix)] : [queuePrefix(namespace)];
   };
 }
 

@@ -7,12 +7,12 @@ import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } fr
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
-import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, queuePrefix, shardNamespaces } from '@crawlq/redis';
+import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import type { Job } from 'bullmq';
 import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
-import { openCrawlServices, type CrawlServices } from './crawl-services.js';
+import { crawlSlotKeys, openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
 import { CrawlStatsRecorder } from '../crawl-stats.js';
 import { WorkerStoppingError } from '../crawl-errors.js';
@@ -120,8 +120,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const outageLevel = onRedisOutage ? 'warn' : 'debug';
   const upTo = onRedisOutage ? `up to ${formatDuration(options.config.redisOutageLimit)} ` : '';
   const outageWatch = watchRedisOutage(services.redis, {
-    // On a cluster: the master of this crawl's slot is the one that must answer.
-    clusterProbeKey: queuePrefix(options.config.namespace),
+    // On a cluster: the masters of this crawl's slots are the ones that must answer.
+    clusterProbeKeys: crawlSlotKeys(services),
     onLost: () => log(`lost the connection to Redis; waiting ${upTo}for it to come back (jobs in flight wait too)`, outageLevel),
     onBack: (downMs) => log(`Redis is back after ${(downMs / 1000).toFixed(1)} s`, outageLevel === 'warn' ? 'info' : 'debug'),
     ...(onRedisOutage ? { limitMs: options.config.redisOutageLimit, onOutage: onRedisOutage } : {}),

@@ -4,9 +4,9 @@ import { createAlerts } from '@crawlq/alerts';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
-import { watchRedisOutage, type RedisOutageError, queuePrefix } from '@crawlq/redis';
+import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
 import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js';
-import { openCrawlServices } from './crawl-services.js';
+import { crawlSlotKeys, openCrawlServices } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
@@ -72,8 +72,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   });
   outage.catch(() => undefined); // Observed through the race below; never an unhandled rejection.
   const watch = watchRedisOutage(services.redis, {
-    // On a cluster: the master of this crawl's slot is the one that must answer.
-    clusterProbeKey: queuePrefix(config.namespace),
+    // On a cluster: the masters of this crawl's slots are the ones that must answer.
+    clusterProbeKeys: crawlSlotKeys(services),
     limitMs: config.redisOutageLimit,
     onLost: () => log(`lost the connection to Redis; waiting up to ${formatDuration(config.redisOutageLimit)} for it to come back (workers keep their jobs)`),
     onBack: (downMs) => log(`Redis is back after ${(downMs / 1000).toFixed(1)} s; the crawl goes on`),
