@@ -21,6 +21,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
+  shards: async () => (await import('./shards.js')).benchShards(log),
   sinks: () => benchSinks(log),
   'worker-start': () => benchWorkerStart(log),
 };

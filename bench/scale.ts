@@ -15,9 +15,9 @@ import type { Redis } from 'ioredis';
 import { redisSnapshot, redisWork, topCalls, type RedisWork } from './redis-stats.js';
 import { exited, fmt, REPO_ROOT, startScript, waitForLine } from './support.js';
 
-const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
-const PAGES_PER_HOST = 1_000;
-const CONCURRENCY = 64;
+export const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
+export const PAGES_PER_HOST = 1_000;
+export const CONCURRENCY = 64;
 /** URLs `crawlq enqueue` queues, without workers, for the bytes-per-URL figure. */
 const QUEUED_URLS = 100_000;
 
@@ -27,7 +27,7 @@ const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', impo
 /** `pnpm crawlq`: the built CLI when `pnpm build` is current, else the sources through tsx. */
 const LAUNCHER = join(REPO_ROOT, 'apps/cli/launcher.mjs');
 /** Politeness out of the way, every link followed: the same work as the other two. */
-const CRAWL_FLAGS = ['--allow-private-network', '--scope', 'any', '--max-depth', '1000', '--rate', 'none', '--domain-concurrency', '10000', '--ignore-robots'];
+export const CRAWL_FLAGS = ['--allow-private-network', '--scope', 'any', '--max-depth', '1000', '--rate', 'none', '--domain-concurrency', '10000', '--ignore-robots'];
 
 /** A Redis on a free port, configured as crawlq's embedded server and infra/redis.conf configure theirs. */
 async function startTestRedis(): Promise<TestRedis> {
@@ -44,7 +44,7 @@ interface Timed {
 }
 
 /** The site in its own process (its timings must not share an event loop with any crawler). */
-async function startSite(): Promise<{ seeds: string[]; close(): Promise<void> }> {
+export async function startSite(): Promise<{ seeds: string[]; close(): Promise<void> }> {
   const spec = { hosts: HOSTS, pagesPerHost: PAGES_PER_HOST, linksPerPage: 5, crossHostLinksPerPage: 1, pageBytes: 2000 };
   const child = startScript(SITE_PROCESS, [JSON.stringify(spec)], {}, { ipc: true });
   const next = <T>(type: string) =>
@@ -87,7 +87,7 @@ async function runContender(kind: 'bare' | 'crawlee', seeds: readonly string[]):
   }
 }
 
-async function collect(child: ChildProcess): Promise<{ stdout: string; stderr: string; code: number | null }> {
+export async function collect(child: ChildProcess): Promise<{ stdout: string; stderr: string; code: number | null }> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -97,7 +97,7 @@ async function collect(child: ChildProcess): Promise<{ stdout: string; stderr: s
 }
 
 /** A crawlq command as users run it (`pnpm crawlq`). */
-function spawnCrawlq(args: readonly string[]): ChildProcess {
+export function spawnCrawlq(args: readonly string[]): ChildProcess {
   return underTimes([LAUNCHER, ...args], {});
 }
 
@@ -113,7 +113,7 @@ function underTimes(args: readonly string[], extraEnv: Record<string, string>): 
 }
 
 /** user + sys CPU seconds of bash's children (the last line `times` prints). */
-function childCpuSeconds(stderr: string): number {
+export function childCpuSeconds(stderr: string): number {
   const match = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(stderr);
   if (!match) return Number.NaN;
   return Number(match[1]) * 60 + Number(match[2]) + Number(match[3]) * 60 + Number(match[4]);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type ChildProcess } from 'node:child_process';
 import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { openCrawlQueue } from '@crawlq/queue';
+import { shardNamespaces } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exited } from './support/cli.js';
@@ -28,7 +29,8 @@ afterEach(async () => {
 afterAll(async () => redis.stop());
 
 describe('two-stage frontier: every worker releases the backlogs into the queue', () => {
-  it('kill -9 of workers (each one a releaser) mid-crawl: no URL lost, none fetched twice but what the dead worker had in hand, politeness held at the server', { timeout: 240_000 }, async () => {
+  // With 3 shards (#13) each worker releases every shard's backlog and takes every shard's jobs.
+  it.each([1, 3])('kill -9 of workers (each one a releaser) mid-crawl, --shards %i: no URL lost, none fetched twice but what the dead worker had in hand, politeness held at the server', { timeout: 240_000 }, async (shards) => {
     const hosts = ['127.0.0.61', '127.0.0.62', '127.0.0.63', '127.0.0.64', '127.0.0.65', '127.0.0.66'];
     web = await startDemoSite({ hosts, pagesPerHost: 40, linksPerPage: 3 });
     web.setFaults([{ status: 200, delayMs: 60 }]);
@@ -37,7 +39,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       redisUrl: redis.url,
       dir: mkdtempSync(join(tmpdir(), 'crawlq-two-stage-')),
       flags: [
-        '--namespace', 'two-stage', '--allow-private-network', '--concurrency', '8', '--max-depth', '20',
+        '--namespace', `two-stage-${shards}`, '--shards', String(shards), '--allow-private-network', '--concurrency', '8', '--max-depth', '20',
         '--rate', '10/1s', '--domain-concurrency', '2', '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s',
       ],
     });
@@ -47,7 +49,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     // What the dead worker had in hand: requests in flight at the server, and its
     // jobs still active (a page fetched and recorded whose job was not yet marked
     // done). Only those may be fetched twice.
-    const queue = openCrawlQueue({ url: redis.url }, 'two-stage');
+    const queues = shardNamespaces(`two-stage-${shards}`, shards).map((shard) => openCrawlQueue({ url: redis.url }, shard));
     const inFlightAtKills = new Set<string>();
     for (const share of [0.2, 0.45]) {
       const target = Math.ceil(hosts.length * 40 * share);
@@ -56,11 +58,11 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       victim.kill('SIGKILL');
       await exited(victim);
       // Listed at once: BullMQ hands the dead worker's jobs over only after --stall-timeout (4 s).
-      for (const job of await queue.getJobs(['active'])) inFlightAtKills.add(job.data.url);
+      for (const queue of queues) for (const job of await queue.getJobs(['active'])) inFlightAtKills.add(job.data.url);
       for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inFlightAtKills.add(request.url);
       workers.push(await fleet.start());
     }
-    await queue.close();
+    await Promise.all(queues.map((queue) => queue.close()));
     await fleet.waitUntilDone(180_000);
 
     const reachable = site.reachable({ seeds: site.seeds, maxDepth: 20, scope: 'host' });
@@ -73,7 +75,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     // Nothing fetched twice except what a killed worker had in flight.
     const twice = [...requested].filter(([, count]) => count > 1).map(([url]) => url);
     expect(twice.filter((url) => !inFlightAtKills.has(url))).toEqual([]);
-    console.log(`two-stage kill -9: ${requested.size} pages, ${twice.length} fetched twice, ${inFlightAtKills.size} in the dead workers' hands`);
+    console.log(`two-stage kill -9, --shards ${shards}: ${requested.size} pages, ${twice.length} fetched twice, ${inFlightAtKills.size} in the dead workers' hands`);
     // Politeness held per host, as the server saw it (a killed worker's aborted requests left early).
     for (const [host, requests] of byHost(pages().filter((request) => !request.aborted))) {
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);

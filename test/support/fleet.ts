@@ -49,15 +49,20 @@ export class Fleet {
     });
   }
 
-  async status(): Promise<{ done: boolean; completed: number; backlog: number; waiting: number; delayed: number; active: number; deadLettered: number }> {
+  async status(): Promise<{ done: boolean; completed: number; backlog: number; waiting: number; delayed: number; active: number; deadLettered: number; seen: number }> {
     const result = await this.cli(['status', '--json']);
     return JSON.parse(result.stdout) as Awaited<ReturnType<Fleet['status']>>;
   }
 
+  /** Done twice in a row with the same seen count, as `crawl` decides it: shards are read one after another (#13). */
   async waitUntilDone(timeoutMs = 120_000): Promise<void> {
+    let previous: Awaited<ReturnType<Fleet['status']>> | undefined;
     await waitFor(async () => {
       const status = await this.status();
-      return status.done && status.completed > 0 ? status : undefined;
+      const done = status.done && status.completed > 0;
+      const confirmed = done && previous?.done === true && previous.seen === status.seen;
+      previous = done ? status : undefined;
+      return confirmed ? status : undefined;
     }, { timeoutMs, intervalMs: 500, what: 'the crawl to finish' });
   }
 

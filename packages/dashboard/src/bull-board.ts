@@ -65,16 +65,24 @@ export const DEAD_LETTER_QUEUE_DESCRIPTION =
   'Paused on purpose: no worker consumes dead letters, they wait for review. Retry or purge them in the Dead letters view (/dead-letters).';
 
 /**
- * bull-board for the crawl, dead-letter and alerts queues. The dead-letter
+ * bull-board for the crawl (one per shard), dead-letter and alerts queues. The dead-letter
  * queue is read-only: its entries must change only through the dead-letter
  * view, which keeps its index in step (a bull-board "clean" or "retry" there
  * would not).
  */
-export function bullBoardHandler(queues: DashboardQueues): RequestHandler {
+export function bullBoardHandler(queues: DashboardQueues, crawlShards: readonly DashboardQueues['crawl'][] = [queues.crawl]): RequestHandler {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
+  // A crawl of several shards has a crawl queue per shard, all named "crawl": a prefix tells them apart.
+  const crawlAdapters =
+    crawlShards.length <= 1
+      ? [new BullMQAdapter(queues.crawl, { description: 'Pages waiting, delayed or being fetched' })]
+      : crawlShards.map(
+          (queue, shard) =>
+            new BullMQAdapter(queue, { prefix: `shard-${shard}-`, displayName: `crawl, shard ${shard} of ${crawlShards.length}`, description: 'Pages waiting, delayed or being fetched (the groups of this shard)' }),
+        );
   const adapters = [
-    new BullMQAdapter(queues.crawl, { description: 'Pages waiting, delayed or being fetched' }),
+    ...crawlAdapters,
     // Bull Board badges it "[Paused]"; the description shows beside that badge (queue header, and the info tip on the overview cards).
     new BullMQAdapter(queues.deadLetter, { readOnlyMode: true, description: DEAD_LETTER_QUEUE_DESCRIPTION }),
     new BullMQAdapter(queues.alerts, { description: 'Alert e-mail digests' }),

@@ -40,6 +40,7 @@ export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: 
   const rate = new PageRate();
   return {
     async read() {
+      await admin.followLayout();
       const [status, groups] = await Promise.all([readCrawlStatus(admin, () => deadLetters.count()), listGroups(admin)]);
       const at = Date.now();
       rate.add(at, status.pages);

@@ -124,10 +124,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     });
   }
 
-  const shardQueues = admin.queues;
+  const fleetAdmin = admin;
   const actions = createDeadLetterActions({
     deadLetters,
-    crawlQueue: (group) => shardQueues[shardOfGroup(group, shardQueues.length)] ?? queues.crawl,
+    // Read per retry: the admin follows the crawl's shard layout (see FleetAdmin.followLayout).
+    crawlQueue: (group) => fleetAdmin.queues[shardOfGroup(group, fleetAdmin.queues.length)] ?? queues.crawl,
     jobPolicy: options.jobPolicy,
     log,
   });
@@ -163,7 +164,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       next();
     },
     localAssetsOnly(),
-    bullBoardHandler(queues),
+    bullBoardHandler(queues, admin.queues),
   );
   app.use(pageRoutes({ actions, overviews, namespace: options.namespace, csrf: new CsrfToken(), log }));
   app.use((_req, res) => {

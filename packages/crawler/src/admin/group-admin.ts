@@ -9,6 +9,12 @@ const PAGE = 1_000;
 
 /** `FleetAdminServices` a long-running process owns. */
 export interface FleetAdmin extends FleetAdminServices {
+  /**
+   * Re-reads the crawl's shard layout, and follows it if it changed: a
+   * dashboard started before a crawl of several shards began sees one shard
+   * until then. Cheap (one GET) when nothing changed.
+   */
+  followLayout(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,17 +25,32 @@ export interface FleetAdmin extends FleetAdminServices {
  */
 export async function openFleetAdmin(redisUrl: string, namespace: string): Promise<FleetAdmin> {
   const redis = await connectRedis(redisUrl, { role: 'server', name: 'fleet-admin' });
+  const openParts = (shards: readonly string[]) =>
+    openShardedParts(redis, shards, (shard) => {
+      const queue = openCrawlQueue({ url: redisUrl, maxRetriesPerRequest: 1 }, shard);
+      queue.on('error', () => undefined);
+      return queue;
+    });
   // The shards as recorded when the crawl began (one before that, or for a crawl of one).
-  const parts = openShardedParts(redis, await readShardNamespaces(redis, namespace), (shard) => {
-    const queue = openCrawlQueue({ url: redisUrl, maxRetriesPerRequest: 1 }, shard);
-    queue.on('error', () => undefined);
-    return queue;
-  });
+  let shards = await readShardNamespaces(redis, namespace);
+  let parts = openParts(shards);
   return {
     config: { namespace },
     redis,
-    queues: parts.queues,
-    limiter: parts.limiter,
+    get queues() {
+      return parts.queues;
+    },
+    get limiter() {
+      return parts.limiter;
+    },
+    async followLayout() {
+      const now = await readShardNamespaces(redis, namespace);
+      if (now.join() === shards.join()) return;
+      const previous = parts;
+      shards = now;
+      parts = openParts(now);
+      await previous.close().catch(() => undefined);
+    },
     async close() {
       await parts.close().catch(() => undefined);
       await redis.quit().catch(() => redis.disconnect());
