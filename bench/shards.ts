@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDIS_SERVER_SETTINGS } from '@crawlq/redis';
+import { REDIS_SERVER_SETTINGS, shardOfGroup } from '@crawlq/redis';
 import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { redisSnapshot, redisWork, type RedisWork } from './redis-stats.js';
 import { childCpuSeconds, collect, CONCURRENCY, CRAWL_FLAGS, HOSTS, PAGES_PER_HOST, spawnCrawlq, startSite } from './scale.js';
@@ -65,7 +65,8 @@ export async function benchShards(log: (line: string) => void): Promise<void> {
       log(
         `| ${shards} | ${fmt(run.pages, 0)} | ${fmt(run.seconds, 2)} | ${fmt(run.pages / run.seconds, 0)} | ${fmt(commands / run.pages, 1)} | ${fmt((cpu / run.pages) * 1e6, 0)} us | ${fmt((busiest / cpu) * 100, 0)}% | ${fmt((busiest / run.pages) * 1e6, 0)} us | ${fmt(run.pages / busiest, 0)} |`,
       );
-      log(`  --shards ${shards}: Redis CPU per master ${run.masters.map((work) => `${fmt(work.cpuSeconds, 2)} s`).join(' / ')}, commands per master ${run.masters.map((work) => fmt(work.commands, 0)).join(' / ')}; crawlq processes ${fmt((run.cpuSeconds / run.pages) * 1e6, 0)} us CPU per page`);
+      const groupsPerShard = Array.from({ length: shards }, (_, shard) => HOSTS.filter((host) => shardOfGroup(host, shards) === shard).length);
+      log(`  --shards ${shards}: the ${HOSTS.length} groups per shard ${groupsPerShard.join('/')}; Redis CPU per master ${run.masters.map((work) => `${fmt(work.cpuSeconds, 2)} s`).join(' / ')}, commands per master ${run.masters.map((work) => fmt(work.commands, 0)).join(' / ')}; crawlq processes ${fmt((run.cpuSeconds / run.pages) * 1e6, 0)} us CPU per page`);
     }
     log('The last column is a measured cost, not a load test: pages per second of CPU on the busiest master, the rate at which its one thread would be fully busy if the cost per page held.');
   } finally {

@@ -48,11 +48,13 @@ export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: 
     },
     async pause(group, forMs) {
       checkGroup(group);
+      await admin.followLayout();
       await pauseGroup(admin, group, forMs);
       log(`dashboard: paused group ${group} for ${Math.round(forMs / 1000)} s`);
     },
     async resume(group) {
       checkGroup(group);
+      await admin.followLayout();
       const woken = await resumeGroup(admin, group);
       log(`dashboard: resumed group ${group} (${woken} deferred jobs woken)`);
       return woken;

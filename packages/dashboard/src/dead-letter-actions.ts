@@ -22,14 +22,18 @@ export interface DeadLetterActions {
 
 export interface DeadLetterActionsOptions {
   readonly deadLetters: DeadLetterAdmin;
-  /** The crawl queue a retried job of a group goes back into (each group's shard has its own). */
-  readonly crawlQueue: (group: string) => CrawlQueue;
+  /**
+   * Where a retried job of a group goes back: its shard's crawl queue. Asked
+   * once per retry action, so a crawl's shard layout recorded after the
+   * dashboard started is followed.
+   */
+  readonly crawlQueueOf: () => Promise<(group: string) => CrawlQueue>;
   readonly jobPolicy: CrawlJobPolicy;
   readonly log: (line: string) => void;
 }
 
 export function createDeadLetterActions(options: DeadLetterActionsOptions): DeadLetterActions {
-  const { deadLetters, crawlQueue, jobPolicy, log } = options;
+  const { deadLetters, crawlQueueOf, jobPolicy, log } = options;
 
   /** The stored groups a group filter picks (see `groupMatches`); `undefined` without a group filter. */
   async function groupsPicked(group: string | undefined): Promise<string[] | undefined> {
@@ -79,7 +83,7 @@ export function createDeadLetterActions(options: DeadLetterActionsOptions): Dead
     stats: () => deadLetters.stats(),
 
     async retryOne(id) {
-      const { retried } = await deadLetters.retry({ ids: [id] }, crawlQueue, jobPolicy);
+      const { retried } = await deadLetters.retry({ ids: [id] }, await crawlQueueOf(), jobPolicy);
       if (retried > 0) log(`dashboard: retried dead letter ${id}`);
       return retried;
     },
@@ -91,7 +95,7 @@ export function createDeadLetterActions(options: DeadLetterActionsOptions): Dead
           : selection.reason === undefined && selection.group !== undefined && (await picksOnly(selection.group))
             ? { group: selection.group }
             : { ids: await idsMatching(selection) },
-        crawlQueue,
+        await crawlQueueOf(),
         jobPolicy,
       );
       log(`dashboard: retried ${retried} dead letters (${describe(selection)})`);

@@ -127,8 +127,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const fleetAdmin = admin;
   const actions = createDeadLetterActions({
     deadLetters,
-    // Read per retry: the admin follows the crawl's shard layout (see FleetAdmin.followLayout).
-    crawlQueue: (group) => fleetAdmin.queues[shardOfGroup(group, fleetAdmin.queues.length)] ?? queues.crawl,
+    crawlQueueOf: async () => {
+      await fleetAdmin.followLayout();
+      const shards = fleetAdmin.queues;
+      return (group) => shards[shardOfGroup(group, shards.length)] ?? queues.crawl;
+    },
     jobPolicy: options.jobPolicy,
     log,
   });

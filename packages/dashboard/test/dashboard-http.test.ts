@@ -5,8 +5,8 @@ import { freePort, startTestRedis, waitFor, type TestRedis } from '@crawlq/testi
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { Frontier } from '@crawlq/frontier';
-import { CRAWL_JOB_NAME } from '@crawlq/queue';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { CRAWL_JOB_NAME, openCrawlQueue } from '@crawlq/queue';
+import { shardNamespaces, shardOfGroup, stateKeyPrefix } from '@crawlq/redis';
 import { api, csrfTokenOf, openNamespace, request, seedDeadLetter, type Namespace } from './helpers.js';
 
 /** The test Redis requires this password, so the dashboard must use it and must never show it. */
@@ -180,6 +180,38 @@ describe('JSON API', () => {
     expect(await backlog.addSeeds(['https://example.com/', 'https://example.com/next', 'https://other.org/'])).toMatchObject({ accepted: 3 });
     const { json } = await api(dashboard.url, '/api/stats');
     expect(json).toMatchObject({ crawl: { backlog: 3, waiting: 0, active: 0 } });
+  });
+
+  it('follows a crawl of 3 shards that began after it started: /api/stats sums the shards, a group is paused in its shard, a dead letter goes back into its group\'s shard (#13)', async () => {
+    const { space, dashboard } = await setup();
+    const shards = shardNamespaces(space.namespace, 3);
+    const shardQueues = shards.map((shard) => openCrawlQueue({ url: redisUrl }, shard));
+    closers.push(() => Promise.all(shardQueues.map((queue) => queue.close())).then(() => undefined));
+    const noRelease = { runPaced: () => Promise.reject(new Error('no release in this test')) };
+    const frontier = new Frontier({
+      redis: admin,
+      queue: space.crawl,
+      namespace: space.namespace,
+      pacer: noRelease,
+      shards: shards.map((shard, i) => ({ namespace: shard, queue: shardQueues[i]!, pacer: noRelease })),
+      settings: { scope: 'any', include: [], exclude: [], maxDepth: 2, groupBy: 'host', sortQuery: false, jobPolicy: JOB_POLICY },
+    });
+    const seeds = ['https://example.com/', 'https://example.com/next', 'https://other.org/', 'https://third.net/', 'https://fourth.io/'];
+    expect(await frontier.addSeeds(seeds)).toMatchObject({ accepted: 5 });
+    expect((await api(dashboard.url, '/api/stats')).json).toMatchObject({ crawl: { backlog: 5, seen: 5 } });
+
+    // other.org's shard holds its dead letter's retried job; no other queue does.
+    const shard = shardOfGroup('other.org', 3);
+    expect(await api(dashboard.url, '/api/dead-letters/fp-c/retry', { method: 'POST' })).toEqual({ status: 200, json: { retried: 1 } });
+    expect((await shardQueues[shard]!.getJob('fp-c'))?.data.url).toBe('https://other.org/c');
+    for (const [i, queue] of shardQueues.entries()) if (i !== shard) expect(await queue.getJob('fp-c')).toBeUndefined();
+    expect(await space.crawl.getJob('fp-c')).toBeUndefined();
+
+    // A pause from the dashboard lands in the group's shard, where its jobs' gate reads it.
+    expect((await api(dashboard.url, '/api/groups/other.org/pause', { method: 'POST', body: { forMs: 60_000 } })).status).toBe(200);
+    const paused = await admin.hget(`${stateKeyPrefix(shards[shard]!)}:gate:group:other.org`, 'pausedUntil');
+    expect(Number(paused)).toBeGreaterThan(Date.now());
+    expect(await admin.exists(`${stateKeyPrefix(space.namespace)}:gate:group:other.org`)).toBe(0);
   });
 
   it('retries one entry: the job is back in the crawl queue with the policy, and the entry is gone', async () => {
