@@ -22,8 +22,6 @@ export interface CrawlServices {
   readonly queue: CrawlQueue;
   /** Every shard's crawl queue, in shard order (see `shardNamespaces` in @crawlq/redis); one for a crawl of one shard. */
   readonly queues: readonly CrawlQueue[];
-  /** The crawl queue a job of `group` belongs in. */
-  queueOf(group: string): CrawlQueue;
   /** Every group's limiter, whatever its shard. */
   readonly limiter: GroupLimiter;
   /** Rebuilt when an adopted definition changes the frontier's settings: read it per use, do not keep it. */
@@ -90,7 +88,6 @@ export interface ShardedParts {
   readonly limiter: GroupLimiter;
   /** Shard i's own limiter: a shard's release step runs its scripts in the shard's slot. */
   limiterAt(index: number): GroupLimiter;
-  readonly shardOf: (group: string) => number;
   close(): Promise<void>;
 }
 
@@ -115,7 +112,6 @@ export function openShardedParts(redis: RedisClient, namespaces: readonly string
       if (limiter === undefined) throw new RangeError(`no shard ${index} in a crawl of ${shardLimiters.length}`);
       return limiter;
     },
-    shardOf,
     limiter: shardLimiters.length === 1 && only ? only : createShardedGroupLimiter(shardLimiters, shardOf),
     async close() {
       await Promise.all(queues.map((queue) => queue.close()));
@@ -182,9 +178,6 @@ export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, 
     },
     get queues() {
       return parts.queues;
-    },
-    queueOf(group) {
-      return parts.queueAt(parts.shardOf(group));
     },
     get limiter() {
       return limiter;
