@@ -142,16 +142,6 @@ export class Frontier {
     return sizes.reduce((sum, size) => sum + size, 0);
   }
 
-  /** How many shards the crawl is spread over. */
-  get shardCount(): number {
-    return this.#shards.length;
-  }
-
-  /** The seen-set slice of a shard (for status and benchmarks; `addSeeds`/`addDiscovered`/`claim` keep it up to date). */
-  seenSet(shard = 0): SeenSet {
-    return this.#shardAt(shard).seen;
-  }
-
   /** The shard of a normalised URL's group. */
   #shardOf(url: string): { readonly seen: SeenSet; readonly backlog: Backlog } {
     return this.#shardAt(shardOfGroup(this.groupOf(url), this.#shards.length));

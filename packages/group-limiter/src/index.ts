@@ -28,4 +28,4 @@ export {
   InvalidLimitPolicyError,
   PolicyVersionRaceError,
 } from './errors.js';
-export { createShardedGroupLimiter, type ShardedGroupLimiter } from './sharded-limiter.js';
+export { createShardedGroupLimiter } from './sharded-limiter.js';

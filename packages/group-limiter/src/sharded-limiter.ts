@@ -6,22 +6,14 @@ import type { GroupStatus } from './group-status.js';
  * each group's state lives in its shard's keys, so every call about one group
  * goes to that shard's limiter, and its scripts stay in one slot. The policy
  * is written to every shard, since each shard's scripts check it there.
- * `runPaced` is per shard by nature: callers run it on the shard's own limiter
- * ({@link ShardedGroupLimiter.shard}).
+ * `runPaced` is per shard by nature: callers run it on the shard's own
+ * limiter, and groups of two shards are refused.
  */
-export interface ShardedGroupLimiter extends GroupLimiter {
-  /** The limiter of shard `index`. */
-  shard(index: number): GroupLimiter;
-  readonly shardCount: number;
-}
-
-export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shardOf: (group: string) => number): ShardedGroupLimiter {
+export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shardOf: (group: string) => number): GroupLimiter {
   const [first] = shards;
   if (first === undefined) throw new RangeError('a sharded limiter needs at least one shard');
   const of = (group: string): GroupLimiter => shards[shardOf(group)] ?? first;
   return {
-    shardCount: shards.length,
-    shard: (index) => shards[index] ?? first,
     confirmStart: (lease) => of(lease.group).confirmStart(lease),
     async setPolicy(policy) {
       // Shard 0 first: its answer (changed, previous) is the fleet's, and the rest follow it.

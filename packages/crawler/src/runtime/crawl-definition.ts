@@ -164,7 +164,16 @@ export async function readFleetConfig(config: CrawlqConfig, redisUrl: string): P
  * command was given explicitly.
  */
 export async function retryJobPolicyFor(config: CrawlqConfig, redisUrl: string): Promise<CrawlJobPolicy> {
-  return (await openDeadLetterRetry(config, redisUrl, { queues: false })).policy;
+  return retryPolicyOf(config, (await readFleetConfig(config, redisUrl)).config);
+}
+
+function retryPolicyOf(config: CrawlqConfig, fleetConfig: CrawlqConfig): CrawlJobPolicy {
+  const own = jobPolicyFrom(config);
+  const fleet = jobPolicyFrom(fleetConfig);
+  return {
+    attempts: config.explicit.includes('attempts') ? own.attempts : fleet.attempts,
+    backoffMs: config.explicit.includes('backoff') ? own.backoffMs : fleet.backoffMs,
+  };
 }
 
 /** Where `dlq retry` puts dead letters back: each into its group's shard's crawl queue, with the retry policy above. */
@@ -175,16 +184,10 @@ export interface DeadLetterRetryTarget {
 }
 
 /** Opens the crawl queues of the fleet's shards (from its crawl definition) for `dlq retry`. */
-export async function openDeadLetterRetry(config: CrawlqConfig, redisUrl: string, options: { readonly queues?: boolean } = {}): Promise<DeadLetterRetryTarget> {
-  const own = jobPolicyFrom(config);
+export async function openDeadLetterRetry(config: CrawlqConfig, redisUrl: string): Promise<DeadLetterRetryTarget> {
   const fleetConfig = (await readFleetConfig(config, redisUrl)).config;
-  const fleet = jobPolicyFrom(fleetConfig);
-  const policy = {
-    attempts: config.explicit.includes('attempts') ? own.attempts : fleet.attempts,
-    backoffMs: config.explicit.includes('backoff') ? own.backoffMs : fleet.backoffMs,
-  };
-  const namespaces = options.queues === false ? [] : shardNamespaces(config.namespace, fleetConfig.shards);
-  const queues = namespaces.map((namespace) => openCrawlQueue({ url: redisUrl }, namespace));
+  const policy = retryPolicyOf(config, fleetConfig);
+  const queues = shardNamespaces(config.namespace, fleetConfig.shards).map((namespace) => openCrawlQueue({ url: redisUrl }, namespace));
   return {
     policy,
     queueOf(group) {

@@ -187,30 +187,30 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const shards = shardNamespaces(config.namespace, config.shards);
   const slots = shards.length > 1 ? new JobSlots(config.concurrency) : undefined;
   const processJob = (job: Job<CrawlJobData>, token: string | undefined) =>
-      processCrawlJob(job, token, {
-        signal: stopping.signal,
-        gate,
-        fetcher: fetching.fetcher,
-        frontier: services.frontier,
-        sink,
-        ...(warc ? { warc } : {}),
-        storeBody: config.storeBody,
-        maxInlineWaitMs: MAX_INLINE_WAIT_MS,
-        maxBlockedMs: services.config.maxBlocked,
-        maxRedirects: services.config.maxRedirects,
-        waits,
-        fields: services.config.fields,
-        maxLinksPerPage: services.config.maxLinksPerPage,
-        ...(fetching.robots ? { robots: fetching.robots } : {}),
-        onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
-        onSkipped: (record) => stats.skipped(record.skipped),
-        onDeferred: (reason) => telemetry?.denied?.(reason),
-        onPage: (record) => {
-          stats.page(record);
-          telemetry?.page?.(record);
-          options.onPage?.(record);
-        },
-      });
+    processCrawlJob(job, token, {
+      signal: stopping.signal,
+      gate,
+      fetcher: fetching.fetcher,
+      frontier: services.frontier,
+      sink,
+      ...(warc ? { warc } : {}),
+      storeBody: config.storeBody,
+      maxInlineWaitMs: MAX_INLINE_WAIT_MS,
+      maxBlockedMs: services.config.maxBlocked,
+      maxRedirects: services.config.maxRedirects,
+      waits,
+      fields: services.config.fields,
+      maxLinksPerPage: services.config.maxLinksPerPage,
+      ...(fetching.robots ? { robots: fetching.robots } : {}),
+      onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
+      onSkipped: (record) => stats.skipped(record.skipped),
+      onDeferred: (reason) => telemetry?.denied?.(reason),
+      onPage: (record) => {
+        stats.page(record);
+        telemetry?.page?.(record);
+        options.onPage?.(record);
+      },
+    });
   const workers = shards.map((namespace) => openWorker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
     (job, token) => (slots ? slots.run(() => processJob(job, token)) : processJob(job, token)),
