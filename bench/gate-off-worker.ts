@@ -12,6 +12,8 @@ const openGate: GroupLimiter = {
     const now = performance.now();
     return Promise.resolve({ admitted: true, startInMs: 0, startAt: Date.now(), localStartAt: now, startBy: Number.POSITIVE_INFINITY, confirmBeforeStart: false, lease: { group: request.group, leaseId: request.leaseId } });
   },
+  // No job waits for its slot: the open gate admits at once.
+  localTimeOf: () => undefined,
   confirmStart: () => Promise.resolve({ go: true }),
   release: () => Promise.resolve(null),
   abandon: () => Promise.resolve(),

@@ -118,6 +118,37 @@ function windowViolations(requests: readonly RequestRecord[], limit: number, win
   return violations;
 }
 
+/**
+ * Where a rate-bound run lost time, as the server saw it: per host, the first
+ * start's delay after the earliest start anywhere, and the spacing lost (each
+ * gap between two starts beyond `intervalMs`), split into the run's first and
+ * second half. Printed with BENCH_BREAKDOWN.
+ */
+function lostSpacing(requests: readonly RequestRecord[], intervalMs: number): string {
+  const byHost = new Map<string, number[]>();
+  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request.startedAt]);
+  const origin = Math.min(...requests.map((request) => request.startedAt));
+  const end = Math.max(...requests.map((request) => request.startedAt));
+  const middle = (origin + end) / 2;
+  let firstDelay = 0;
+  let lostEarly = 0;
+  let lostLate = 0;
+  let worstGap = 0;
+  for (const starts of byHost.values()) {
+    starts.sort((a, b) => a - b);
+    firstDelay += (starts[0] ?? origin) - origin;
+    for (let i = 1; i < starts.length; i += 1) {
+      const gap = starts[i]! - starts[i - 1]!;
+      worstGap = Math.max(worstGap, gap);
+      if (gap <= intervalMs) continue;
+      if (starts[i]! < middle) lostEarly += gap - intervalMs;
+      else lostLate += gap - intervalMs;
+    }
+  }
+  const hosts = byHost.size;
+  return `per host: first start ${fmt(firstDelay / hosts, 0)} ms after the first anywhere, spacing lost beyond ${intervalMs} ms ${fmt(lostEarly / hosts, 0)} ms (first half) + ${fmt(lostLate / hosts, 0)} ms (second half), widest gap ${fmt(worstGap, 0)} ms`;
+}
+
 /** How long after leaving a worker the server saw each request start: the lag no worker-side check can see. */
 function serverLag(requests: readonly RequestRecord[], requestedAt: ReadonlyMap<string, number>): { p99: number; max: number } {
   const lags = requests.flatMap((request) => {
@@ -139,12 +170,16 @@ export async function benchPoliteness(log: (line: string) => void): Promise<void
     const requests = await site.records();
     log(`utilisation: ${run.pages} pages (20 hosts x 60) at 5/1s, concurrency 2, 3 workers: ${fmt(run.seconds, 2)} s; politeness bound ${bound} s; ratio ${fmt(run.seconds / bound, 3)} (goal <= 1.10)`);
     log(`utilisation: window violations (more than 5 starts in any 1 s at a host, as the server saw them): ${windowViolations(requests, 5, 1000, run.requestedAt)}; starts given back as late: ${run.lateStarts}; late starts that re-paced their group: ${run.slippedStarts}`);
+    if (process.env.BENCH_BREAKDOWN) console.log(`utilisation lost: ${lostSpacing(requests, 1000 / 5)}`);
     const lag = serverLag(requests, run.requestedAt);
     log(`utilisation: the server (own process${site.raisedPriority ? ', raised priority' : ''}) saw a request start after it left the worker by ${fmt(lag.p99, 1)} ms (p99), ${fmt(lag.max, 1)} ms (max)`);
     log(`utilisation: Redis round trips per page ${fmt(run.roundTrips / run.pages, 2)}, commands run inside Redis per page ${fmt(run.redisCommands / run.pages, 1)} (the bench's own polling included)`);
   } finally {
     await site.close();
   }
+
+  // BENCH_UTILISATION_ONLY=1: the first part alone, for a quicker look at pacing.
+  if (process.env.BENCH_UTILISATION_ONLY) return;
 
   // Deferral cost: one group with 2,000 URLs beside 20 groups of 20, all at 50/1s.
   const huge = '127.0.3.1';

@@ -33,6 +33,8 @@ export interface GatedFetchOptions {
   /** Once, when the fetch's first request was admitted. */
   readonly onFirstAdmitted?: () => Promise<void>;
   readonly signal?: AbortSignal | undefined;
+  /** The first request's start slot, as the release step set it (`CrawlJobData.due`): the gate is asked shortly before. */
+  readonly due?: number | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
   /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */
@@ -92,7 +94,8 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal });
+        const due = request.kind === 'first' ? options.due : undefined;
+        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();

@@ -8,8 +8,17 @@ export const MAX_INLINE_WAIT_MS = 500;
 const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;
 
-/** The limiter calls a gate makes. */
-export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'>;
+/**
+ * A job whose start slot the release step set (`CrawlJobData.due`) asks the
+ * gate this long before it: the admission is then near (under the limiter's
+ * 50 ms), so the start is checked once, not again when it comes.
+ */
+const DUE_LEAD_MS = 20;
+/** Groups whose lag behind their release slots a gate remembers (a broad crawl has millions). */
+const MAX_LAGGING_GROUPS = 10_000;
+
+/** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
+export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> & Partial<Pick<GroupLimiter, 'localTimeOf'>>;
 
 /** The gate would not let a request start within the inline wait: ask again after `retryInMs`. */
 export interface GateDenial {
@@ -106,6 +115,12 @@ export class GateLease {
 export class GroupGate {
   readonly #limiter: GateLimiter;
   readonly #options: GateOptions;
+  /**
+   * How far behind its release slots each group's gate last admitted (ms): a
+   * start that came late moves every later start of a group running at its
+   * full rate, and the release step's slots do not see that.
+   */
+  readonly #lagMs = new Map<string, number>();
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -127,14 +142,13 @@ export class GroupGate {
    * as the server counts it; a late slot is given back unused and asked for
    * again. An abort or error while waiting gives the slot back.
    */
-  async pass(
-    group: string,
-    options: { readonly maxInlineWaitMs: number; readonly signal?: AbortSignal | undefined },
-  ): Promise<{ readonly admitted: true; readonly lease: GateLease } | GateDenial> {
+  async pass(group: string, options: PassOptions): Promise<{ readonly admitted: true; readonly lease: GateLease } | GateDenial> {
     const limiter = this.#limiter;
+    await this.#untilNear(group, options);
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
+      if (options.due !== undefined) this.#noteLag(group, admission.startAt - options.due);
       try {
         const waitMs = admission.localStartAt - performance.now();
         if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
@@ -154,6 +168,40 @@ export class GroupGate {
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
+
+  /**
+   * Sleeps, holding nothing, until shortly before a start slot `due` (Redis
+   * clock) moved by the group's lag: asked then, the gate admits a near
+   * start, checked once. Asked at once, it would reserve the slot ahead and
+   * check it again when it comes (a second round trip). Where the gate puts
+   * the start is still the gate's decision. Without the clock's offset (no
+   * admission yet) or for a slot past, the gate is asked at once.
+   */
+  async #untilNear(group: string, options: PassOptions): Promise<void> {
+    if (options.due === undefined) return;
+    const at = this.#limiter.localTimeOf?.(group, options.due + (this.#lagMs.get(group) ?? 0));
+    if (at === undefined) return;
+    const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxInlineWaitMs);
+    if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+  }
+
+  #noteLag(group: string, lagMs: number): void {
+    if (lagMs <= 0) {
+      this.#lagMs.delete(group);
+      return;
+    }
+    if (this.#lagMs.size >= MAX_LAGGING_GROUPS && !this.#lagMs.has(group)) this.#lagMs.clear();
+    this.#lagMs.set(group, lagMs);
+  }
+}
+
+/** How one request asks the gate. */
+export interface PassOptions {
+  /** Longest in-process wait for a reserved start; longer waits are denials. */
+  readonly maxInlineWaitMs: number;
+  readonly signal?: AbortSignal | undefined;
+  /** The start slot the release step gave the job (`CrawlJobData.due`, Redis clock). */
+  readonly due?: number | undefined;
 }
 
 /**

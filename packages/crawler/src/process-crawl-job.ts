@@ -80,6 +80,7 @@ export async function processCrawlJob(
       fetcher: context.fetcher,
       groupOf: (url) => context.frontier.groupOf(url),
       maxInlineWaitMs: context.maxInlineWaitMs,
+      due: job.data.due,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       signal: context.signal,

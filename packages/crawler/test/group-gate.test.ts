@@ -95,6 +95,45 @@ describe('GroupGate', () => {
     expect(status.inFlight).toBe(1 + admitted);
   });
 
+  it('asks for a start with a release slot shortly before it (admitted near, not re-checked), moved by the lag the group runs behind its slots', async () => {
+    const group = 'due.test';
+    const asked: number[] = [];
+    let confirms = 0;
+    const counting: GateLimiter = {
+      ...countingLimiter(() => undefined),
+      acquire: (request) => {
+        asked.push(performance.now());
+        return limiter.acquire(request);
+      },
+      confirmStart: (lease) => {
+        confirms += 1;
+        return limiter.confirmStart(lease);
+      },
+      localTimeOf: (of, redisMs) => limiter.localTimeOf(of, redisMs),
+    };
+    const dueGate = new GroupGate(counting);
+    // The group's pacing starts here; the next slot the gate keeps is one interval (250 ms) on.
+    const first = await limiter.acquire({ group, leaseId: 'first' });
+    if (!first.admitted) throw new Error('the first start was not admitted');
+    await limiter.release(first.lease, { sent: true, status: 200 });
+    const pass = async (due: number): Promise<void> => {
+      asked.length = 0;
+      const answer = await dueGate.pass(group, { maxInlineWaitMs: 500, due });
+      if (answer.admitted) await answer.lease.release({ status: 200 });
+      // Each ask waited for its slot: none went before it was near (20 ms ahead, 5 ms of timer slack).
+      expect(asked[0]! - (limiter.localTimeOf(group, due) ?? Number.NaN)).toBeGreaterThanOrEqual(-25);
+    };
+    // On its slot: asked for 20 ms before it, admitted without a second round trip.
+    await pass(first.startAt + 250);
+    expect(confirms).toBe(0);
+    // A slot the gate does not keep (given already: one interval behind): re-checked, and the lag noted.
+    await pass(first.startAt + 250);
+    expect(confirms).toBe(1);
+    // The next slot, asked for that much later: near again.
+    await pass(first.startAt + 500);
+    expect(confirms).toBe(1);
+  });
+
   it('gives the lease back when the wait is aborted', async () => {
     const group = 'aborted.test';
     await admittedPass(gate, group);

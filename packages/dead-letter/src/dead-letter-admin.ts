@@ -28,7 +28,7 @@ export interface DeadLetterAdmin {
   show(id: string): Promise<DeadLetterEntry | null>;
   /**
    * Puts entries back into the crawl queue (same job id, fresh attempt budget
-   * from `policy`, `blockedSince` cleared) and removes them from the DLQ.
+   * from `policy`, `blockedSince` and `due` cleared) and removes them from the DLQ.
    * Idempotent: retrying an id twice adds one job.
    */
   retry(selector: RetrySelector, crawlQueue: CrawlQueueLike | CrawlQueueOfGroup, policy: CrawlJobPolicy): Promise<{ retried: number }>;
@@ -179,7 +179,8 @@ class RedisDeadLetterAdmin implements DeadLetterAdmin {
     // A finished job with this id would turn the add into a no-op.
     if (existing && (state === 'failed' || state === 'completed')) await existing.remove();
     if (!existing || state === 'failed' || state === 'completed' || state === 'unknown') {
-      const { blockedSince: _blockedSince, ...data } = entry.job;
+      // A new start: neither its old wait nor its old start slot applies.
+      const { blockedSince: _blockedSince, due: _due, ...data } = entry.job;
       await crawlQueue.add(CRAWL_JOB_NAME, data, { ...crawlJobOptions(policy), jobId: id });
     }
     // Counted by the index removal: two concurrent retries of one id count once.

@@ -32,11 +32,21 @@ export interface ReleaseOptions {
    * @default true
    */
   readonly slowStart?: boolean;
+  /**
+   * The calling process, when it releases on a loop: it is recorded as one of
+   * the fleet's releasers, and the result says how many there are.
+   */
+  readonly releaser?: string;
 }
 
 export interface ReleaseResult {
   readonly released: number;
+  /** Processes that released in the last RELEASER_TTL_MS, the caller included (1 without `releaser`). */
+  readonly releasers: number;
 }
+
+/** A releaser that has not released for this long no longer counts. */
+export const RELEASER_TTL_MS = 3_000;
 
 /**
  * A job becomes due up to this long before its group's slot: below the gate's
@@ -86,18 +96,13 @@ export class Backlog {
    * to run the release script over them.
    */
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
-    let waiting: string[];
-    try {
-      waiting = await this.#redis.zrange(this.#keys.backlogGroups, 0, GROUPS_PER_RELEASE - 1, 'WITHSCORES');
-    } catch (error) {
-      throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
-    }
+    const { waiting, releasers } = await this.#readDueGroups(options.releaser);
     const dueBy = Date.now() + RELEASE_WINDOW_MS + CLOCK_SLACK_MS;
     const due: string[] = [];
     for (let i = 0; i + 1 < waiting.length; i += 2) {
       if (Number(waiting[i + 1]) <= dueBy) due.push(waiting[i] ?? '');
     }
-    if (due.length === 0 || options.room <= 0) return { released: 0 };
+    if (due.length === 0 || options.room <= 0) return { released: 0, releasers };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
@@ -107,7 +112,31 @@ export class Backlog {
     if (!Number.isInteger(released)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released };
+    return { released, releasers };
+  }
+
+  /** The groups that wait longest, with their scores; with a releaser, it is recorded in the same round trip. */
+  async #readDueGroups(releaser: string | undefined): Promise<{ waiting: string[]; releasers: number }> {
+    const now = Date.now();
+    const read = this.#redis.multi().zrange(this.#keys.backlogGroups, 0, GROUPS_PER_RELEASE - 1, 'WITHSCORES');
+    if (releaser !== undefined) {
+      read
+        .zadd(this.#keys.releasers, now, releaser)
+        .zremrangebyscore(this.#keys.releasers, '-inf', now - RELEASER_TTL_MS)
+        .zcard(this.#keys.releasers)
+        .pexpire(this.#keys.releasers, RELEASER_TTL_MS * 2);
+    }
+    let replies: [Error | null, unknown][] | null;
+    try {
+      replies = await read.exec();
+    } catch (error) {
+      throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: error });
+    }
+    const failed = replies?.find(([error]) => error !== null)?.[0];
+    if (replies === null || failed) throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: failed ?? undefined });
+    const waiting = replies[0]?.[1];
+    const count = releaser === undefined ? 1 : Number(replies[3]?.[1]);
+    return { waiting: Array.isArray(waiting) ? waiting.map(String) : [], releasers: Number.isInteger(count) && count > 0 ? count : 1 };
   }
 
   /** URLs admitted and not yet released as jobs. */

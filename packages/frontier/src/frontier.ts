@@ -133,7 +133,10 @@ export class Frontier {
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
     // Each shard has a queue of its own, so each gets the whole room.
     const results = await Promise.all(this.#shards.map(({ backlog }) => backlog.release(options)));
-    return { released: results.reduce((sum, { released }) => sum + released, 0) };
+    return {
+      released: results.reduce((sum, { released }) => sum + released, 0),
+      releasers: Math.max(1, ...results.map(({ releasers }) => releasers)),
+    };
   }
 
   /** URLs admitted and not yet released as jobs. */

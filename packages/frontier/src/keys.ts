@@ -23,6 +23,8 @@ export function frontierKeys(namespace: string) {
     backlog: `${prefix}:bk:`,
     /** Entries in all backlogs (URLs admitted and not yet released as jobs). */
     backlogCount: `${prefix}:bk:count`,
+    /** Worker processes that release backlogs (BacklogReleaser), scored by their last release (ms): they share one fleet-wide pace. */
+    releasers: `${prefix}:bk:releasers`,
     /** Groups with backlog entries, scored by when each may next release a job. */
     backlogGroups: `${prefix}:bk:groups`,
     /** How many shards the crawl's keys are spread over (absent: one, the namespace itself; see shard-layout.ts). */

@@ -129,6 +129,39 @@ describe('Frontier', () => {
     expect(await f.backlogSize()).toBe(2);
   });
 
+  it('gives a group its rate holds back every slot of the window, each job with its slot; a group whose requests last its cap still gets the cap', async () => {
+    const rate = { max: 20, durationMs: 1_000 };
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate, concurrency: 4 }] };
+    const f = frontier({ scope: 'any' }, policy);
+    const limiter = testPacer(redis.client(), namespace, policy);
+    // Each group's mean request time, as the gate learns it from its releases: 'quick' well inside
+    // its 50 ms spacing, 'long' at 300 ms (four at a time make 13/s: the cap binds, not the rate).
+    for (const [group, holdMs] of [['quick.test', 0], ['long.test', 300]] as const) {
+      const admission = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!admission.admitted) throw new Error(`${group} was not admitted`);
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      await limiter.release(admission.lease, { sent: true, status: 200 });
+    }
+    await f.addSeeds(Array.from({ length: 20 }, (_, i) => [`http://quick.test/${i}`, `http://long.test/${i}`]).flat());
+    const before = Number((await redis.client().time())[0]) * 1000;
+    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false });
+    const jobs = await queue.getJobs(['prioritized']);
+    const quickJobs = jobs.filter((job) => job.data.group === 'quick.test');
+    const long = jobs.filter((job) => job.data.group === 'long.test');
+    // The window (400 ms) holds about 8 slots 50 ms apart: more than the cap, each its own.
+    // A slot that is now already carries none (the worker asks at once).
+    expect(quickJobs.length).toBeGreaterThan(2);
+    expect(quickJobs.length).toBeLessThanOrEqual(400 / 50 + 1);
+    expect(quickJobs.filter((job) => job.data.due === undefined).length).toBeLessThanOrEqual(1);
+    const quick = quickJobs.flatMap((job) => (job.data.due === undefined ? [] : [job.data.due])).sort((a, b) => a - b);
+    expect(quick[0]).toBeGreaterThanOrEqual(before);
+    for (let i = 1; i < quick.length; i += 1) expect(quick[i]! - quick[i - 1]!).toBeGreaterThanOrEqual(49);
+    expect(quick.at(-1)! - before).toBeLessThanOrEqual(400 + 1_000);
+    // The cap binds 'long': four jobs, asked for at once at the gate (no slot to wait for).
+    expect(long).toHaveLength(4);
+    expect(long.map((job) => job.data.due)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
   it('keeps no job waiting for a rate-limited group at its cap (the gate would send it back), one for a group without a rate', async () => {
     const policy = { defaults: { rate: null, concurrency: 1 }, rules: [{ match: 'paced.test', rate: { max: 100, durationMs: 1_000 } }] };
     const f = frontier({ scope: 'any' }, policy);
@@ -181,6 +214,16 @@ describe('Frontier', () => {
     expect((await f.release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(12);
     expect((await frontier({ scope: 'any' }).release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(0);
     expect(await queue.count()).toBe(12);
+  });
+
+  it('counts the processes that release on a loop, so that they can share one pace', async () => {
+    const options = { room: 10, readyTarget: 1_000 };
+    expect((await frontier().release(options)).releasers).toBe(1);
+    expect((await frontier().release({ ...options, releaser: 'worker-a' })).releasers).toBe(1);
+    expect((await frontier().release({ ...options, releaser: 'worker-b' })).releasers).toBe(2);
+    expect((await frontier().release({ ...options, releaser: 'worker-a' })).releasers).toBe(2);
+    // A call that names no releaser is not one of them.
+    expect((await frontier().release(options)).releasers).toBe(1);
   });
 
   it('never releases a URL twice, however many processes release at once', async () => {

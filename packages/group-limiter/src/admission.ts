@@ -37,8 +37,8 @@ export type Admission =
       readonly startBy: number;
       /**
        * Call `confirmStart` just before starting: the start was reserved far
-       * enough ahead that a pause may have begun, or the group has a
-       * concurrency cap that is checked again at the start.
+       * enough ahead that a pause may have begun, or, in a group with a
+       * concurrency cap, before other reservations that may fill the cap.
        */
       readonly confirmBeforeStart: boolean;
       readonly lease: Lease;

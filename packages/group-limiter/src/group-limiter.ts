@@ -88,6 +88,12 @@ export interface GroupLimiter {
   /** Asks to start one request now; one round trip. */
   acquire(request: AcquireRequest): Promise<Admission>;
   /**
+   * This process's `performance.now()` at a time on the Redis clock that
+   * holds `group`'s state, once an admission's reply showed the offset
+   * (undefined before). No round trip.
+   */
+  localTimeOf(group: string, redisMs: number): number | undefined;
+  /**
    * Gives the concurrency slot back (idempotent) and reports the outcome; one
    * round trip. An invalid outcome still gives the slot back (without the
    * outcome), then rejects with GroupLimiterArgumentError. Resolves with the
@@ -142,7 +148,11 @@ const MAX_JITTER_MS = 20;
 const MAX_ATTEMPTS = 3;
 /** Bounds memory in broad crawls with millions of hosts. */
 const LIMITS_CACHE_SIZE = 10_000;
-/** Waits shorter than this are within the safety margin: no pause re-check before them (a concurrency cap still is). */
+/**
+ * Starts nearer than this are checked once, at admission: no pause re-check
+ * (the wait is within the safety margin), and the concurrency cap counts them
+ * from admission. Further ones are confirmed when they come.
+ */
 const CONFIRM_AFTER_WAIT_MS = 50;
 /** Floor of the late-start allowance, so that a zero safety margin cannot make every start late. */
 const MIN_LATE_ALLOWANCE_MS = 5;
@@ -262,6 +272,10 @@ class RedisGroupLimiter implements GroupLimiter {
     }
   }
 
+  localTimeOf(_group: string, redisMs: number): number | undefined {
+    return this.#clock.toLocal(redisMs);
+  }
+
   async abandon(lease: Lease): Promise<void> {
     checkName(lease.group, 'group', 'abandon');
     checkName(lease.leaseId, 'leaseId', 'abandon');
@@ -362,7 +376,7 @@ class RedisGroupLimiter implements GroupLimiter {
       const limits = this.#resolved(lease.group);
       reply = await this.#runScript(confirmStartScript, {
         keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS, limits.adaptive ? '1' : '0', this.#adaptive.floor, this.#adaptive.risePerSecond],
+        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS, limits.adaptive ? '1' : '0', this.#adaptive.floor, this.#adaptive.risePerSecond, CONFIRM_AFTER_WAIT_MS],
       });
     } catch (error) {
       throw redisFailure('confirmStart', error);

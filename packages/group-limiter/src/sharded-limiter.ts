@@ -28,6 +28,7 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
     },
     limitsFor: (group) => of(group).limitsFor(group),
     acquire: (request) => of(request.group).acquire(request),
+    localTimeOf: (group, redisMs) => of(group).localTimeOf(group, redisMs),
     release: (lease, outcome) => of(lease.group).release(lease, outcome),
     abandon: (lease) => of(lease.group).abandon(lease),
     reportSlip: (group, lateMs) => of(group).reportSlip(group, lateMs),

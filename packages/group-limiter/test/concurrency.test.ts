@@ -83,6 +83,44 @@ describe('concurrency leases across instances', () => {
     expect((await a.status(group)).inFlight).toBe(2);
   });
 
+  it('starts reserved less than 50 ms ahead are checked at admission, and the cap holds with them', async () => {
+    const group = 'near.test';
+    const prefix = testPrefix();
+    const fleet = Array.from({ length: 3 }, () => createGroupLimiter({ redis: server.client(), prefix }));
+    // 40/s: starts 25 ms apart, each held 30-60 ms, so the cap of 2 binds and most starts are reserved a little ahead.
+    await fleet[0]!.setPolicy({ defaults: { rate: { max: 40, durationMs: 1000 }, concurrency: 2 }, safetyMarginMs: 0, spacingMargin: 0 });
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let near = 0;
+    const deadline = performance.now() + 2000;
+    const worker = async (limiter: GroupLimiter): Promise<void> => {
+      while (performance.now() < deadline) {
+        const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 500 });
+        if (!admission.admitted) {
+          await sleep(admission.retryInMs);
+          continue;
+        }
+        // Near starts are admitted for good; further ones are re-checked when they come
+        // (startInMs is rounded up: 50 may be either).
+        if (admission.startInMs !== 50) expect(admission.confirmBeforeStart).toBe(admission.startInMs > 50);
+        if (admission.startInMs > 0 && admission.startInMs < 50) near += 1;
+        await sleep(admission.localStartAt - performance.now());
+        if (admission.confirmBeforeStart) {
+          if (!(await limiter.confirmStart(admission.lease)).go) continue;
+        }
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        await sleep(30 + Math.random() * 30);
+        inFlight -= 1;
+        await limiter.release(admission.lease, { status: 200 });
+      }
+    };
+    await Promise.all(fleet.flatMap((limiter) => [worker(limiter), worker(limiter), worker(limiter)]));
+    expect(near).toBeGreaterThan(0);
+    expect(maxInFlight).toBeLessThanOrEqual(2);
+    expect(maxInFlight).toBe(2);
+  });
+
   it('release is idempotent and re-acquiring a held lease id does not take a second slot', async () => {
     const group = 'idempotent.test';
     const [a] = limiters as [GroupLimiter];

@@ -19,6 +19,12 @@ export interface CrawlJobData {
    * as this job: the chain as a whole stays within --max-redirects.
    */
   readonly redirects?: number;
+  /**
+   * The start slot the release step gave the job (Redis clock, epoch ms), when
+   * its group's rate holds it back: the worker asks the gate only shortly
+   * before, so the start is checked once (see the gate's near starts).
+   */
+  readonly due?: number;
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Frontier } from '@crawlq/frontier';
 
 /**
- * Each worker releases about this often, at a random phase: a release moves
- * the slots of the next 400 ms (RELEASE_WINDOW_MS) of every due group, so a
- * period well below that keeps every group's slots covered, and the fleet's
- * releases cost a few round trips per period, not per page.
+ * The fleet releases about this often, each worker at a random phase and
+ * every N x PERIOD_MS when N workers release: a release moves the slots of
+ * the next 400 ms (RELEASE_WINDOW_MS) of every due group, so a period well
+ * below that keeps every group's slots covered. The fleet's releases cost a
+ * few round trips per period, not per page and not per worker; and fewer,
+ * larger releases wake the idle workers fewer times (each wake costs BullMQ
+ * two round trips on every worker it reaches).
  */
 const PERIOD_MS = 100;
 /** After a release that used all its room: more may be due at once. */
@@ -30,6 +34,7 @@ export interface BacklogReleaserOptions {
 export class BacklogReleaser {
   readonly #options: BacklogReleaserOptions;
   readonly #stop = new AbortController();
+  readonly #id = randomUUID();
   readonly #done: Promise<void>;
 
   constructor(options: BacklogReleaserOptions) {
@@ -44,8 +49,8 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       try {
-        const { released } = await this.#options.frontier().release({ room: readyTarget, readyTarget });
-        waitMs = released >= readyTarget ? AGAIN_MS : PERIOD_MS * (0.8 + 0.4 * Math.random());
+        const { released, releasers } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
+        waitMs = released >= readyTarget ? AGAIN_MS : PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
       } catch (error) {
         this.#options.onError(error);
         waitMs = RETRY_MS;

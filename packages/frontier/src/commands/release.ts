@@ -15,7 +15,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *   after that a group has at most cap - in flight jobs waiting in the queue (at least
  *   one for a group without a rate) (cap: its concurrency cap, or `defaultCap`; never more than `maxReady`:
  *   a group that may run thousands at once still gets them a few at a time,
- *   a release every few milliseconds); a paused group one, a scout
+ *   a release every few milliseconds); a group its rate holds back (short
+ *   requests) every slot of the window, each job with its slot (`due`); a paused group one, a scout
  *   the gate defers, which keeps the group's wait on record and its
  *   --max-blocked bound running;
  * - the queue holds at most `readyTarget` waiting jobs, and one call releases
@@ -65,6 +66,7 @@ for i = 1, PACED_D do
     local paused = g.paused_until > now
     local bound = 1
     local in_flight = 0
+    local rate_bound = false
     if not paused then
       local cap = g.conc
       if cap <= 0 then cap = default_cap end
@@ -76,6 +78,15 @@ for i = 1, PACED_D do
       -- (a deferral, several round trips), and its slot could pass unused.
       if g.interval > 0 then free = math.max(0, free) else free = math.max(1, free) end
       bound = math.min(max_ready, free)
+      -- A group its rate holds back (its requests end well within the cap's
+      -- share of the spacing: mean hold at most half of cap - 1 intervals) gets
+      -- every slot of the window at once, whatever is in flight: the cap does
+      -- not bind, and larger releases wake idle workers fewer times. Each job
+      -- carries its slot, so its worker asks the gate only when it is near.
+      if g.interval > 0 and g.hold > 0 and (g.conc <= 0 or g.hold * 2 <= g.interval * (g.conc - 1)) then
+        rate_bound = true
+        bound = max_ready
+      end
     end
     -- The set may still list jobs workers have taken: an upper bound. Only
     -- when it would hold the group back are its members checked against
@@ -125,8 +136,9 @@ for i = 1, PACED_D do
     local moved = 0
     while ready < bound and room > 0 do
       local next_wake = wake
+      local slot = now
       if not paused and g.interval > 0 then
-        local slot = math.max(wake, now, g.tat - g.tau)
+        slot = math.max(wake, now, g.tat - g.tau)
         if slot > now + window then
           next_score = slot - window
           break
@@ -142,6 +154,7 @@ for i = 1, PACED_D do
       local id, url, hops = backlog_decode(entry)
       local data = '{"url":' .. cjson.encode(url) .. ',"depth":' .. depth .. ',"group":' .. cjson.encode(g.name)
       if hops > 0 then data = data .. ',"redirects":' .. hops end
+      if rate_bound and slot > now then data = data .. ',"due":' .. math.floor(slot) end
       write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(depth + 1, max_priority), timestamp)
       redis.call('SADD', ready_key, id)
       ready = ready + 1

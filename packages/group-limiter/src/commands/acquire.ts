@@ -10,13 +10,14 @@ import { ScriptCode } from './script-code.js';
  * pacing, and takes its wake slot on the horizon of the limit that denied it, so
  * a global denial never delays the group's own backlog and vice versa.
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set, 5 global hash
- * The cap counts requests that have started (their reserved start has come): a
- * start reserved ahead does not hold a slot while it waits, and confirm-start
- * checks the cap again when its time comes (the reply asks for that).
+ * The cap counts the leases whose start is less than ARGV 11 away (`near`) or
+ * past. A start reserved further ahead does not hold a slot while it waits, and
+ * confirm-start checks the cap again when its time comes (the reply asks for
+ * that). A nearer one is checked here, once: from now on every check counts it.
  * ARGV: 1 policy version, 2 group, 3 lease id, 4 maxInlineWaitMs, 5 interval T' (0 = no rate),
  *       6 tolerance tau, 7 concurrency (0 = unlimited), 8 leaseMs, 9 minimum deferral step ms,
  *       10 maxMinIntervalMs (cap of the group's own minimum interval),
- *       11 waits at least this long are re-checked for a pause before they start,
+ *       11 near ms: a start at least this far ahead is re-checked (pause, cap) when it comes,
  *       12 global interval (0 = no fleet-wide cap),
  *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second
  * An adapting group's limits (the longer of its interval and minimum interval,
@@ -77,6 +78,16 @@ if wait > max_inline then return deny(${ScriptCode.DeniedRate}, allow_at) end
 -- A short wait is reserved now: the caller sleeps and starts at allow_at.
 local start = math.max(now, allow_at)
 
+-- A start near enough counts against the cap from now on, with the others
+-- started or near: checked here, it needs no second round trip at its start.
+local near = tonumber(ARGV[11])
+if conc > 0 and start - now < near then
+  local own = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[3]))
+  local others = redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms + near))
+  if own and own <= now + lease_ms + near then others = others - 1 end
+  if others >= conc then return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step)) end
+end
+
 local global_interval = tonumber(ARGV[12])
 if global_interval > 0 then
   local g = redis.call('HMGET', KEYS[5], 'tat', 'wakeAt')
@@ -100,10 +111,10 @@ local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', KEYS[3], math.ceil(tonumber(last[2]) - now) + 1000)
 redis.call('HINCRBY', KEYS[2], 'admitted', 1)
 redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
--- Every start reserved ahead in a capped group is counted again when it comes:
--- starts admitted meanwhile did not see it as started.
+-- A start reserved further ahead (the crawl-wide cap may have pushed it there)
+-- is checked again when it comes, for a pause and against the cap.
 local confirm = 0
-if (conc > 0 and start > now) or start - now >= tonumber(ARGV[11]) then confirm = 1 end
+if start - now >= near then confirm = 1 end
 return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm}
 `,
 });

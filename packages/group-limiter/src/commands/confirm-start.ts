@@ -10,7 +10,8 @@ import { ScriptCode } from './script-code.js';
  * slot on the group's horizon like acquire's.
  * KEYS: 1 group hash, 2 leases zset
  * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms,
- *       5 '1' = the group adapts its pace, 6 adaptive floor, 7 adaptive rise per second
+ *       5 '1' = the group adapts its pace, 6 adaptive floor, 7 adaptive rise per second,
+ *       8 near ms (as acquire's ARGV 11: leases starting within it count as started)
  * Reply: {Ok} | {DeniedPaused, pausedForMs} | {DeniedConcurrency, wakeInMs}
  */
 export const confirmStartScript = defineLuaScript({
@@ -33,7 +34,8 @@ if conc > 0 then
   -- clock woke it a hair before its reserved time.
   local own = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
   if not own or own > now + lease_ms then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
-  local started = redis.call('ZCOUNT', KEYS[2], '-inf', fmt(now + lease_ms))
+  -- Counted as acquire counts: started, or starting within the near window.
+  local started = redis.call('ZCOUNT', KEYS[2], '-inf', fmt(now + lease_ms + tonumber(ARGV[8])))
   if started > conc then
     redis.call('ZREM', KEYS[2], ARGV[1])
     local step = math.max(tonumber(ARGV[4]), num(h[3], 0) / conc)
