@@ -66,10 +66,11 @@ if interval > 0 then allow_at = tat - tau end
 
 -- Expired leases belong to crashed or stuck workers: their slots come back here.
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
-local function started_count()
-  return redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms))
-end
-if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and started_count() >= conc then
+-- Counted against the cap: leases started, or starting within \`near\`. This
+-- start, if near, counts from now on with them: checked here, it needs no
+-- second round trip when it comes.
+local near = tonumber(ARGV[11])
+if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms + near)) >= conc then
   return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step))
 end
 
@@ -77,16 +78,6 @@ local wait = allow_at - now
 if wait > max_inline then return deny(${ScriptCode.DeniedRate}, allow_at) end
 -- A short wait is reserved now: the caller sleeps and starts at allow_at.
 local start = math.max(now, allow_at)
-
--- A start near enough counts against the cap from now on, with the others
--- started or near: checked here, it needs no second round trip at its start.
-local near = tonumber(ARGV[11])
-if conc > 0 and start - now < near then
-  local own = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[3]))
-  local others = redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms + near))
-  if own and own <= now + lease_ms + near then others = others - 1 end
-  if others >= conc then return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step)) end
-end
 
 local global_interval = tonumber(ARGV[12])
 if global_interval > 0 then
