@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { Frontier, SeenSet, bloomGeometry, type SeenSetMode } from '@crawlq/frontier';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { normalizeUrl, urlFingerprint } from '@crawlq/urls';
 import type { Redis } from 'ioredis';
@@ -67,7 +67,7 @@ export async function benchSeenSet(log: (line: string) => void, urls = 1_000_000
     await withRedis(async (client, redis) => {
       const namespace = 'bench-seen-enqueue';
       const queue = openCrawlQueue({ url: redis.url }, namespace);
-      const pacer = createGroupLimiter({ redis: client, prefix: `${stateKeyPrefix(namespace)}:gate` });
+      const pacer = createGroupLimiter({ redis: client, prefix: gateKeyPrefix(namespace) });
       const frontier = new Frontier({
         redis: client,
         queue,

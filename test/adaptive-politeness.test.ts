@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite, type RequestRecord } from '@crawlq/demo-site';
 import { createGroupLimiter, type GroupStatus } from '@crawlq/group-limiter';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
@@ -99,7 +99,7 @@ describe('adaptive politeness across a fleet of 3 workers', () => {
     expect(enqueued.code, enqueued.stderr).toBe(0);
 
     // Each host's pace while the crawl runs, for the log (not asserted: timing).
-    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(NAMESPACE)}:gate` });
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix(NAMESPACE) });
     const started = Date.now();
     const samples: string[] = [];
     const sampler = setInterval(() => {

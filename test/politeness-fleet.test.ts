@@ -6,7 +6,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter } from '@crawlq/group-limiter';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, peakInFlight } from './support/politeness.js';
@@ -59,7 +59,7 @@ describe('fleet-wide politeness under failure and load', () => {
     await fleet.start();
     await waitFor(() => (web.requests.filter((request) => Number.isNaN(request.endedAt)).length >= 2 ? true : undefined), { what: 'two requests in flight again' });
     const group = `${host}:${web.port}`;
-    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix('fleet-kill')}:gate` });
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix('fleet-kill') });
     expect((await limiter.status(group)).inFlight).toBe(2);
     victim.kill('SIGKILL');
     await exited(victim);

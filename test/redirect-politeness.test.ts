@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGroupLimiter } from '@crawlq/group-limiter';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
@@ -207,7 +207,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     await fleet.cli(['enqueue', ...seeds]);
     await fleet.waitUntilDone(360_000);
 
-    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix(namespace) });
     for (const host of [f, g]) {
       const served = hosts.at(host);
       // The cases happened: retries after 503, redirect hops, robots.txt.

@@ -8,7 +8,7 @@ import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { createFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/group-limiter';
 import { QUEUE_NAMES } from '@crawlq/queue';
-import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix, queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import { normalizeUrl, urlFingerprint } from '@crawlq/urls';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -195,7 +195,7 @@ async function jobEnded(
 /** The group's slots as the limiter counts them and as its lease set holds them. */
 async function slotsOf(group: string): Promise<{ inFlight: number; leases: number; admitted: number }> {
   const status = await services!.limiter.status(group);
-  const leases = await services!.redis.zcard(limiterKeys(`${stateKeyPrefix(services!.config.namespace)}:gate`).leases(group));
+  const leases = await services!.redis.zcard(limiterKeys(gateKeyPrefix(services!.config.namespace)).leases(group));
   return { inFlight: status.inFlight, leases, admitted: status.admitted };
 }
 

@@ -221,8 +221,13 @@ const DELAYED_SCORE_FACTOR = 0x1000;
  * reader of a crawl's progress (`status`, the end of `crawl`, the dashboard,
  * the metrics) goes through here.
  */
-export async function readCrawlProgress(redis: RedisClient, namespace: string, options: { dueWithinMs?: number } = {}): Promise<CrawlProgress> {
-  const shards = await Promise.all((await readShardNamespaces(redis, namespace)).map((shard) => readShardProgress(redis, shard, options)));
+export async function readCrawlProgress(
+  redis: RedisClient,
+  namespace: string,
+  options: { dueWithinMs?: number; /** The crawl's shard keyspaces, when the caller has just read them (`readShardNamespaces`). */ shards?: readonly string[] } = {},
+): Promise<CrawlProgress> {
+  const layout = options.shards ?? (await readShardNamespaces(redis, namespace));
+  const shards = await Promise.all(layout.map((shard) => readShardProgress(redis, shard, options)));
   const total = (name: keyof CrawlProgress): number => shards.reduce((sum, progress) => sum + progress[name], 0);
   return {
     backlog: total('backlog'),

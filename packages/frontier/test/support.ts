@@ -1,5 +1,5 @@
 import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import type { Redis } from 'ioredis';
 import type { Frontier } from '../src/index.js';
 
@@ -8,7 +8,7 @@ export const UNPACED: LimitPolicyInput = { defaults: { rate: null, concurrency: 
 
 /** The crawl's real group limiter, as the frontier's pacer. */
 export function testPacer(redis: Redis, namespace: string, policy: LimitPolicyInput = UNPACED) {
-  return createGroupLimiter({ redis, prefix: `${stateKeyPrefix(namespace)}:gate`, policy });
+  return createGroupLimiter({ redis, prefix: gateKeyPrefix(namespace), policy });
 }
 
 /** Releases until a call moves nothing (no slow start: no worker takes the jobs here); returns how many jobs were released. */

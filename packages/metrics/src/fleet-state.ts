@@ -1,6 +1,6 @@
 import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
-import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 export interface QueueJobCounts {
   /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
@@ -60,10 +60,11 @@ export class FleetStateReader {
   }
 
   async #readNow(): Promise<FleetState> {
-    const [progress, shards] = await Promise.all([readCrawlProgress(this.#redis, this.#namespace), readShardNamespaces(this.#redis, this.#namespace)]);
+    const shards = await readShardNamespaces(this.#redis, this.#namespace);
+    const progress = await readCrawlProgress(this.#redis, this.#namespace, { shards });
     const { backlog, waiting, delayed, active } = progress;
     if (this.#limiters.shards.join() !== shards.join()) {
-      this.#limiters = { shards, limiters: shards.map((shard) => createGroupLimiter({ redis: this.#redis, prefix: `${stateKeyPrefix(shard)}:gate` })) };
+      this.#limiters = { shards, limiters: shards.map((shard) => createGroupLimiter({ redis: this.#redis, prefix: gateKeyPrefix(shard) })) };
     }
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     const lists = await Promise.all(this.#limiters.limiters.map((limiter) => limiter.list()));

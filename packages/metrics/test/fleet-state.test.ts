@@ -1,7 +1,7 @@
 import { Frontier } from '@crawlq/frontier';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue } from '@crawlq/queue';
-import { stateKeyPrefix } from '@crawlq/redis';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetStateReader } from '../src/index.js';
@@ -31,7 +31,7 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
       const reader = new FleetStateReader({ redis: client, namespace, maxAgeMs: 0 });
       expect((await reader.read()).queue).toEqual({ backlog: 0, waiting: 2, delayed: 3, active: 0, due: 4 });
       // Seven URLs admitted into the frontier's backlogs, not yet released as jobs.
-      const limiter = createGroupLimiter({ redis: client, prefix: `${stateKeyPrefix(namespace)}:gate` });
+      const limiter = createGroupLimiter({ redis: client, prefix: gateKeyPrefix(namespace) });
       const frontier = new Frontier({
         redis: client,
         queue,
@@ -51,7 +51,7 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
 
   it('counts groups in flight, at their concurrency cap and paused', async () => {
     const namespace = `groups-${Date.now()}`;
-    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix(namespace) });
     await limiter.setPolicy({ defaults: { rate: null, concurrency: 2 } });
     const first = await limiter.acquire({ group: 'busy.test', leaseId: 'l1' });
     const second = await limiter.acquire({ group: 'busy.test', leaseId: 'l2' });
@@ -64,7 +64,7 @@ describe('FleetStateReader (real Redis, real BullMQ queue)', () => {
 
   it('counts groups an adaptive pace slowed down, at the cap the pace leaves them', async () => {
     const namespace = `slowed-${Date.now()}`;
-    const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${stateKeyPrefix(namespace)}:gate` });
+    const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix(namespace) });
     await limiter.setPolicy({ defaults: { rate: null, concurrency: 4 }, adaptive: { enabled: true, risePerSecond: 0.0001 } });
     const failed = await limiter.acquire({ group: 'struggling.test', leaseId: 'f1' });
     if (!failed.admitted) throw new Error('not admitted');

@@ -9,7 +9,7 @@ export {
   type ConnectOptions,
   type RedisConnectionInput,
 } from './connection.js';
-export { queuePrefix, stateKeyPrefix } from './namespace-keys.js';
+export { gateKeyPrefix, queuePrefix, stateKeyPrefix } from './namespace-keys.js';
 export { REDIS_SERVER_SETTINGS, redisServerArgs } from './server-settings.js';
 export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
 export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';

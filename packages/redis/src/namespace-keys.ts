@@ -13,3 +13,8 @@ export function queuePrefix(namespace: string): string {
 export function stateKeyPrefix(namespace: string): string {
   return `${queuePrefix(namespace)}:cq`;
 }
+
+/** Prefix of the group limiter's keys (the politeness gate) in a namespace or shard keyspace. */
+export function gateKeyPrefix(namespace: string): string {
+  return `${stateKeyPrefix(namespace)}:gate`;
+}

@@ -2,7 +2,7 @@ import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
 import { createGroupLimiter, createShardedGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
-import { connectRedis, queuePrefix, shardNamespaces, shardOfGroup, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { connectRedis, gateKeyPrefix, queuePrefix, shardNamespaces, shardOfGroup, type RedisClient } from '@crawlq/redis';
 import { DefinitionStore } from './definition-store.js';
 import { jobPolicyFrom } from './job-policy.js';
 
@@ -75,10 +75,6 @@ export function crawlSlotKeys(services: Pick<CrawlServices, 'config'>): () => re
   };
 }
 
-/** Key prefix of the namespace's group limiter (the politeness gate every worker shares). */
-export function gatePrefix(namespace: string): string {
-  return `${stateKeyPrefix(namespace)}:gate`;
-}
 
 /** A crawl's queues and group limiter over its shards: what depends on how many there are. */
 export interface ShardedParts {
@@ -97,7 +93,7 @@ export interface ShardedParts {
  */
 export function openShardedParts(redis: RedisClient, namespaces: readonly string[], openQueue: (namespace: string) => CrawlQueue): ShardedParts {
   const queues = namespaces.map(openQueue);
-  const shardLimiters = namespaces.map((namespace) => createGroupLimiter({ redis, prefix: gatePrefix(namespace) }));
+  const shardLimiters = namespaces.map((namespace) => createGroupLimiter({ redis, prefix: gateKeyPrefix(namespace) }));
   const shardOf = (group: string): number => shardOfGroup(group, namespaces.length);
   const [only] = shardLimiters;
   return {
