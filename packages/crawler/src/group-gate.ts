@@ -148,7 +148,7 @@ export class GroupGate {
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
-      if (options.due !== undefined) this.#noteLag(group, admission.startAt - options.due);
+      if (options.due !== undefined) this.#noteLag(group, admission, options.due);
       try {
         const waitMs = admission.localStartAt - performance.now();
         if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
@@ -185,7 +185,15 @@ export class GroupGate {
     if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
   }
 
-  #noteLag(group: string, lagMs: number): void {
+  /**
+   * A start the gate reserved ahead shows exactly where its pacing is, so the
+   * lag is that start's distance from its slot. A start it let go at once says
+   * only that its pacing was earlier, maybe much earlier: the lag is taken
+   * down a lead's worth, so a gate that asks late does not go on asking late
+   * (which would make its lateness real and push every later start).
+   */
+  #noteLag(group: string, admission: { readonly startAt: number; readonly startInMs: number }, due: number): void {
+    const lagMs = admission.startAt - due - (admission.startInMs > 0 ? 0 : DUE_LEAD_MS);
     if (lagMs <= 0) {
       this.#lagMs.delete(group);
       return;
