@@ -17,6 +17,7 @@ const openGate: GroupLimiter = {
   confirmStart: () => Promise.resolve({ go: true }),
   release: () => Promise.resolve(null),
   abandon: () => Promise.resolve(),
+  retakeLateStart: () => Promise.resolve(null),
   reportSlip: () => Promise.resolve(),
   // The frontier's release step keeps the real limiter (crawl-services): this baseline removes the per-request gate only.
   runPaced: () => Promise.reject(new Error('the open gate does not pace backlog releases')),

@@ -16,6 +16,8 @@ const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', impo
 
 interface FleetRun {
   readonly seconds: number;
+  /** When the seeds were added (epoch ms, this machine's clock: comparable with the server's records). */
+  readonly startedAt: number;
   readonly pages: number;
   /** Commands run inside Redis, Lua scripts' own calls included. */
   readonly redisCommands: number;
@@ -60,6 +62,7 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     counter.stdout?.on('data', (chunk: Buffer) => (counterOutput += chunk.toString()));
     await waitForLine(counter, /ready/);
     const started = performance.now();
+    const startedAtEpoch = performance.timeOrigin + started;
     await services.frontier.addSeeds(options.seeds);
     await untilCrawlDone({ queue: watcher, redis: watcherClient }, 'bench', 20);
     const seconds = (performance.now() - started) / 1000;
@@ -84,7 +87,7 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     );
     const pages = records.length;
     const requestedAt = new Map(records.filter((record) => record.requestedAt).map((record) => [record.url, Date.parse(record.requestedAt!)]));
-    return { seconds, pages, redisCommands: calls, roundTrips, lateStarts, slippedStarts, requestedAt };
+    return { seconds, startedAt: startedAtEpoch, pages, redisCommands: calls, roundTrips, lateStarts, slippedStarts, requestedAt };
   } finally {
     children.forEach((child) => child.kill('SIGTERM'));
     await Promise.all(children.map((child) => exited(child)));
@@ -146,7 +149,9 @@ function lostSpacing(requests: readonly RequestRecord[], intervalMs: number): st
     }
   }
   const hosts = byHost.size;
-  return `per host: first start ${fmt(firstDelay / hosts, 0)} ms after the first anywhere, spacing lost beyond ${intervalMs} ms ${fmt(lostEarly / hosts, 0)} ms (first half) + ${fmt(lostLate / hosts, 0)} ms (second half), widest gap ${fmt(worstGap, 0)} ms`;
+  const ends = [...byHost.values()].map((starts) => (starts.at(-1) ?? origin) - origin).sort((a, b) => a - b);
+  const spread = `last start per host ${fmt(ends[0] ?? 0, 0)} / ${fmt(ends[Math.floor(ends.length / 2)] ?? 0, 0)} / ${fmt(ends.at(-1) ?? 0, 0)} ms (min / median / max)`;
+  return `${spread}; per host: first start ${fmt(firstDelay / hosts, 0)} ms after the first anywhere, spacing lost beyond ${intervalMs} ms ${fmt(lostEarly / hosts, 0)} ms (first half) + ${fmt(lostLate / hosts, 0)} ms (second half), widest gap ${fmt(worstGap, 0)} ms`;
 }
 
 /** How long after leaving a worker the server saw each request start: the lag no worker-side check can see. */
@@ -170,7 +175,12 @@ export async function benchPoliteness(log: (line: string) => void): Promise<void
     const requests = await site.records();
     log(`utilisation: ${run.pages} pages (20 hosts x 60) at 5/1s, concurrency 2, 3 workers: ${fmt(run.seconds, 2)} s; politeness bound ${bound} s; ratio ${fmt(run.seconds / bound, 3)} (goal <= 1.10)`);
     log(`utilisation: window violations (more than 5 starts in any 1 s at a host, as the server saw them): ${windowViolations(requests, 5, 1000, run.requestedAt)}; starts given back as late: ${run.lateStarts}; late starts that re-paced their group: ${run.slippedStarts}`);
-    if (process.env.BENCH_BREAKDOWN) console.log(`utilisation lost: ${lostSpacing(requests, 1000 / 5)}`);
+    if (process.env.BENCH_BREAKDOWN) {
+      const starts = requests.map((request) => request.startedAt);
+      const first = Math.min(...starts) - run.startedAt;
+      const last = Math.max(...starts) - run.startedAt;
+      console.log(`utilisation lost: ${lostSpacing(requests, 1000 / 5)}; first request ${fmt(first, 0)} ms after the seeds, last ${fmt(last, 0)} ms, done ${fmt(run.seconds * 1000, 0)} ms`);
+    }
     const lag = serverLag(requests, run.requestedAt);
     log(`utilisation: the server (own process${site.raisedPriority ? ', raised priority' : ''}) saw a request start after it left the worker by ${fmt(lag.p99, 1)} ms (p99), ${fmt(lag.max, 1)} ms (max)`);
     log(`utilisation: Redis round trips per page ${fmt(run.roundTrips / run.pages, 2)}, commands run inside Redis per page ${fmt(run.redisCommands / run.pages, 1)} (the bench's own polling included)`);

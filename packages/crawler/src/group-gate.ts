@@ -18,7 +18,8 @@ const DUE_LEAD_MS = 20;
 const MAX_LAGGING_GROUPS = 10_000;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
-export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> & Partial<Pick<GroupLimiter, 'localTimeOf'>>;
+export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
+  Partial<Pick<GroupLimiter, 'localTimeOf' | 'retakeLateStart'>>;
 
 /** The gate would not let a request start within the inline wait: ask again after `retryInMs`. */
 export interface GateDenial {
@@ -164,7 +165,13 @@ export class GroupGate {
         throw error;
       }
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
-      await limiter.abandon(admission.lease).catch(() => undefined);
+      // Missed: start now after all if no later start of the group was
+      // admitted (its pacing moves back by the lateness), else give it back
+      // and ask again. A limiter that cannot retake gives it back.
+      // (`null`: given back already; undefined: no answer, so still held.)
+      const retaken = await limiter.retakeLateStart?.(admission.lease).catch(() => undefined);
+      if (retaken && performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
+      if (retaken !== null) await limiter.abandon(admission.lease).catch(() => undefined);
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }

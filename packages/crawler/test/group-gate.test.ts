@@ -95,6 +95,31 @@ describe('GroupGate', () => {
     expect(status.inFlight).toBe(1 + admitted);
   });
 
+  it('lets a start the event loop made late go at once when no later start was admitted, its group re-paced from it', async () => {
+    const group = 'retaken.test';
+    let calls = 0;
+    // As above: the reply to the pass's first acquire sits in a busy loop for 300 ms.
+    const slowLoop: GateLimiter = {
+      ...countingLimiter(() => {
+        calls += 1;
+        if (calls === 1) busy(300);
+      }),
+      retakeLateStart: (lease) => limiter.retakeLateStart(lease),
+    };
+    await admittedPass(gate, group);
+    const before = await limiter.status(group);
+    const answer = await new GroupGate(slowLoop).pass(group, { maxInlineWaitMs: 500 });
+    // One ask: the missed start was taken now instead of given back. (A loaded machine
+    // may make the retaken start late too: then it is given back and asked for again.)
+    const status = await limiter.status(group);
+    expect(status.slippedStarts - before.slippedStarts).toBe(1);
+    if (calls === 1) {
+      expect(answer.admitted).toBe(true);
+      expect(status.lateStarts - before.lateStarts).toBe(0);
+    }
+    expect(status.inFlight).toBe(1 + (answer.admitted ? 1 : 0));
+  });
+
   it('asks for a start with a release slot shortly before it (admitted near, not re-checked), moved by the lag the group runs behind its slots', async () => {
     const group = 'due.test';
     const asked: number[] = [];

@@ -43,6 +43,8 @@ export interface ReleaseResult {
   readonly released: number;
   /** Processes that released in the last RELEASER_TTL_MS, the caller included (1 without `releaser`). */
   readonly releasers: number;
+  /** More was ready to go, held back only by `maxReadyPerGroup` or the queue's room (not a pace or a cap): release again soon. */
+  readonly saturated: boolean;
 }
 
 /** A releaser that has not released for this long no longer counts. */
@@ -102,7 +104,7 @@ export class Backlog {
     for (let i = 0; i + 1 < waiting.length; i += 2) {
       if (Number(waiting[i + 1]) <= dueBy) due.push(waiting[i] ?? '');
     }
-    if (due.length === 0 || options.room <= 0) return { released: 0, releasers };
+    if (due.length === 0 || options.room <= 0) return { released: 0, releasers, saturated: false };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
@@ -112,7 +114,7 @@ export class Backlog {
     if (!Number.isInteger(released)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released, releasers };
+    return { released, releasers, saturated: Number(reply[1]) === 1 };
   }
 
   /** The groups that wait longest, with their scores; with a releaser, it is recorded in the same round trip. */

@@ -136,6 +136,7 @@ export class Frontier {
     return {
       released: results.reduce((sum, { released }) => sum + released, 0),
       releasers: Math.max(1, ...results.map(({ releasers }) => releasers)),
+      saturated: results.some(({ saturated }) => saturated),
     };
   }
 

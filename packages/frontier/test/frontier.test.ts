@@ -208,6 +208,18 @@ describe('Frontier', () => {
     expect((await f.release({ room: 100, readyTarget: 1_000, maxReadyPerGroup: 4, slowStart: false })).released).toBe(2);
   });
 
+  it('says when more was ready to go than a group or the queue may hold (saturated), and not when its pace held it back', async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: 'paced.test', rate: { max: 1, durationMs: 30_000 } }] };
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(Array.from({ length: 10 }, (_, i) => [`http://big.test/${i}`, `http://paced.test/${i}`]).flat());
+    const options = { room: 100, readyTarget: 1_000, maxReadyPerGroup: 4, slowStart: false };
+    expect(await f.release(options)).toMatchObject({ released: 5, saturated: true });
+    // Nothing taken: 'big' still holds its 4, 'paced' waits 30 s for its next slot.
+    expect(await f.release(options)).toMatchObject({ released: 0, saturated: true });
+    for (const job of await queue.getJobs(['prioritized'])) if (job.data.group === 'big.test') await job.remove();
+    expect(await f.release({ ...options, maxReadyPerGroup: 100 })).toMatchObject({ released: 6, saturated: false });
+  });
+
   it('releases no more than the queue has room for (readyTarget), whoever released the waiting jobs', async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://h${i % 3}.test/${i}`));

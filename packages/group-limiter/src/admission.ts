@@ -52,6 +52,16 @@ export type Admission =
       readonly pausedForMs?: number;
     };
 
+/** A late start `retakeLateStart` let go now: the same lease, a new start and deadline. */
+export interface RetakenStart {
+  /** The new start, Redis clock (epoch ms): now, when the script ran. */
+  readonly startAt: number;
+  /** The same on this process's clock (`performance.now()`). */
+  readonly localStartAt: number;
+  /** As `Admission.startBy`: past this, the start is late again. */
+  readonly startBy: number;
+}
+
 /** `confirmStart`'s answer: go, or give up this start (the lease is already given back). */
 export type StartCheck =
   | { readonly go: true }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
-import type { Admission, Lease, Outcome, PaceChange, StartCheck } from './admission.js';
+import type { Admission, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
 import { acquireScript } from './commands/acquire.js';
 import { confirmStartScript } from './commands/confirm-start.js';
+import { retakeStartScript } from './commands/retake-start.js';
 import { pauseScript } from './commands/pause.js';
 import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
 import { releaseScript } from './commands/release.js';
@@ -103,6 +104,13 @@ export interface GroupLimiter {
   release(lease: Lease, outcome?: Outcome): Promise<PaceChange | null>;
   /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
   abandon(lease: Lease): Promise<void>;
+  /**
+   * An admission whose start came past `startBy`: starts it now instead, when
+   * no later start of the group was admitted (the group's pacing moves back by
+   * the lateness; counted in `slippedStarts`). Otherwise gives it back like
+   * `abandon` and resolves `null`. One round trip.
+   */
+  retakeLateStart(lease: Lease): Promise<RetakenStart | null>;
   /**
    * Reports a start that went out `lateMs` past its `startBy` anyway (the
    * process stalled after the check): the group's next reservations move back
@@ -274,6 +282,26 @@ class RedisGroupLimiter implements GroupLimiter {
 
   localTimeOf(_group: string, redisMs: number): number | undefined {
     return this.#clock.toLocal(redisMs);
+  }
+
+  async retakeLateStart(lease: Lease): Promise<RetakenStart | null> {
+    checkName(lease.group, 'group', 'retakeLateStart');
+    checkName(lease.leaseId, 'leaseId', 'retakeLateStart');
+    let reply: unknown;
+    try {
+      reply = await this.#runScript(retakeStartScript, {
+        keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
+        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs],
+      });
+    } catch (error) {
+      throw redisFailure('retakeLateStart', error);
+    }
+    if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('retakeLateStart', reply);
+    if (reply[0] === ScriptCode.DeniedRate) return null;
+    if (reply[0] !== ScriptCode.Ok) throw unexpectedReply('retakeLateStart', reply);
+    const startAt = asNumber(reply[1]);
+    const localStartAt = this.#clock.toLocal(startAt) ?? performance.now();
+    return { startAt, localStartAt, startBy: localStartAt + this.#lateAllowanceMs(lease.group) };
   }
 
   async abandon(lease: Lease): Promise<void> {

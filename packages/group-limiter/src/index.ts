@@ -1,5 +1,5 @@
 export { createGroupLimiter, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PacedCall, type SetPolicyResult } from './group-limiter.js';
-export type { Admission, DenialReason, Lease, Outcome, PaceChange, StartCheck } from './admission.js';
+export type { Admission, DenialReason, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
 export type { GlobalStatus, GroupStatus } from './group-status.js';
 export {
   DEFAULT_ADAPTIVE_PACING,

@@ -31,6 +31,7 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
     localTimeOf: (group, redisMs) => of(group).localTimeOf(group, redisMs),
     release: (lease, outcome) => of(lease.group).release(lease, outcome),
     abandon: (lease) => of(lease.group).abandon(lease),
+    retakeLateStart: (lease) => of(lease.group).retakeLateStart(lease),
     reportSlip: (group, lateMs) => of(group).reportSlip(group, lateMs),
     runPaced(script, groups, call) {
       const shard = new Set(groups.map(shardOf));

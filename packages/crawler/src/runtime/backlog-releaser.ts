@@ -14,6 +14,14 @@ import type { Frontier } from '@crawlq/frontier';
 const PERIOD_MS = 100;
 /** After a release that used all its room: more may be due at once. */
 const AGAIN_MS = 10;
+/**
+ * After a release that moved jobs and held back more only because a group or
+ * the queue had its most waiting jobs: a group with no rate and a high cap
+ * (one big site) goes as fast as the workers take its jobs, which a
+ * fleet-wide ten releases a second would cap. (A release that moved nothing
+ * waits the usual period: the workers are not taking jobs.)
+ */
+const SATURATED_MS = 20;
 /** After a failed release (Redis away): the next try. */
 const RETRY_MS = 1_000;
 
@@ -49,8 +57,10 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       try {
-        const { released, releasers } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
-        waitMs = released >= readyTarget ? AGAIN_MS : PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
+        const { released, releasers, saturated } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
+        if (released >= readyTarget) waitMs = AGAIN_MS;
+        else if (saturated && released > 0) waitMs = SATURATED_MS * (0.8 + 0.4 * Math.random());
+        else waitMs = PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
       } catch (error) {
         this.#options.onError(error);
         waitMs = RETRY_MS;

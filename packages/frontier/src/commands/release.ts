@@ -30,7 +30,7 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
  *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
  *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start
- * Reply: {Ok, released} | {StalePolicy, version}
+ * Reply: {Ok, released, saturated (1: more was ready, held back only by maxReady or the queue's room)} | {StalePolicy, version}
  */
 export const releaseScript = defineLuaScript({
   name: 'frontier-release',
@@ -55,6 +55,7 @@ local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
 local timestamp = math.floor(now)
 local released = 0
+local saturated = 0
 
 for i = 1, PACED_D do
   if room <= 0 then break end
@@ -133,6 +134,7 @@ for i = 1, PACED_D do
     local wake_before = wake
     local cursor = {}
     local empty = false
+    local slot_bound = false
     local moved = 0
     while ready < bound and room > 0 do
       local next_wake = wake
@@ -141,6 +143,7 @@ for i = 1, PACED_D do
         slot = math.max(wake, now, g.tat - g.tau)
         if slot > now + window then
           next_score = slot - window
+          slot_bound = true
           break
         end
         next_wake = slot + g.interval
@@ -162,6 +165,10 @@ for i = 1, PACED_D do
       moved = moved + 1
     end
     released = released + moved
+    -- More is ready to go, held back only by the most waiting jobs a group or
+    -- the queue may hold (not by its pace or its cap): the caller releases
+    -- again soon, since workers take such jobs faster than the fleet's pace.
+    if not empty and not slot_bound and (bound >= max_ready or room <= 0) then saturated = 1 end
     if not started then
       if moved > 0 then redis.call('HSET', release_at_key, g.name, 'probe:' .. math.floor(now)) end
     elseif wake ~= wake_before or probing then
@@ -181,6 +188,6 @@ for i = 1, PACED_D do
 end
 
 if released > 0 then redis.call('DECRBY', count_key, released) end
-return {${ScriptCode.Ok}, released}
+return {${ScriptCode.Ok}, released, saturated}
 `,
 });

@@ -1,0 +1,48 @@
+import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { ScriptCode } from './script-code.js';
+
+/**
+ * A start the caller missed (its process woke past the late-start allowance):
+ * when no start of the group was admitted after it, and the group is not
+ * paused, it starts now instead, and the group's pacing moves back by the
+ * lateness, so the next start is spaced from this one as from any other. A
+ * later admission may already have been given the slot after it: then this
+ * one is given back (a late start, as `abandon` counts it), and the caller
+ * asks again. Refused whenever a crawl-wide cap is in force (its slots are
+ * shared by every group).
+ * KEYS: 1 group hash, 2 leases zset
+ * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap)
+ * Reply: {Ok, startAt (string)} | {DeniedRate} (given back)
+ */
+export const retakeStartScript = defineLuaScript({
+  name: 'retake-start',
+  keys: 2,
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  lua: `
+local now = now_ms()
+local lease_ms = tonumber(ARGV[2])
+local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
+local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt')
+local function give_back()
+  if score then
+    redis.call('ZREM', KEYS[2], ARGV[1])
+    redis.call('HINCRBY', KEYS[1], 'lateStarts', 1)
+  end
+  return {${ScriptCode.DeniedRate}}
+end
+if not score or tonumber(ARGV[3]) > 0 or num(h[2], 0) > now then return give_back() end
+-- Its reserved start: acquire scores a lease by start + leaseMs and records
+-- the start of the group's latest admission.
+local start = score - lease_ms
+local last = tonumber(h[3])
+if not last or math.abs(last - start) > 0.01 or now < start then return give_back() end
+local tat = tonumber(h[1])
+if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start))) end
+redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
+redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
+redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
+local latest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+redis.call('PEXPIRE', KEYS[2], math.ceil(tonumber(latest[2]) - now) + 1000)
+return {${ScriptCode.Ok}, fmt(now)}
+`,
+});

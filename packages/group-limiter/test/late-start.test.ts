@@ -1,0 +1,54 @@
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGroupLimiter, type Admission, type GroupLimiter } from '../src/index.js';
+import { sleep, testPrefix } from './support.js';
+
+let server: TestRedis;
+let limiter: GroupLimiter;
+beforeAll(async () => {
+  server = await startTestRedis();
+  limiter = createGroupLimiter({ redis: server.client(), prefix: testPrefix() });
+  // 5/s with no margins: starts exactly 200 ms apart.
+  await limiter.setPolicy({ defaults: { rate: { max: 5, durationMs: 1000 }, concurrency: 2 }, safetyMarginMs: 0, spacingMargin: 0 });
+});
+afterAll(async () => server.stop());
+
+async function admitted(group: string, leaseId: string): Promise<Extract<Admission, { admitted: true }>> {
+  const admission = await limiter.acquire({ group, leaseId, maxInlineWaitMs: 1_000 });
+  if (!admission.admitted) throw new Error(`${leaseId} was not admitted`);
+  return admission;
+}
+
+describe('retakeLateStart', () => {
+  it('starts a missed start now when no later start was admitted, and spaces the next one from it', async () => {
+    const group = 'retaken.test';
+    const missed = await admitted(group, 'missed');
+    await sleep(60);
+    const retaken = await limiter.retakeLateStart(missed.lease);
+    expect(retaken).not.toBeNull();
+    if (retaken === null) return;
+    expect(retaken.startAt - missed.startAt).toBeGreaterThanOrEqual(60);
+    expect(retaken.startBy).toBeGreaterThan(retaken.localStartAt);
+    // The group's pacing moved back by the lateness: the next start is a whole interval after the retaken one.
+    const next = await admitted(group, 'next');
+    expect(next.startAt - retaken.startAt).toBeGreaterThanOrEqual(200 - 0.01);
+    const status = await limiter.status(group);
+    expect(status).toMatchObject({ inFlight: 2, slippedStarts: 1, lateStarts: 0 });
+  });
+
+  it('gives a missed start back when a later start was admitted (it holds the next slot), or when the group was paused', async () => {
+    const group = 'overtaken.test';
+    const missed = await admitted(group, 'missed');
+    await admitted(group, 'later');
+    await sleep(Math.max(0, missed.localStartAt + 30 - performance.now()));
+    expect(await limiter.retakeLateStart(missed.lease)).toBeNull();
+    expect(await limiter.status(group)).toMatchObject({ inFlight: 1, lateStarts: 1, slippedStarts: 0 });
+
+    const paused = 'paused.test';
+    const before = await admitted(paused, 'before-pause');
+    await limiter.pause(paused, 5_000);
+    await sleep(30);
+    expect(await limiter.retakeLateStart(before.lease)).toBeNull();
+    expect(await limiter.status(paused)).toMatchObject({ inFlight: 0, lateStarts: 1 });
+  });
+});
