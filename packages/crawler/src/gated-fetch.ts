@@ -35,6 +35,8 @@ export interface GatedFetchOptions {
   readonly signal?: AbortSignal | undefined;
   /** The first request's start slot, as the release step set it (`CrawlJobData.due`): the gate is asked shortly before. */
   readonly due?: number | undefined;
+  /** The group's lag behind such slots when the job was released (`CrawlJobData.lag`). */
+  readonly lag?: number | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
   /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */
@@ -94,8 +96,8 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const due = request.kind === 'first' ? options.due : undefined;
-        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due });
+        const first = request.kind === 'first';
+        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();

@@ -14,8 +14,6 @@ const LATE_RETRY_MS = 200;
  * 50 ms), so the start is checked once, not again when it comes.
  */
 const DUE_LEAD_MS = 20;
-/** Groups whose lag behind their release slots a gate remembers (a broad crawl has millions). */
-const MAX_LAGGING_GROUPS = 10_000;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -116,12 +114,6 @@ export class GateLease {
 export class GroupGate {
   readonly #limiter: GateLimiter;
   readonly #options: GateOptions;
-  /**
-   * How far behind its release slots each group's gate last admitted (ms): a
-   * start that came late moves every later start of a group running at its
-   * full rate, and the release step's slots do not see that.
-   */
-  readonly #lagMs = new Map<string, number>();
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -147,9 +139,8 @@ export class GroupGate {
     const limiter = this.#limiter;
     await this.#untilNear(group, options);
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
-      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs });
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
-      if (options.due !== undefined) this.#noteLag(group, admission, options.due);
       try {
         const waitMs = admission.localStartAt - performance.now();
         if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
@@ -186,27 +177,10 @@ export class GroupGate {
    */
   async #untilNear(group: string, options: PassOptions): Promise<void> {
     if (options.due === undefined) return;
-    const at = this.#limiter.localTimeOf?.(group, options.due + (this.#lagMs.get(group) ?? 0));
+    const at = this.#limiter.localTimeOf?.(group, options.due + (options.lag ?? 0));
     if (at === undefined) return;
     const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxInlineWaitMs);
     if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
-  }
-
-  /**
-   * A start the gate reserved ahead shows exactly where its pacing is, so the
-   * lag is that start's distance from its slot. A start it let go at once says
-   * only that its pacing was earlier, maybe much earlier: the lag is taken
-   * down a lead's worth, so a gate that asks late does not go on asking late
-   * (which would make its lateness real and push every later start).
-   */
-  #noteLag(group: string, admission: { readonly startAt: number; readonly startInMs: number }, due: number): void {
-    const lagMs = admission.startAt - due - (admission.startInMs > 0 ? 0 : DUE_LEAD_MS);
-    if (lagMs <= 0) {
-      this.#lagMs.delete(group);
-      return;
-    }
-    if (this.#lagMs.size >= MAX_LAGGING_GROUPS && !this.#lagMs.has(group)) this.#lagMs.clear();
-    this.#lagMs.set(group, lagMs);
   }
 }
 
@@ -217,6 +191,8 @@ export interface PassOptions {
   readonly signal?: AbortSignal | undefined;
   /** The start slot the release step gave the job (`CrawlJobData.due`, Redis clock). */
   readonly due?: number | undefined;
+  /** How far the group's starts ran behind its slots when the job was released (`CrawlJobData.lag`, ms). */
+  readonly lag?: number | undefined;
 }
 
 /**

@@ -81,6 +81,7 @@ export async function processCrawlJob(
       groupOf: (url) => context.frontier.groupOf(url),
       maxInlineWaitMs: context.maxInlineWaitMs,
       due: job.data.due,
+      lag: job.data.lag,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       signal: context.signal,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
-import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/group-limiter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupGate, type GateLimiter } from '../src/group-gate.js';
 
@@ -120,7 +120,7 @@ describe('GroupGate', () => {
     expect(status.inFlight).toBe(1 + (answer.admitted ? 1 : 0));
   });
 
-  it('asks for a start with a release slot shortly before it (admitted near, not re-checked), moved by the lag the group runs behind its slots', async () => {
+  it('asks for a start with a release slot shortly before it (admitted near, not re-checked), and records how far the group runs behind its slots', async () => {
     const group = 'due.test';
     const asked: number[] = [];
     let confirms = 0;
@@ -137,25 +137,28 @@ describe('GroupGate', () => {
       localTimeOf: (of, redisMs) => limiter.localTimeOf(of, redisMs),
     };
     const dueGate = new GroupGate(counting);
+    const lagOf = async (): Promise<number> => Number(await redis.client().hget(limiterKeys('gate-test-{g}').group(group), 'lagMs'));
     // The group's pacing starts here; the next slot the gate keeps is one interval (250 ms) on.
     const first = await limiter.acquire({ group, leaseId: 'first' });
     if (!first.admitted) throw new Error('the first start was not admitted');
     await limiter.release(first.lease, { sent: true, status: 200 });
-    const pass = async (due: number): Promise<void> => {
+    const pass = async (due: number, lag: number): Promise<void> => {
       asked.length = 0;
-      const answer = await dueGate.pass(group, { maxInlineWaitMs: 500, due });
+      const answer = await dueGate.pass(group, { maxInlineWaitMs: 500, due, lag });
       if (answer.admitted) await answer.lease.release({ status: 200 });
-      // Each ask waited for its slot: none went before it was near (20 ms ahead, 5 ms of timer slack).
-      expect(asked[0]! - (limiter.localTimeOf(group, due) ?? Number.NaN)).toBeGreaterThanOrEqual(-25);
+      // Each ask waited for its slot and lag: none went before it was near (20 ms ahead, 5 ms of timer slack).
+      expect(asked[0]! - (limiter.localTimeOf(group, due + lag) ?? Number.NaN)).toBeGreaterThanOrEqual(-25);
     };
-    // On its slot: asked for 20 ms before it, admitted without a second round trip.
-    await pass(first.startAt + 250);
+    // On its slot: asked for 20 ms before it, admitted without a second round trip, no lag.
+    await pass(first.startAt + 250, 0);
     expect(confirms).toBe(0);
-    // A slot the gate does not keep (given already: one interval behind): re-checked, and the lag noted.
-    await pass(first.startAt + 250);
+    expect(await lagOf()).toBe(0);
+    // A slot the gate does not keep (given already: one interval behind): re-checked, and the lag recorded for the fleet.
+    await pass(first.startAt + 250, 0);
     expect(confirms).toBe(1);
-    // The next slot, asked for that much later: near again.
-    await pass(first.startAt + 500);
+    expect(await lagOf()).toBeCloseTo(250, 0);
+    // The next slot with that lag (as the release step would hand it out): near again.
+    await pass(first.startAt + 500, 250);
     expect(confirms).toBe(1);
   });
 

@@ -28,7 +28,7 @@ export interface DeadLetterAdmin {
   show(id: string): Promise<DeadLetterEntry | null>;
   /**
    * Puts entries back into the crawl queue (same job id, fresh attempt budget
-   * from `policy`, `blockedSince` and `due` cleared) and removes them from the DLQ.
+   * from `policy`, `blockedSince`, `due` and `lag` cleared) and removes them from the DLQ.
    * Idempotent: retrying an id twice adds one job.
    */
   retry(selector: RetrySelector, crawlQueue: CrawlQueueLike | CrawlQueueOfGroup, policy: CrawlJobPolicy): Promise<{ retried: number }>;
@@ -180,7 +180,7 @@ class RedisDeadLetterAdmin implements DeadLetterAdmin {
     if (existing && (state === 'failed' || state === 'completed')) await existing.remove();
     if (!existing || state === 'failed' || state === 'completed' || state === 'unknown') {
       // A new start: neither its old wait nor its old start slot applies.
-      const { blockedSince: _blockedSince, due: _due, ...data } = entry.job;
+      const { blockedSince: _blockedSince, due: _due, lag: _lag, ...data } = entry.job;
       await crawlQueue.add(CRAWL_JOB_NAME, data, { ...crawlJobOptions(policy), jobId: id });
     }
     // Counted by the index removal: two concurrent retries of one id count once.

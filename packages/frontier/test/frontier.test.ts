@@ -5,6 +5,8 @@ import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
+import { limiterKeys } from '@crawlq/group-limiter';
+import { gateKeyPrefix } from '@crawlq/redis';
 import { Frontier, enqueueLines, frontierKeys, readCrawlProgress, type FrontierSettings, type RejectedUrl } from '../src/index.js';
 import { releaseAll, testPacer, UNPACED } from './support.js';
 
@@ -160,6 +162,34 @@ describe('Frontier', () => {
     // The cap binds 'long': four jobs, asked for at once at the gate (no slot to wait for).
     expect(long).toHaveLength(4);
     expect(long.map((job) => job.data.due)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('releases a rate-bound group whose starts run behind its slots only as far ahead as the window allows, each job with the lag', async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 }] };
+    const f = frontier({ scope: 'any' }, policy);
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const probe = await limiter.acquire({ group: 'behind.test', leaseId: 'probe' });
+    if (!probe.admitted) throw new Error('the probe was not admitted');
+    await limiter.release(probe.lease, { sent: true, status: 200 });
+    // As admissions record it: the group's starts run 300 ms behind the slots it was given.
+    await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group('behind.test'), 'lagMs', '300');
+    await f.addSeeds(Array.from({ length: 20 }, (_, i) => `http://behind.test/${i}`));
+    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false });
+    const jobs = await queue.getJobs(['prioritized']);
+    // The lag counts for half the window at most: only the slots within 400 - 200 ms, about 4 at 50 ms
+    // apart, not 8; each job with a slot asks 200 ms after it (one whose slot is now asks at once).
+    expect(jobs.length).toBeGreaterThanOrEqual(1);
+    expect(jobs.length).toBeLessThanOrEqual(5);
+    for (const job of jobs) if (job.data.due !== undefined) expect(job.data.lag).toBe(200);
+
+    // A lag recorded long ago, with the group's pacing back at now, holds nothing back
+    // (a lag above the window once kept a group from ever being released again).
+    await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group('behind.test'), 'lagMs', '900');
+    for (const job of jobs) await job.remove();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false })).released).toBeGreaterThan(0);
+    const [firstAgain] = (await queue.getJobs(['prioritized'])).sort((a, b) => (a.data.due ?? 0) - (b.data.due ?? 0));
+    expect(firstAgain?.data.lag).toBeUndefined();
   });
 
   it('keeps no job waiting for a rate-limited group at its cap (the gate would send it back), one for a group without a rate', async () => {

@@ -59,6 +59,11 @@ export interface AcquireRequest {
    * @default 0
    */
   readonly maxInlineWaitMs?: number;
+  /**
+   * The start slot the release step gave the job (Redis clock, `CrawlJobData.due`):
+   * the admission records how far the group's starts run behind such slots.
+   */
+  readonly slot?: number | undefined;
 }
 
 /** What a `runPaced` caller adds: its operation's name (for errors), and its own keys and arguments. */
@@ -241,6 +246,7 @@ class RedisGroupLimiter implements GroupLimiter {
           limits.adaptive ? '1' : '0',
           this.#adaptive.floor,
           this.#adaptive.risePerSecond,
+          request.slot === undefined ? '' : request.slot,
         ],
       };
     });

@@ -25,6 +25,8 @@ export interface CrawlJobData {
    * before, so the start is checked once (see the gate's near starts).
    */
   readonly due?: number;
+  /** How far (ms) the group's starts ran behind its slots when this job was released: it asks that much later. */
+  readonly lag?: number;
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

@@ -139,10 +139,18 @@ for i = 1, PACED_D do
     while ready < bound and room > 0 do
       local next_wake = wake
       local slot = now
+      local lag = 0
       if not paused and g.interval > 0 then
         slot = math.max(wake, now, g.tat - g.tau)
-        if slot > now + window then
-          next_score = slot - window
+        -- A group whose starts run behind its slots (its pacing is ahead of
+        -- now) gets each job that much later, so no job waits in a worker
+        -- much longer than the window. Half the window at most, so the group
+        -- is never held back by a lag alone; none once its pacing has caught
+        -- up with now (the lag recorded is then old).
+        lag = 0
+        if rate_bound and slot > now then lag = math.min(g.lag, window / 2) end
+        if slot + lag > now + window then
+          next_score = slot + lag - window
           slot_bound = true
           break
         end
@@ -157,7 +165,10 @@ for i = 1, PACED_D do
       local id, url, hops = backlog_decode(entry)
       local data = '{"url":' .. cjson.encode(url) .. ',"depth":' .. depth .. ',"group":' .. cjson.encode(g.name)
       if hops > 0 then data = data .. ',"redirects":' .. hops end
-      if rate_bound and slot > now then data = data .. ',"due":' .. math.floor(slot) end
+      if rate_bound and slot > now then
+        data = data .. ',"due":' .. math.floor(slot)
+        if lag >= 1 then data = data .. ',"lag":' .. math.floor(lag) end
+      end
       write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(depth + 1, max_priority), timestamp)
       redis.call('SADD', ready_key, id)
       ready = ready + 1

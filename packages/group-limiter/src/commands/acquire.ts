@@ -19,7 +19,8 @@ import { ScriptCode } from './script-code.js';
  *       10 maxMinIntervalMs (cap of the group's own minimum interval),
  *       11 near ms: a start at least this far ahead is re-checked (pause, cap) when it comes,
  *       12 global interval (0 = no fleet-wide cap),
- *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second
+ *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second,
+ *       16 the start slot the release step gave the job ('' = none): sets the group's `lagMs`
  * An adapting group's limits (the longer of its interval and minimum interval,
  * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
@@ -36,7 +37,7 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
@@ -102,6 +103,15 @@ local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
 redis.call('PEXPIRE', KEYS[3], math.ceil(tonumber(last[2]) - now) + 1000)
 redis.call('HINCRBY', KEYS[2], 'admitted', 1)
 redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
+-- A job the release step gave a slot: how far the group's starts run behind
+-- those slots (late starts push them), for the next releases. A start reserved
+-- ahead shows it exactly; one let go at once only bounds it.
+local slot = tonumber(ARGV[16])
+if slot then
+  local lag = num(h[8], 0)
+  if start > now then lag = math.max(0, start - slot) else lag = math.max(0, math.min(lag, now - slot)) end
+  redis.call('HSET', KEYS[2], 'lagMs', fmt(lag))
+end
 -- A start reserved further ahead (the crawl-wide cap may have pushed it there)
 -- is checked again when it comes, for a pause and against the cap.
 local confirm = 0

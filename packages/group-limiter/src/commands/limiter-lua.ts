@@ -69,8 +69,9 @@ if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
  *       '1' = adapts, concurrency cap or 0), then the caller's arguments from PACED_ARGS + 1
  * Defines PACED_D, PACED_KEYS, PACED_ARGS, PACED_MIN_STEP and paced_group(i, now):
  * the group's name, keys, current interval, tolerance and cap (Crawl-delay and
- * adaptive pace applied), tat, wakeAt, pausedUntil and hold (the mean time a
- * request holds its slot, 0 before the first release).
+ * adaptive pace applied), tat, wakeAt, pausedUntil, hold (the mean time a
+ * request holds its slot, 0 before the first release) and lag (how far its
+ * starts run behind the release step's slots, as admissions last saw it).
  */
 export const PACED_GROUPS_INCLUDE = luaInclude(
   'paced-groups',
@@ -82,7 +83,7 @@ local PACED_MIN_STEP = tonumber(ARGV[3])
 local function paced_group(i, now)
   local base = 6 + (i - 1) * 5
   local key = KEYS[2 + i]
-  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt', 'holdMs')
+  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt', 'holdMs', 'lagMs')
   local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), tonumber(ARGV[4]))
   local f = pace_factor(ARGV[base + 4], h[5], h[6], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
   local conc
@@ -91,7 +92,7 @@ local function paced_group(i, now)
     name = ARGV[base + 1], key = key, leases = KEYS[2 + PACED_D + i],
     interval = interval, tau = tau, conc = conc,
     tat = num(h[1], 0), wake_at = num(h[2], 0), paused_until = num(h[3], 0),
-    hold = num(h[7], 0),
+    hold = num(h[7], 0), lag = num(h[8], 0),
   }
 end
 `,
