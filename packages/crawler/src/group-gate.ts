@@ -129,11 +129,13 @@ export class GroupGate {
   }
 
   /**
-   * Asks for one request start and waits out a short reserved delay. Admits
-   * only when the request may start at once: not paused meanwhile, and not so
-   * late for its slot (a busy event loop) that it could crowd the next window
-   * as the server counts it; a late slot is given back unused and asked for
-   * again. An abort or error while waiting gives the slot back.
+   * Asks for one request start (shortly before the job's release slot, when
+   * it has one) and waits out a short reserved delay. Admits only when the
+   * request may start at once: not paused meanwhile, and not so late for its
+   * slot (a busy event loop) that it could crowd the next start as the server
+   * sees it. A late start goes now after all when no later start of its group
+   * was admitted (the group is re-paced from it); otherwise it is given back
+   * unused and asked for again. An abort or error while waiting gives the slot back.
    */
   async pass(group: string, options: PassOptions): Promise<{ readonly admitted: true; readonly lease: GateLease } | GateDenial> {
     const limiter = this.#limiter;

@@ -75,7 +75,6 @@ export function crawlSlotKeys(services: Pick<CrawlServices, 'config'>): () => re
   };
 }
 
-
 /** A crawl's queues and group limiter over its shards: what depends on how many there are. */
 export interface ShardedParts {
   readonly queues: readonly CrawlQueue[];

@@ -147,7 +147,6 @@ for i = 1, PACED_D do
         -- much longer than the window. Half the window at most, so the group
         -- is never held back by a lag alone; none once its pacing has caught
         -- up with now (the lag recorded is then old).
-        lag = 0
         if rate_bound and slot > now then lag = math.min(g.lag, window / 2) end
         if slot + lag > now + window then
           next_score = slot + lag - window
