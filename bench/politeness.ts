@@ -95,12 +95,21 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
   }
 }
 
+/** The requests each host saw, in the order they started. */
+function requestsByHost(requests: readonly RequestRecord[]): Map<string, RequestRecord[]> {
+  const byHost = new Map<string, RequestRecord[]>();
+  for (const request of requests) {
+    const hostRequests = byHost.get(request.host);
+    if (hostRequests) hostRequests.push(request);
+    else byHost.set(request.host, [request]);
+  }
+  for (const hostRequests of byHost.values()) hostRequests.sort((a, b) => a.startedAt - b.startedAt);
+  return byHost;
+}
+
 function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
   let violations = 0;
-  const byHost = new Map<string, RequestRecord[]>();
-  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request]);
-  for (const hostRequests of byHost.values()) {
-    const sorted = [...hostRequests].sort((a, b) => a.startedAt - b.startedAt);
+  for (const sorted of requestsByHost(requests).values()) {
     let tail = 0;
     for (let head = 0; head < sorted.length; head += 1) {
       while (sorted[head]!.startedAt - sorted[tail]!.startedAt >= windowMs) tail += 1;
@@ -128,8 +137,7 @@ function windowViolations(requests: readonly RequestRecord[], limit: number, win
  * second half. Printed with BENCH_BREAKDOWN.
  */
 function lostSpacing(requests: readonly RequestRecord[], intervalMs: number): string {
-  const byHost = new Map<string, number[]>();
-  for (const request of requests) byHost.set(request.host, [...(byHost.get(request.host) ?? []), request.startedAt]);
+  const hostStarts = [...requestsByHost(requests).values()].map((hostRequests) => hostRequests.map((request) => request.startedAt));
   const origin = Math.min(...requests.map((request) => request.startedAt));
   const end = Math.max(...requests.map((request) => request.startedAt));
   const middle = (origin + end) / 2;
@@ -137,8 +145,7 @@ function lostSpacing(requests: readonly RequestRecord[], intervalMs: number): st
   let lostEarly = 0;
   let lostLate = 0;
   let worstGap = 0;
-  for (const starts of byHost.values()) {
-    starts.sort((a, b) => a - b);
+  for (const starts of hostStarts) {
     firstDelay += (starts[0] ?? origin) - origin;
     for (let i = 1; i < starts.length; i += 1) {
       const gap = starts[i]! - starts[i - 1]!;
@@ -148,8 +155,8 @@ function lostSpacing(requests: readonly RequestRecord[], intervalMs: number): st
       else lostLate += gap - intervalMs;
     }
   }
-  const hosts = byHost.size;
-  const ends = [...byHost.values()].map((starts) => (starts.at(-1) ?? origin) - origin).sort((a, b) => a - b);
+  const hosts = hostStarts.length;
+  const ends = hostStarts.map((starts) => (starts.at(-1) ?? origin) - origin).sort((a, b) => a - b);
   const spread = `last start per host ${fmt(ends[0] ?? 0, 0)} / ${fmt(ends[Math.floor(ends.length / 2)] ?? 0, 0)} / ${fmt(ends.at(-1) ?? 0, 0)} ms (min / median / max)`;
   return `${spread}; per host: first start ${fmt(firstDelay / hosts, 0)} ms after the first anywhere, spacing lost beyond ${intervalMs} ms ${fmt(lostEarly / hosts, 0)} ms (first half) + ${fmt(lostLate / hosts, 0)} ms (second half), widest gap ${fmt(worstGap, 0)} ms`;
 }

@@ -256,14 +256,11 @@ class RedisGroupLimiter implements GroupLimiter {
       const startInMs = asNumber(reply[1]);
       const startAt = asNumber(reply[2]);
       this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
-      const localStartAt = this.#clock.toLocal(startAt) ?? receivedAt + startInMs;
-      const allowanceMs = this.#lateAllowanceMs(group);
       return {
         admitted: true,
         startInMs,
         startAt,
-        localStartAt,
-        startBy: localStartAt + allowanceMs,
+        ...this.#localStart(group, startAt, receivedAt + startInMs),
         confirmBeforeStart: asNumber(reply[4]) === 1,
         lease: { group, leaseId, admittedAt: asNumber(reply[3]) },
       };
@@ -306,8 +303,7 @@ class RedisGroupLimiter implements GroupLimiter {
     if (reply[0] === ScriptCode.DeniedRate) return null;
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply('retakeLateStart', reply);
     const startAt = asNumber(reply[1]);
-    const localStartAt = this.#clock.toLocal(startAt) ?? performance.now();
-    return { startAt, localStartAt, startBy: localStartAt + this.#lateAllowanceMs(lease.group) };
+    return { startAt, ...this.#localStart(lease.group, startAt, performance.now()) };
   }
 
   async abandon(lease: Lease): Promise<void> {
@@ -603,6 +599,16 @@ class RedisGroupLimiter implements GroupLimiter {
    * the other half absorbs arrival jitter), at most half the safety margin, at
    * least MIN_LATE_ALLOWANCE_MS.
    */
+  /**
+   * A start at `startAt` (Redis clock) on this process's clock, and the latest
+   * moment it may still go (see `Admission.startBy`). `fallback` stands in
+   * while the clock's offset is unknown.
+   */
+  #localStart(group: string, startAt: number, fallback: number): { localStartAt: number; startBy: number } {
+    const localStartAt = this.#clock.toLocal(startAt) ?? fallback;
+    return { localStartAt, startBy: localStartAt + this.#lateAllowanceMs(group) };
+  }
+
   #lateAllowanceMs(group: string): number {
     const limits = this.#resolved(group);
     let allowance = this.#policy.safetyMarginMs / 2;

@@ -1,5 +1,5 @@
 import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
+import { LEASES_INCLUDE, luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -28,7 +28,7 @@ import { ScriptCode } from './script-code.js';
 export const acquireScript = defineLuaScript({
   name: 'acquire',
   keys: 5,
-  includes: [CLOCK_INCLUDE, PACING_INCLUDE],
+  includes: [CLOCK_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local max_inline = tonumber(ARGV[4])
@@ -99,8 +99,7 @@ if global_interval > 0 then
 end
 if interval > 0 then redis.call('HSET', KEYS[2], 'tat', fmt(math.max(tat, start) + interval)) end
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
-local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[3], math.ceil(tonumber(last[2]) - now) + 1000)
+keep_leases(KEYS[3], now)
 redis.call('HINCRBY', KEYS[2], 'admitted', 1)
 redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
 -- A job the release step gave a slot: how far the group's starts run behind

@@ -1,6 +1,26 @@
 import { ARGS_INCLUDE, luaInclude } from '@crawlq/redis';
 
 /**
+ * The lease set's upkeep, shared by the scripts that change a lease:
+ * `keep_leases(key, now)` keeps the set until its latest lease expires (a
+ * lease scored later must not outlive its key), and
+ * `give_back_late(group_key, leases_key, lease_id)` gives back a start that
+ * came too late to be used, counted in `lateStarts` once, if it was held.
+ */
+export const LEASES_INCLUDE = luaInclude(
+  'leases',
+  `
+local function keep_leases(key, now)
+  local latest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', key, math.ceil(tonumber(latest[2]) - now) + 1000)
+end
+local function give_back_late(group_key, leases_key, lease_id)
+  if redis.call('ZREM', leases_key, lease_id) == 1 then redis.call('HINCRBY', group_key, 'lateStarts', 1) end
+end
+`,
+);
+
+/**
  * `take_wake_slot`, `effective_pacing`, `pace_factor` and `paced_limits`,
  * shared by the limiter's scripts.
  * Times come from the `clock` include and are stored with `fmt` (µs precision,

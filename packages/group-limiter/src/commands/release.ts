@@ -1,5 +1,5 @@
 import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
+import { LEASES_INCLUDE, luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /** Weight of a new latency sample in the group's moving average. */
@@ -41,7 +41,7 @@ const LATENCY_EWMA_WEIGHT = 0.25;
 export const releaseScript = defineLuaScript({
   name: 'release',
   keys: 3,
-  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, PACING_INCLUDE],
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
@@ -49,8 +49,7 @@ local started = nil
 local abandoned = ARGV[9] == '1'
 local score = redis.call('ZSCORE', KEYS[3], ARGV[2])
 if abandoned then
-  if score then redis.call('HINCRBY', KEYS[2], 'lateStarts', 1) end
-  redis.call('ZREM', KEYS[3], ARGV[2])
+  give_back_late(KEYS[2], KEYS[3], ARGV[2])
   return {${ScriptCode.Ok}}
 end
 if ARGV[10] == '1' then redis.call('HINCRBY', KEYS[2], 'started', 1) end

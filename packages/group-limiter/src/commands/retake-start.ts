@@ -1,4 +1,5 @@
 import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { LEASES_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /**
@@ -17,17 +18,14 @@ import { ScriptCode } from './script-code.js';
 export const retakeStartScript = defineLuaScript({
   name: 'retake-start',
   keys: 2,
-  includes: [CLOCK_INCLUDE, ARGS_INCLUDE],
+  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, LEASES_INCLUDE],
   lua: `
 local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
 local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt')
 local function give_back()
-  if score then
-    redis.call('ZREM', KEYS[2], ARGV[1])
-    redis.call('HINCRBY', KEYS[1], 'lateStarts', 1)
-  end
+  give_back_late(KEYS[1], KEYS[2], ARGV[1])
   return {${ScriptCode.DeniedRate}}
 end
 if not score or tonumber(ARGV[3]) > 0 or num(h[2], 0) > now then return give_back() end
@@ -41,8 +39,7 @@ if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start))) end
 redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
-local latest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-redis.call('PEXPIRE', KEYS[2], math.ceil(tonumber(latest[2]) - now) + 1000)
+keep_leases(KEYS[2], now)
 return {${ScriptCode.Ok}, fmt(now)}
 `,
 });
