@@ -10,7 +10,7 @@ import { openCrawlQueue } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';
 import { fileURLToPath } from 'node:url';
 import { startSiteProcess } from './site-server.js';
-import { exited, fmt, startCrawlq, startScript, untilCrawlDone, waitForLine } from './support.js';
+import { exited, fmt, scriptLines, startCrawlq, startScript, untilCrawlDone, waitForLine, type CountedRoundTrips } from './support.js';
 
 const ROUND_TRIP_COUNTER = fileURLToPath(new URL('./round-trip-counter.ts', import.meta.url));
 
@@ -68,9 +68,12 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     const seconds = (performance.now() - started) / 1000;
     counter.kill('SIGTERM');
     await exited(counter);
-    const counted = JSON.parse(counterOutput.split('\n').find((line) => line.startsWith('{')) ?? '{}') as { roundTrips?: number; breakdown?: Record<string, number> };
+    const counted = JSON.parse(counterOutput.split('\n').find((line) => line.startsWith('{')) ?? '{}') as Partial<CountedRoundTrips>;
     const roundTrips = counted.roundTrips ?? Number.NaN;
-    if (process.env.BENCH_BREAKDOWN) console.log(counted.breakdown);
+    if (process.env.BENCH_BREAKDOWN) {
+      console.log(counted.breakdown);
+      if (counted.scripts) console.log(scriptLines({ roundTrips, breakdown: counted.breakdown ?? {}, scripts: counted.scripts }, options.seeds.length).join('\n'));
+    }
     const calls = [...(await client.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
     const groups = await services.limiter.list();
     const lateStarts = groups.reduce((sum, group) => sum + group.lateStarts, 0);

@@ -5,7 +5,7 @@
 // queued URL cost: commands (those inside Lua scripts included), script calls,
 // round trips, CPU and memory. The README's capacity model is built from these.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import { REDIS_SERVER_SETTINGS } from '@crawlq/redis';
 import { startTestRedis as startBareRedis, type TestRedis } from '@crawlq/testing';
 import type { Redis } from 'ioredis';
 import { redisSnapshot, redisWork, topCalls, type RedisWork } from './redis-stats.js';
-import { exited, fmt, REPO_ROOT, startScript, waitForLine } from './support.js';
+import { exited, fmt, REPO_ROOT, scriptLines, startScript, waitForLine, type CountedRoundTrips } from './support.js';
 
 export const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
 export const PAGES_PER_HOST = 1_000;
@@ -126,6 +126,8 @@ interface CrawlqRun extends Timed {
   readonly resultsRate: number | undefined;
   readonly cpuSeconds: number;
   readonly redis: RedisWork;
+  /** Where the whole command's time went, from the records' own times: spawn to the first request, first request to the last record, last record to exit. */
+  readonly phases: { readonly startSeconds: number; readonly crawlSeconds: number; readonly exitSeconds: number };
 }
 
 /** `crawlq crawl` start to exit, with Redis's own counters read before and after. */
@@ -136,6 +138,7 @@ async function runCrawlq(redis: TestRedis, seeds: readonly string[]): Promise<Cr
   try {
     const before = await redisSnapshot(client);
     const started = performance.now();
+    const startedEpoch = performance.timeOrigin + started;
     const child = spawnCrawlq(['crawl', ...seeds, '--redis-url', redis.url, '--namespace', 'bench', '--fresh', '--json', '--concurrency', String(CONCURRENCY), '--out', out, ...CRAWL_FLAGS]);
     // The results file's size, sampled: a stat is cheap next to re-reading the file.
     const sizes: { at: number; bytes: number }[] = [];
@@ -145,15 +148,25 @@ async function runCrawlq(redis: TestRedis, seeds: readonly string[]): Promise<Cr
     const { stdout, stderr, code } = await collect(child);
     clearInterval(sampler);
     const seconds = (performance.now() - started) / 1000;
+    const exitedEpoch = startedEpoch + seconds * 1000;
     const after = await redisSnapshot(client);
     if (code !== 0) throw new Error(`crawlq crawl exited with ${code}: ${stderr}`);
+    let firstRequest = Number.POSITIVE_INFINITY;
+    let lastRecord = 0;
+    for (const line of readFileSync(out, 'utf8').split('\n')) {
+      if (line === '') continue;
+      const record = JSON.parse(line) as { requestedAt?: string; fetchedAt?: string };
+      if (record.requestedAt) firstRequest = Math.min(firstRequest, Date.parse(record.requestedAt));
+      if (record.fetchedAt) lastRecord = Math.max(lastRecord, Date.parse(record.fetchedAt));
+    }
+    const phases = { startSeconds: (firstRequest - startedEpoch) / 1000, crawlSeconds: (lastRecord - firstRequest) / 1000, exitSeconds: (exitedEpoch - lastRecord) / 1000 };
     const summary = JSON.parse(stdout) as { pages?: number; fetched?: number };
     const pages = summary.pages ?? summary.fetched ?? Number.NaN;
     const finalBytes = statSync(out).size;
     const at = (share: number) => sizes.find((sample) => sample.bytes >= finalBytes * share);
     const [from, to] = [at(0.1), at(0.9)];
     const resultsRate = from && to && to.at > from.at ? (pages * 0.8) / ((to.at - from.at) / 1000) : undefined;
-    return { pages, seconds, progressRate: progressRate(stderr), resultsRate, cpuSeconds: childCpuSeconds(stderr), redis: redisWork(before, after) };
+    return { pages, seconds, progressRate: progressRate(stderr), resultsRate, cpuSeconds: childCpuSeconds(stderr), redis: redisWork(before, after), phases };
   } finally {
     client.disconnect();
     rmSync(dir, { recursive: true, force: true });
@@ -168,7 +181,7 @@ function progressRate(stderr: string): number | undefined {
 }
 
 /** Client requests per page: a second crawl watched through MONITOR (not the timed one: MONITOR costs Redis CPU). */
-async function countRoundTrips(seeds: readonly string[]): Promise<{ pages: number; roundTrips: number; breakdown: Record<string, number> }> {
+async function countRoundTrips(seeds: readonly string[]): Promise<CountedRoundTrips & { pages: number }> {
   const redis = await startTestRedis();
   const counter = startScript(ROUND_TRIP_COUNTER, [redis.url], {});
   try {
@@ -176,8 +189,8 @@ async function countRoundTrips(seeds: readonly string[]): Promise<{ pages: numbe
     const run = await runCrawlq(redis, seeds);
     const output = collect(counter);
     counter.kill('SIGTERM');
-    const { roundTrips, breakdown } = JSON.parse((await output).stdout.trim().split('\n').at(-1) ?? '') as { roundTrips: number; breakdown: Record<string, number> };
-    return { pages: run.pages, roundTrips, breakdown };
+    const counted = JSON.parse((await output).stdout.trim().split('\n').at(-1) ?? '') as CountedRoundTrips;
+    return { ...counted, pages: run.pages };
   } finally {
     counter.kill('SIGTERM');
     await redis.stop();
@@ -281,6 +294,8 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     log(row('`crawlq crawl`, whole command (spawn to exit, 1 worker process)', crawlq.pages, crawlq.seconds, crawlqRate));
     log(row('`crawlq crawl`, steady state from its progress lines', crawlq.pages, undefined, crawlq.progressRate));
     log(row('`crawlq crawl`, steady state from its results file (10%-90%)', crawlq.pages, undefined, crawlq.resultsRate));
+    const { startSeconds, crawlSeconds, exitSeconds } = crawlq.phases;
+    log(`crawlq whole command, from its records' times: spawn to first request ${fmt(startSeconds, 2)} s, first request to last record ${fmt(crawlSeconds, 2)} s (${fmt(crawlq.pages / crawlSeconds, 0)} pages/s, ${fmt(crawlq.pages / crawlSeconds / ceilingRate, 2)} of the ceiling), last record to exit ${fmt(exitSeconds, 2)} s`);
     const cpu = (name: string, seconds: number, pages: number) => `${name} ${fmt((seconds / pages) * 1e6, 0)} us`;
     if (crawlee && crawleeRate !== undefined) {
       log(row('Crawlee 3.18.1 CheerioCrawler, in-process timing of run()', crawlee.run.pages, crawlee.run.seconds, crawleeRate));
@@ -301,6 +316,8 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     log(`crawlq processes (crawl + its worker) CPU: ${fmt(crawlq.cpuSeconds, 2)} s = ${fmt((crawlq.cpuSeconds / pages) * 1e6, 0)} us per page -> ${fmt(pages / crawlq.cpuSeconds, 0)} pages/s per worker core (start-up included)`);
     const trips = await countRoundTrips(site.seeds);
     log(`round trips per fetched page (MONITOR, second crawl, MULTI..EXEC as one, script-inner commands not counted): ${fmt(trips.roundTrips / trips.pages, 2)} (${fmt(trips.pages, 0)} pages; most: ${Object.entries(trips.breakdown).slice(0, 8).map(([name, count]) => `${name} ${fmt(count / trips.pages, 2)}`).join(', ')})`);
+    log('Redis commands per fetched page by script (MONITOR, the same second crawl):');
+    for (const line of scriptLines(trips, trips.pages, process.env.BENCH_BREAKDOWN ? Number.POSITIVE_INFINITY : 6)) log(line);
     const bytes = await queuedBytes();
     log(`Redis per queued URL (crawlq enqueue of ${fmt(QUEUED_URLS, 0)} URLs over 1,000 hosts, mean ${fmt(bytes.urlLength, 0)} chars, default politeness, no workers): ${fmt(bytes.perUrl, 0)} bytes (INFO memory used_memory delta)`);
     log(`Redis per queued URL by key (MEMORY USAGE sum / URLs): ${bytes.byKey}`);

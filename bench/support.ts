@@ -116,3 +116,24 @@ export async function crawlLeft(services: { readonly queue: CrawlQueue; readonly
 export async function untilCrawlDone(services: Parameters<typeof crawlLeft>[0], namespace: string, pollMs = 10): Promise<void> {
   while ((await crawlLeft(services, namespace)) > 0) await sleep(pollMs);
 }
+
+/** What `round-trip-counter.ts` prints on SIGTERM. */
+export interface CountedRoundTrips {
+  readonly roundTrips: number;
+  /** The most sent commands (a script by its SHA1's first 8 digits). */
+  readonly breakdown: Record<string, number>;
+  /** Per script, most inner commands first: its runs and the commands it ran inside Redis. */
+  readonly scripts: readonly { readonly name: string; readonly runs: number; readonly inner: Record<string, number> }[];
+}
+
+/** One line per script: runs and inner commands per page, then its most run inner commands. */
+export function scriptLines(counted: CountedRoundTrips, pages: number, top = 6): string[] {
+  return counted.scripts.map(({ name, runs, inner }) => {
+    const total = Object.values(inner).reduce((sum, count) => sum + count, 0);
+    const most = Object.entries(inner)
+      .slice(0, top)
+      .map(([command, count]) => `${command} ${fmt(count / pages, 2)}`)
+      .join(', ');
+    return `  ${name}: ${fmt(runs / pages, 2)} runs, ${fmt(total / pages, 1)} inner commands per page (${most})`;
+  });
+}

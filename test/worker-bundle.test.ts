@@ -31,8 +31,9 @@ beforeAll(async () => {
     startDemoSite({ hosts: [GOOD, FAILING], pagesPerHost: 12, linksPerPage: 3 }),
   ]);
   site.setFaults([{ host: FAILING, status: 503 }]);
-  bundle = join(mkdtempSync(join(tmpdir(), 'crawlq-bundle-')), 'crawlq-worker.js');
-  const built = spawnSync(process.execPath, [join(REPO_ROOT, 'apps/cli/bundle-worker.mjs'), bundle], { encoding: 'utf8', timeout: 120_000 });
+  const outdir = mkdtempSync(join(tmpdir(), 'crawlq-bundle-'));
+  bundle = join(outdir, 'crawlq-worker.js');
+  const built = spawnSync(process.execPath, [join(REPO_ROOT, 'apps/cli/bundle.mjs'), outdir], { encoding: 'utf8', timeout: 120_000 });
   if (built.status !== 0) throw new Error(`bundling failed: ${built.stderr}`);
 }, 180_000);
 afterAll(async () => {

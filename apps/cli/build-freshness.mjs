@@ -9,7 +9,7 @@ const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(CLI_DIR, '..', '..');
 /** The built CLI entry: what `pnpm crawlq` runs when the build is current, and what `crawl` spawns workers from. */
 export const BUILT_ENTRY = join(CLI_DIR, 'dist', 'main.js');
-/** `crawlq worker` alone, bundled into one file (bundle-worker.mjs): what `crawl` spawns from the build. */
+/** `crawlq worker` alone, bundled into one file (bundle.mjs): what `crawl` spawns from the build. */
 export const WORKER_BUNDLE = join(CLI_DIR, 'dist', 'crawlq-worker.js');
 /** The TypeScript entry, run through tsx when the build is stale. */
 export const SOURCE_ENTRY = join(CLI_DIR, 'src', 'main.ts');

@@ -17,11 +17,23 @@ export const DIRECT_STDERR_FD_ENV = 'CRAWLQ_DIRECT_STDERR_FD';
 const DIRECT_STDERR_FD = 4;
 
 /**
+ * Set for a worker started ahead ({@link createWorkerLauncher}'s `prespawn`):
+ * it loads its code, says WORKER_WAITING_MESSAGE, then waits for
+ * WORKER_START_MESSAGE before it touches Redis, so it never joins a namespace
+ * `crawl` is about to clear.
+ */
+export const AWAIT_START_ENV = 'CRAWLQ_AWAIT_START';
+export const WORKER_WAITING_MESSAGE = 'crawlq:waiting';
+export const WORKER_START_MESSAGE = 'crawlq:start';
+
+/**
  * The bundled worker beside the built CLI (dist/crawlq-worker.js, made by
  * `pnpm build`): one file, which starts in about half the time (issue 12).
- * From the sources (tsx) there is none, and workers run this CLI's own entry.
+ * This module is in a chunk of the bundled CLI (dist/crawlq-chunks/), or in
+ * tsc's dist/. From the sources (tsx) there is none, and workers run this
+ * CLI's own entry.
  */
-const WORKER_BUNDLE = fileURLToPath(new URL('./crawlq-worker.js', import.meta.url));
+const WORKER_BUNDLE = ['../crawlq-worker.js', './crawlq-worker.js'].map((path) => fileURLToPath(new URL(path, import.meta.url))).find((path) => existsSync(path));
 
 /**
  * Launches `crawlq worker` child processes that run with the parent's resolved
@@ -32,7 +44,7 @@ export function createWorkerLauncher(
   config: CrawlqConfig,
   redisUrl: string,
   output: { stderrLine?: (line: string) => void } = {},
-): { spawn(index: number): ChildProcess; dispose(): void } {
+): { prespawn(count: number): void; spawn(index: number): ChildProcess; dispose(): void } {
   const dir = resolve(config.stateDir, 'run');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `worker-config-${process.pid}.json`);
@@ -52,25 +64,42 @@ export function createWorkerLauncher(
   for (const [name, value] of Object.entries(process.env)) if (!overriding.has(name)) env[name] = value;
   env.REDIS_URL = redisUrl;
 
-  const entry = existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : (process.argv[1] ?? '');
+  const entry = WORKER_BUNDLE ?? process.argv[1] ?? '';
+  // Started ahead, by index, until `spawn` hands them their go.
+  const waiting = new Map<number, ChildProcess>();
+  const start = (index: number, extraEnv: NodeJS.ProcessEnv): ChildProcess => {
+    const { stderrLine } = output;
+    // The IPC channel is how `crawl` stops a worker (the crawl finished: no
+    // signal to log) and how a worker learns that this process is gone, even
+    // by SIGKILL: it closes with us, and the worker stops (#10). stderr goes
+    // through the parent so a log line never lands inside the progress line.
+    const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
+      env: { ...env, ...extraEnv, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file, ...(stderrLine ? { [DIRECT_STDERR_FD_ENV]: String(DIRECT_STDERR_FD) } : {}) },
+      stdio: stderrLine ? ['ignore', 'inherit', 'pipe', 'ipc', 2] : ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    if (stderrLine && child.stderr) {
+      const lines = lineSplitter(stderrLine);
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk)).on('end', () => lines.end());
+    }
+    return child;
+  };
   return {
+    // A worker's start is mostly loading its code (about 0.4 s, `pnpm bench
+    // scale`): done while `crawl` loads its own and prepares the namespace.
+    prespawn(count) {
+      for (let index = 0; index < count; index += 1) waiting.set(index, start(index, { [AWAIT_START_ENV]: '1' }));
+    },
     spawn(index) {
-      const { stderrLine } = output;
-      // The IPC channel is how `crawl` stops a worker (the crawl finished: no
-      // signal to log) and how a worker learns that this process is gone, even
-      // by SIGKILL: it closes with us, and the worker stops (#10). stderr goes
-      // through the parent so a log line never lands inside the progress line.
-      const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
-        env: { ...env, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file, ...(stderrLine ? { [DIRECT_STDERR_FD_ENV]: String(DIRECT_STDERR_FD) } : {}) },
-        stdio: stderrLine ? ['ignore', 'inherit', 'pipe', 'ipc', 2] : ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      if (stderrLine && child.stderr) {
-        const lines = lineSplitter(stderrLine);
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => lines.push(chunk)).on('end', () => lines.end());
-      }
-      return child;
+      const ready = waiting.get(index);
+      waiting.delete(index);
+      if (ready?.exitCode === null && ready.signalCode === null && ready.connected && ready.send(WORKER_START_MESSAGE)) return ready;
+      ready?.kill('SIGKILL');
+      return start(index, {});
     },
     dispose() {
+      // Never told to start: they hold nothing, nothing to wait for.
+      for (const child of waiting.values()) child.kill('SIGKILL');
+      waiting.clear();
       rmSync(file, { force: true });
     },
   };

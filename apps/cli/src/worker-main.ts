@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The entry of the bundled worker, dist/crawlq-worker.js (bundle-worker.mjs):
+// The entry of the bundled worker, dist/crawlq-worker.js (bundle.mjs):
 // `crawlq worker` and nothing else, in one file, so a worker `crawl` spawns
 // starts without resolving and compiling a thousand modules (issue 12).
 import { Command } from 'commander';

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroupLimiter, GroupLimiterArgumentError, type GroupLimiter } from '../src/index.js';
+import { createGroupLimiter, GroupLimiterArgumentError, limiterKeys, type GroupLimiter } from '../src/index.js';
 import { sleep, testPrefix } from './support.js';
 
 let server: TestRedis;
 let limiters: GroupLimiter[];
+let prefix: string;
 beforeAll(async () => {
   server = await startTestRedis();
-  const prefix = testPrefix();
+  prefix = testPrefix();
   limiters = Array.from({ length: 3 }, () => createGroupLimiter({ redis: server.client(), prefix }));
   await limiters[0]!.setPolicy({ defaults: { rate: null, concurrency: 2 }, leaseMs: 300 });
 });
@@ -60,6 +61,26 @@ describe('concurrency leases across instances', () => {
     const admitted = await c.acquire({ group, leaseId: 'waiting' });
     expect(admitted.admitted).toBe(true);
     expect((await a.status(group)).inFlight).toBe(1);
+  });
+
+  it('drops expired leases within 32 admissions of the group, so crashed workers leave nothing behind', async () => {
+    const group = 'crashed-often.test';
+    const [a] = limiters as [GroupLimiter];
+    expect((await a.acquire({ group, leaseId: 'lost' })).admitted).toBe(true);
+    await sleep(400); // past leaseMs = 300
+    const leases = limiterKeys(prefix).leases(group);
+    const redis = server.client();
+    try {
+      expect(await redis.zscore(leases, 'lost')).not.toBeNull();
+      for (let i = 0; i < 32; i += 1) {
+        const admission = await a.acquire({ group, leaseId: `ok-${i}` });
+        if (!admission.admitted) throw new Error(`admission ${i} denied: ${admission.reason}`);
+        await a.release(admission.lease);
+      }
+      expect(await redis.zscore(leases, 'lost')).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('a start reserved ahead holds no slot while it waits; the cap is checked again when it starts', async () => {

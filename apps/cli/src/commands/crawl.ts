@@ -1,5 +1,3 @@
-import { describeResults } from '@crawlq/crawler';
-import { runCrawl } from '@crawlq/crawler/fetching';
 import { lineLogger } from '@crawlq/logging';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
@@ -35,6 +33,9 @@ export function registerCrawl(program: Command): void {
       const onSignal = () => interrupted.abort();
       process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
       try {
+        // The workers load their code while this process loads the crawl's.
+        launcher.prespawn(config.workers);
+        const [{ describeResults }, { runCrawl }] = await Promise.all([import('@crawlq/crawler'), import('@crawlq/crawler/fetching')]);
         const summary = await runCrawl({
           config,
           redisUrl,

@@ -8,7 +8,7 @@ import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.
 import { metricsPortOf, processLogger, workerName } from '../observability.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
-import { DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV } from '../worker-launcher.js';
+import { AWAIT_START_ENV, DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV, WORKER_START_MESSAGE, WORKER_WAITING_MESSAGE } from '../worker-launcher.js';
 import { CLI } from '../review-command.js';
 
 /**
@@ -48,6 +48,28 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGon
 }
 
 /**
+ * A worker `crawl` started ahead waits here, its code loaded, for the word to
+ * start. If `crawl` is gone first, it exits without having done anything.
+ */
+async function awaitStartFromCoordinator(): Promise<void> {
+  if (process.env[AWAIT_START_ENV] !== '1' || process.channel === undefined) return;
+  await new Promise<void>((resolve) => {
+    const onGone = () => {
+      const handover = process.env[HANDOVER_FILE_ENV];
+      if (handover !== undefined) rmSync(handover, { force: true });
+      process.exit(0);
+    };
+    const onMessage = (message: unknown) => {
+      if (message !== WORKER_START_MESSAGE) return;
+      process.off('message', onMessage).off('disconnect', onGone);
+      resolve();
+    };
+    process.on('message', onMessage).once('disconnect', onGone);
+    process.send?.(WORKER_WAITING_MESSAGE);
+  });
+}
+
+/**
  * Where a worker's log lines go: stderr, except that under a `crawl` which
  * relays stderr, lines go straight to the terminal `crawl` handed over once
  * `crawl` is gone (nothing reads the relay pipe then).
@@ -80,6 +102,7 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
+    await awaitStartFromCoordinator();
     const config = configFrom(flags);
     const output = workerLogStream();
     const logger = processLogger(config, workerName(), output ? { stream: output.stream } : {});

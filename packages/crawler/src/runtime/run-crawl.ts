@@ -40,7 +40,7 @@ export interface CrawlSummary {
 }
 
 const POLL_MS = 500;
-/** Poll period once nothing but running jobs is left: a few reads a second more for a crawl that is about to end. */
+/** Poll period near the end (fewer URLs waiting than the fleet's concurrency): a few reads a second more for a crawl that may be about to end. */
 const END_POLL_MS = 50;
 const MAX_RESPAWNS = 5;
 /** How long workers told about a Redis outage get to exit before they are killed (they abandon within about 10 s). */
@@ -126,14 +126,16 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
 
     let status = await readCrawlStatus(services, () => deadLetters.count());
     let idlePolls = 0;
+    const fleetConcurrency = config.workers * config.concurrency;
     // Two idle polls in a row with the same seen count: a job that finished
     // between counts cannot hide work, in one shard (its MULTI sees the
     // links it admitted) or across shards (admitting them grew the count).
     while (idlePolls < 2 && options.signal?.aborted !== true) {
       const seenBefore = status.seen;
-      // Once only running jobs are left, or the idle poll is to be confirmed,
-      // polls come faster: the crawl's end is noticed within END_POLL_MS, not POLL_MS.
-      const ending = status.backlog + status.waiting + status.delayed === 0;
+      // Once fewer URLs wait than the fleet runs at once, the crawl may end
+      // within one fetch: polls come faster, so its end is noticed within
+      // END_POLL_MS, not POLL_MS (the whole command's time is what users see).
+      const ending = status.backlog + status.waiting + status.delayed <= fleetConcurrency;
       await new Promise((resolve) => setTimeout(resolve, ending ? END_POLL_MS : POLL_MS));
       status = await readCrawlStatus(services, () => deadLetters.count());
       options.progress?.(status, performance.now() - started);

@@ -28,39 +28,42 @@ local maxPages = tonumber(ARGV[${FIRST}])
 local maxPerGroup = tonumber(ARGV[${FIRST + 1}])
 local depth = tonumber(ARGV[${FIRST + 2}])
 local prefix = ARGV[${FIRST + 3}]
-local admitted = tonumber(redis.call('GET', KEYS[2]) or '0')
-local fps = {}
-for i = ${FIRST + 4}, #ARGV, 4 do fps[#fps + 1] = ARGV[i] end
-local seen = seen_has_many(s, fps)
+-- Read only when a budget needs it: the count is added to at the end.
+local admitted = 0
+if maxPages > 0 then admitted = tonumber(redis.call('GET', KEYS[2]) or '0') end
 local result = {${SeenScriptStatus.Ok}}
-local new = {}
+local new = 0
 local now = now_ms()
 local touched = {}
-for j = 1, #fps do
-  local at = ${FIRST + 4} + 4 * (j - 1)
-  local group = ARGV[at + 2]
-  local code
-  if seen[j] then
-    code = ${ReserveCode.Duplicate}
-  elseif maxPages > 0 and admitted >= maxPages then
-    code = ${ReserveCode.OverPageLimit}
+for at = ${FIRST + 4}, #ARGV, 4 do
+  local fp, group = ARGV[at], ARGV[at + 2]
+  local over = nil
+  if maxPages > 0 and admitted >= maxPages then
+    over = ${ReserveCode.OverPageLimit}
   elseif maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') >= maxPerGroup then
-    code = ${ReserveCode.OverGroupLimit}
+    over = ${ReserveCode.OverGroupLimit}
+  end
+  local code
+  if over then
+    -- A URL seen before is a duplicate, whatever the budgets say.
+    if seen_has_many(s, {fp})[1] then code = ${ReserveCode.Duplicate} else code = over end
+  elseif not seen_add_many(s, {fp}, '')[1] then
+    -- Within the budgets, the insert is the check: one command per URL, not two.
+    code = ${ReserveCode.Duplicate}
   else
     admitted = admitted + 1
+    new = new + 1
     if maxPerGroup > 0 then redis.call('HINCRBY', KEYS[3], group, 1) end
-    new[#new + 1] = fps[j]
     backlog_push(prefix, group, depth, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now, touched)
     code = ${ReserveCode.Admitted}
   end
   result[#result + 1] = code
 end
-if #new > 0 then
-  seen_add_many(s, new, '')
-  redis.call('INCRBY', KEYS[4], #new)
-end
 seen_save(s)
-redis.call('SET', KEYS[2], admitted)
+if new > 0 then
+  redis.call('INCRBY', KEYS[4], new)
+  redis.call('INCRBY', KEYS[2], new)
+end
 return result
 `,
 });

@@ -57,6 +57,29 @@ local timestamp = math.floor(now)
 local released = 0
 local saturated = 0
 
+-- The members of ids absent from the sorted set: one ZMSCORE per 1,000 (unpack's stack is limited).
+local function absent_from(zset, ids)
+  local absent = {}
+  for first = 1, #ids, 1000 do
+    local last = math.min(first + 999, #ids)
+    local scores = redis.call('ZMSCORE', zset, unpack(ids, first, last))
+    for j = first, last do
+      if not scores[j - first + 1] then absent[#absent + 1] = ids[j] end
+    end
+  end
+  return absent
+end
+-- Counts the ready set's members still waiting in BullMQ's sets (prioritized,
+-- or deferred by the gate) and drops the rest: a few commands per set, not per member.
+local function ready_members(ready_key, prioritized, delayed)
+  local ids = redis.call('SMEMBERS', ready_key)
+  local gone = absent_from(delayed, absent_from(prioritized, ids))
+  for first = 1, #gone, 1000 do
+    redis.call('SREM', ready_key, unpack(gone, first, math.min(first + 999, #gone)))
+  end
+  return #ids - #gone
+end
+
 for i = 1, PACED_D do
   if room <= 0 then break end
   local g = paced_group(i, now)
@@ -95,14 +118,7 @@ for i = 1, PACED_D do
     local horizon = redis.call('HGET', release_at_key, g.name)
     local ready = redis.call('SCARD', ready_key)
     if ready >= bound or (horizon and string.sub(horizon, 1, 6) == 'probe:') then
-      ready = 0
-      for _, id in ipairs(redis.call('SMEMBERS', ready_key)) do
-        if redis.call('ZSCORE', prioritized, id) or redis.call('ZSCORE', delayed, id) then
-          ready = ready + 1
-        else
-          redis.call('SREM', ready_key, id)
-        end
-      end
+      ready = ready_members(ready_key, prioritized, delayed)
     end
     -- Slow start: a group's first job runs alone, and more follow only once
     -- it is done (nothing of the group waiting or in flight): its first

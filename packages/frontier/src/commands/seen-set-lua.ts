@@ -62,10 +62,10 @@ local function seen_open()
     mode = ARGV[1], bits = tonumber(ARGV[2]), hashes = tonumber(ARGV[3]), part_bits = tonumber(ARGV[4]),
     expected = ARGV[5], fpr = ARGV[6], level = 0, split = 0, count = 0, fresh = true, dirty = false, ready = {}, keys = {},
   }
-  local kind = redis.call('TYPE', SEEN_META).ok
-  if kind == 'none' then return seen_shape(s) end
-  if kind ~= 'hash' then return nil, 'a Redis ' .. kind .. ' (an older crawlq layout)' end
-  local h = redis.call('HMGET', SEEN_META, 'mode', 'level', 'split', 'count', 'bits', 'hashes', 'partBits', 'blockBits')
+  -- No TYPE first (every admission opens the set): only a key of another type makes HMGET fail.
+  local h = redis.pcall('HMGET', SEEN_META, 'mode', 'level', 'split', 'count', 'bits', 'hashes', 'partBits', 'blockBits')
+  if h.err then return nil, 'a Redis ' .. redis.call('TYPE', SEEN_META).ok .. ' (an older crawlq layout)' end
+  if h[1] == false then return seen_shape(s) end
   if h[1] ~= s.mode then return nil, "'" .. tostring(h[1]) .. "'" end
   if s.mode == 'bloom' and tonumber(h[8]) ~= BLOOM_BLOCK then
     return nil, "'bloom' with blocks of " .. tostring(h[8]) .. ' bits (another crawlq version)'
@@ -237,7 +237,8 @@ end
 -- seen[j] is true when fps[j] was seen (bloom: or is a false positive).
 local function seen_has_many(s, fps)
   local seen = {}
-  if s.fresh then
+  -- A set that did not exist holds only what this script added (dirty).
+  if s.fresh and not s.dirty then
     for j = 1, #fps do seen[j] = false end
   elseif s.mode == 'exact' then
     for j = 1, #fps do

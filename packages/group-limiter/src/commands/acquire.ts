@@ -37,7 +37,7 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
@@ -45,7 +45,8 @@ local hold_ms = num(h[4], 0)
 interval, tau = effective_pacing(interval, tau, num(h[5], 0), tonumber(ARGV[10]))
 local f = pace_factor(ARGV[13], h[6], h[7], now, tonumber(ARGV[14]), tonumber(ARGV[15]))
 interval, tau, conc = paced_limits(interval, tau, conc, f)
-redis.call('SADD', KEYS[4], ARGV[2])
+-- Listed once: a group admitted before is in the set (both are written here, and deleted together).
+if not h[9] then redis.call('SADD', KEYS[4], ARGV[2]) end
 
 -- How long one more start takes to become possible: the emission interval, or for a
 -- concurrency-bound group the mean lease hold time divided by the slots.
@@ -65,13 +66,15 @@ if paused_until > now then return deny(${ScriptCode.DeniedPaused}, paused_until)
 local allow_at = now
 if interval > 0 then allow_at = tat - tau end
 
--- Expired leases belong to crashed or stuck workers: their slots come back here.
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+-- Expired leases belong to crashed or stuck workers: their slots come back at
+-- once (no count includes them), and every 32nd admission of the group drops
+-- them (this runs once per request: every command counts).
+if num(h[9], 0) % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now)) end
 -- Counted against the cap: leases started, or starting within \`near\`. This
 -- start, if near, counts from now on with them: checked here, it needs no
 -- second round trip when it comes.
 local near = tonumber(ARGV[11])
-if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCOUNT', KEYS[3], '-inf', fmt(now + lease_ms + near)) >= conc then
+if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCOUNT', KEYS[3], '(' .. fmt(now), fmt(now + lease_ms + near)) >= conc then
   return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step))
 end
 
@@ -97,11 +100,14 @@ if global_interval > 0 then
   redis.call('HSET', KEYS[5], 'tat', fmt(start + global_interval))
   redis.call('HINCRBY', KEYS[5], 'admitted', 1)
 end
-if interval > 0 then redis.call('HSET', KEYS[2], 'tat', fmt(math.max(tat, start) + interval)) end
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 keep_leases(KEYS[3], now)
-redis.call('HINCRBY', KEYS[2], 'admitted', 1)
-redis.call('HSET', KEYS[2], 'lastAdmitAt', fmt(start))
+-- The group's fields change in one write (every command counts: this runs once per request).
+local fields = {'admitted', num(h[9], 0) + 1, 'lastAdmitAt', fmt(start)}
+if interval > 0 then
+  fields[#fields + 1] = 'tat'
+  fields[#fields + 1] = fmt(math.max(tat, start) + interval)
+end
 -- A job the release step gave a slot: how far the group's starts run behind
 -- those slots (late starts push them), for the next releases. A start reserved
 -- ahead shows it exactly; one let go at once only bounds it.
@@ -109,8 +115,10 @@ local slot = tonumber(ARGV[16])
 if slot then
   local lag = num(h[8], 0)
   if start > now then lag = math.max(0, start - slot) else lag = math.max(0, math.min(lag, now - slot)) end
-  redis.call('HSET', KEYS[2], 'lagMs', fmt(lag))
+  fields[#fields + 1] = 'lagMs'
+  fields[#fields + 1] = fmt(lag)
 end
+redis.call('HSET', KEYS[2], unpack(fields))
 -- A start reserved further ahead (the crawl-wide cap may have pushed it there)
 -- is checked again when it comes, for a pause and against the cap.
 local confirm = 0

@@ -52,18 +52,26 @@ if abandoned then
   give_back_late(KEYS[2], KEYS[3], ARGV[2])
   return {${ScriptCode.Ok}}
 end
-if ARGV[10] == '1' then redis.call('HINCRBY', KEYS[2], 'started', 1) end
+-- Read and written once each: this runs once per request.
+local h = redis.call('HMGET', KEYS[2], 'strikes', 'strikeAt', 'pausedUntil', 'holdMs', 'started')
+local fields = {}
+if ARGV[10] == '1' then
+  fields[#fields + 1] = 'started'
+  fields[#fields + 1] = num(h[5], 0) + 1
+end
 if score then
   redis.call('ZREM', KEYS[3], ARGV[2])
   started = tonumber(score) - lease_ms
   local held = now - started
   if held >= 0 and held <= lease_ms then
     -- Moving average of how long a request holds its slot: spaces concurrency deferrals.
-    local old = tonumber(redis.call('HGET', KEYS[2], 'holdMs'))
+    local old = tonumber(h[4])
     if old then held = old * 0.8 + held * 0.2 end
-    redis.call('HSET', KEYS[2], 'holdMs', fmt(held))
+    fields[#fields + 1] = 'holdMs'
+    fields[#fields + 1] = fmt(held)
   end
 end
+if #fields > 0 then redis.call('HSET', KEYS[2], unpack(fields)) end
 local status = tonumber(ARGV[3])
 
 local function congestion(latency, average, baseline, limit)
@@ -132,7 +140,6 @@ local function reply()
 end
 
 if status == nil then return reply() end
-local h = redis.call('HMGET', KEYS[2], 'strikes', 'strikeAt', 'pausedUntil')
 local strikes = num(h[1], 0)
 local same_episode = started ~= nil and started < num(h[2], 0)
 local paused_until = num(h[3], 0)
