@@ -27,6 +27,7 @@ afterAll(async () => {
 function startWaitingWorker(): { child: ChildProcess; handover: string; said: string[] } {
   const handover = join(mkdtempSync(join(tmpdir(), 'crawlq-prespawn-')), 'worker-config.json');
   writeFileSync(handover, '{}');
+  // The CLI's own entry, not the launcher: when the build is stale, the launcher runs the sources in a child of its own, without the IPC channel.
   const child = spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', CLI_ENTRY, 'worker', '--namespace', 'prespawn', '--config', handover], {
     cwd: REPO_ROOT,
     env: cliEnv(redis.url, { CRAWLQ_AWAIT_START: '1', CRAWLQ_HANDOVER_FILE: handover }),

@@ -3,8 +3,13 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root, where `pnpm crawlq` runs. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI_ENTRY = fileURLToPath(new URL('../../apps/cli/src/main.ts', import.meta.url));
-const NODE_ARGS = ['--conditions=@crawlq/source', '--import', 'tsx'];
+/**
+ * `pnpm crawlq`'s own launcher: the build when it is current (CI builds first),
+ * else the sources through tsx, so an edit is never tested stale. The build
+ * starts in a fifth of the CPU (0.4 s against 2 s a process here), and the
+ * suite starts hundreds of crawlq processes.
+ */
+export const CLI_LAUNCHER = fileURLToPath(new URL('../../apps/cli/launcher.mjs', import.meta.url));
 
 export interface CliResult {
   readonly code: number | null;
@@ -28,9 +33,9 @@ export function cliEnv(redisUrl: string | undefined, extra: Record<string, strin
   return { ...env, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }), ...extra };
 }
 
-/** Starts `crawlq <args>` as a process (the same entry `pnpm crawlq` runs). */
+/** Starts `crawlq <args>` as a process, as `pnpm crawlq` does. */
 export function startCli(args: readonly string[], options: CliOptions = {}): ChildProcess {
-  return spawn(process.execPath, [...NODE_ARGS, CLI_ENTRY, ...args], {
+  return spawn(process.execPath, [CLI_LAUNCHER, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
     env: options.env as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],
