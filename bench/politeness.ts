@@ -72,7 +72,7 @@ async function runFleet(options: { seeds: string[]; limits: Limits; workers: num
     const roundTrips = counted.roundTrips ?? Number.NaN;
     if (process.env.BENCH_BREAKDOWN) {
       console.log(counted.breakdown);
-      if (counted.scripts) console.log(scriptLines({ roundTrips, breakdown: counted.breakdown ?? {}, scripts: counted.scripts }, options.seeds.length).join('\n'));
+      if (counted.scripts) console.log(scriptLines(counted.scripts, options.seeds.length).join('\n'));
     }
     const calls = [...(await client.info('commandstats')).matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
     const groups = await services.limiter.list();

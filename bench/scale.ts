@@ -317,7 +317,7 @@ export async function benchScale(log: (line: string) => void): Promise<void> {
     const trips = await countRoundTrips(site.seeds);
     log(`round trips per fetched page (MONITOR, second crawl, MULTI..EXEC as one, script-inner commands not counted): ${fmt(trips.roundTrips / trips.pages, 2)} (${fmt(trips.pages, 0)} pages; most: ${Object.entries(trips.breakdown).slice(0, 8).map(([name, count]) => `${name} ${fmt(count / trips.pages, 2)}`).join(', ')})`);
     log('Redis commands per fetched page by script (MONITOR, the same second crawl):');
-    for (const line of scriptLines(trips, trips.pages, process.env.BENCH_BREAKDOWN ? Number.POSITIVE_INFINITY : 6)) log(line);
+    for (const line of scriptLines(trips.scripts, trips.pages, process.env.BENCH_BREAKDOWN ? Number.POSITIVE_INFINITY : 6)) log(line);
     const bytes = await queuedBytes();
     log(`Redis per queued URL (crawlq enqueue of ${fmt(QUEUED_URLS, 0)} URLs over 1,000 hosts, mean ${fmt(bytes.urlLength, 0)} chars, default politeness, no workers): ${fmt(bytes.perUrl, 0)} bytes (INFO memory used_memory delta)`);
     log(`Redis per queued URL by key (MEMORY USAGE sum / URLs): ${bytes.byKey}`);

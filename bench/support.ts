@@ -127,8 +127,8 @@ export interface CountedRoundTrips {
 }
 
 /** One line per script: runs and inner commands per page, then its most run inner commands. */
-export function scriptLines(counted: CountedRoundTrips, pages: number, top = 6): string[] {
-  return counted.scripts.map(({ name, runs, inner }) => {
+export function scriptLines(scripts: CountedRoundTrips['scripts'], pages: number, top = 6): string[] {
+  return scripts.map(({ name, runs, inner }) => {
     const total = Object.values(inner).reduce((sum, count) => sum + count, 0);
     const most = Object.entries(inner)
       .slice(0, top)

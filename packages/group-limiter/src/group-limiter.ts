@@ -595,11 +595,6 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   /**
-   * How late a start may go past its slot: half the margin its pacing keeps (so
-   * the other half absorbs arrival jitter), at most half the safety margin, at
-   * least MIN_LATE_ALLOWANCE_MS.
-   */
-  /**
    * A start at `startAt` (Redis clock) on this process's clock, and the latest
    * moment it may still go (see `Admission.startBy`). `fallback` stands in
    * while the clock's offset is unknown.
@@ -609,6 +604,11 @@ class RedisGroupLimiter implements GroupLimiter {
     return { localStartAt, startBy: localStartAt + this.#lateAllowanceMs(group) };
   }
 
+  /**
+   * How late a start may go past its slot: half the margin its pacing keeps (so
+   * the other half absorbs arrival jitter), at most half the safety margin, at
+   * least MIN_LATE_ALLOWANCE_MS.
+   */
   #lateAllowanceMs(group: string): number {
     const limits = this.#resolved(group);
     let allowance = this.#policy.safetyMarginMs / 2;

@@ -11,6 +11,12 @@ import { withRedis } from '../redis-session.js';
 import { AWAIT_START_ENV, DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV, WORKER_START_MESSAGE, WORKER_WAITING_MESSAGE } from '../worker-launcher.js';
 import { CLI } from '../review-command.js';
 
+/** Removes the config file `crawl` handed over, once `crawl` is gone and cannot. */
+function removeHandoverFile(): void {
+  const handover = process.env[HANDOVER_FILE_ENV];
+  if (handover !== undefined) rmSync(handover, { force: true });
+}
+
 /**
  * A worker started by `crawl` has an IPC channel to it, the one way `crawl`
  * stops it. A CRAWL_FINISHED_MESSAGE on it is a normal end: the worker stops
@@ -35,8 +41,7 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGon
     process.off('message', onMessage);
     if (controller.signal.aborted) return; // Told the crawl finished or lost Redis: already stopping.
     onGone();
-    const handover = process.env[HANDOVER_FILE_ENV];
-    if (handover !== undefined) rmSync(handover, { force: true });
+    removeHandoverFile();
     // Redis may be gone with the coordinator; then closing could wait forever.
     setTimeout(() => {
       log('coordinator gone and the graceful stop did not finish; exiting');
@@ -55,8 +60,7 @@ async function awaitStartFromCoordinator(): Promise<void> {
   if (process.env[AWAIT_START_ENV] !== '1' || process.channel === undefined) return;
   await new Promise<void>((resolve) => {
     const onGone = () => {
-      const handover = process.env[HANDOVER_FILE_ENV];
-      if (handover !== undefined) rmSync(handover, { force: true });
+      removeHandoverFile();
       process.exit(0);
     };
     const onMessage = (message: unknown) => {

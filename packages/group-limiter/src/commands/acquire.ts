@@ -45,6 +45,7 @@ local hold_ms = num(h[4], 0)
 interval, tau = effective_pacing(interval, tau, num(h[5], 0), tonumber(ARGV[10]))
 local f = pace_factor(ARGV[13], h[6], h[7], now, tonumber(ARGV[14]), tonumber(ARGV[15]))
 interval, tau, conc = paced_limits(interval, tau, conc, f)
+local admitted = num(h[9], 0)
 -- Listed once: a group admitted before is in the set (both are written here, and deleted together).
 if not h[9] then redis.call('SADD', KEYS[4], ARGV[2]) end
 
@@ -69,7 +70,7 @@ if interval > 0 then allow_at = tat - tau end
 -- Expired leases belong to crashed or stuck workers: their slots come back at
 -- once (no count includes them), and every 32nd admission of the group drops
 -- them (this runs once per request: every command counts).
-if num(h[9], 0) % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now)) end
+if admitted % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now)) end
 -- Counted against the cap: leases started, or starting within \`near\`. This
 -- start, if near, counts from now on with them: checked here, it needs no
 -- second round trip when it comes.
@@ -103,7 +104,7 @@ end
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 keep_leases(KEYS[3], now)
 -- The group's fields change in one write (every command counts: this runs once per request).
-local fields = {'admitted', num(h[9], 0) + 1, 'lastAdmitAt', fmt(start)}
+local fields = {'admitted', admitted + 1, 'lastAdmitAt', fmt(start)}
 if interval > 0 then
   fields[#fields + 1] = 'tat'
   fields[#fields + 1] = fmt(math.max(tat, start) + interval)
