@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, exited, REPO_ROOT } from './support/cli.js';
+import { cliArgs, cliEnv, exited, REPO_ROOT } from './support/cli.js';
 import { waitFor } from './support/wait.js';
 
 // `crawl` starts its workers ahead (issue 13: a worker's start is mostly
@@ -13,7 +12,6 @@ import { waitFor } from './support/wait.js';
 // `crawl` says start, so it never joins a namespace `crawl` is still clearing.
 // Gone before that, `crawl` leaves a waiting worker nothing to do but exit.
 
-const CLI_ENTRY = fileURLToPath(new URL('../apps/cli/src/main.ts', import.meta.url));
 let redis: TestRedis;
 
 beforeAll(async () => {
@@ -27,8 +25,7 @@ afterAll(async () => {
 function startWaitingWorker(): { child: ChildProcess; handover: string; said: string[] } {
   const handover = join(mkdtempSync(join(tmpdir(), 'crawlq-prespawn-')), 'worker-config.json');
   writeFileSync(handover, '{}');
-  // The CLI's own entry, not the launcher: when the build is stale, the launcher runs the sources in a child of its own, without the IPC channel.
-  const child = spawn(process.execPath, ['--conditions=@crawlq/source', '--import', 'tsx', CLI_ENTRY, 'worker', '--namespace', 'prespawn', '--config', handover], {
+  const child = spawn(process.execPath, cliArgs(['worker', '--namespace', 'prespawn', '--config', handover]), {
     cwd: REPO_ROOT,
     env: cliEnv(redis.url, { CRAWLQ_AWAIT_START: '1', CRAWLQ_HANDOVER_FILE: handover }),
     stdio: ['ignore', 'ignore', 'ignore', 'ipc'],

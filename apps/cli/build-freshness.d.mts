@@ -4,5 +4,7 @@ export declare const BUILT_ENTRY: string;
 export declare const WORKER_BUNDLE: string;
 /** The TypeScript entry (apps/cli/src/main.ts). */
 export declare const SOURCE_ENTRY: string;
+/** The built file that runs `crawlq <args>`: the bundled worker for `worker`, the built CLI otherwise. */
+export declare function builtEntryFor(args: readonly string[]): string;
 /** Why the build cannot be trusted, or undefined when every package the CLI loads was built after its last change. */
 export declare function staleReason(): string | undefined;

@@ -13,6 +13,15 @@ export const BUILT_ENTRY = join(CLI_DIR, 'dist', 'main.js');
 export const WORKER_BUNDLE = join(CLI_DIR, 'dist', 'crawlq-worker.js');
 /** The TypeScript entry, run through tsx when the build is stale. */
 export const SOURCE_ENTRY = join(CLI_DIR, 'src', 'main.ts');
+
+/**
+ * The built file that runs `crawlq <args>`: the bundled worker for `worker`
+ * (one file, a faster start: issue 12), the built CLI for every other command.
+ */
+export function builtEntryFor(args) {
+  const command = args.find((arg) => !arg.startsWith('-'));
+  return command === 'worker' && existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : BUILT_ENTRY;
+}
 /** Written by build-stamp.mjs once `pnpm build` succeeded: when that build started (ms). */
 const STAMP = join(CLI_DIR, 'dist', '.build-started');
 

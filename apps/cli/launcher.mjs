@@ -7,9 +7,8 @@
 // instead: stale JavaScript must never run silently.
 // Plain JavaScript on purpose: it must run before anything is built.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { BUILT_ENTRY, SOURCE_ENTRY, staleReason, WORKER_BUNDLE } from './build-freshness.mjs';
+import { builtEntryFor, SOURCE_ENTRY, staleReason } from './build-freshness.mjs';
 
 // Hints this CLI prints (e.g. the command in an alert e-mail) name it the way it was run.
 process.env.CRAWLQ_INVOKED_AS ??= 'pnpm crawlq';
@@ -25,8 +24,7 @@ if (reason === undefined) {
   // `crawlq worker` runs the bundled worker, one file that starts faster (issue 12); the
   // workers `crawl` spawns do too (worker-launcher.ts), else they re-run process.argv[1]:
   // the built entry, not this check.
-  const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
-  const entry = command === 'worker' && existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : BUILT_ENTRY;
+  const entry = builtEntryFor(process.argv.slice(2));
   process.argv[1] = entry;
   await import(pathToFileURL(entry).href);
 } else {
