@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { queuePrefix, shardNamespaces } from '@crawlq/redis';
+import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
 import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
@@ -162,6 +162,30 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     }
+  });
+
+  it('--max-pages holds over 3 shards: the site saw exactly that many pages, from hosts of more than one shard', { timeout: 240_000 }, async () => {
+    const hosts = ['127.0.0.101', '127.0.0.102', '127.0.0.103', '127.0.0.104', '127.0.0.105', '127.0.0.106'];
+    const web = await site({ hosts, pagesPerHost: 20, linksPerPage: 3, crossHostLinksPerPage: 2 });
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-budget-'));
+    const out = join(dir, 'results.jsonl');
+    const result = await runCli(
+      [
+        'crawl', ...web.seeds, '--out', out, '--namespace', 'cluster-budget', '--shards', '3', '--max-pages', '25', '--allow-private-network', '--scope', 'any',
+        '--max-depth', '1000', '--rate', 'none', '--workers', '2', '--concurrency', '8', '--state-dir', dir,
+      ],
+      { env: cliEnv(cluster.url), timeoutMs: 180_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const pageRequests = web.requests.filter((request) => request.path !== '/robots.txt');
+    // Seeds count against the budget like any admitted URL: 25 in all, none twice.
+    expect(duplicates(pageRequests.map((request) => request.url))).toEqual([]);
+    expect(pageRequests).toHaveLength(25);
+    expect(readRecords(out)).toHaveLength(25);
+    // The site has far more pages, and they came from groups of several shards: the budget was shared out, not one shard's.
+    expect(web.reachable({ seeds: web.seeds, maxDepth: 1000, scope: 'any' }).size).toBeGreaterThan(100);
+    const shardsServed = new Set(pageRequests.map((request) => shardOfGroup(new URL(request.url).host, 3)));
+    expect(shardsServed.size).toBeGreaterThan(1);
   });
 
   it(

@@ -98,12 +98,12 @@ function checkSink(config: Record<string, unknown>): void {
 }
 
 /**
- * Options a sharded crawl cannot keep yet: the page budget and the crawl-wide
- * rate are one counter each, and a shard's scripts reach only its own slot.
+ * An option a sharded crawl cannot keep yet: the crawl-wide rate is one
+ * pacing state that every admission reads and writes, and a shard's scripts
+ * reach only its own slot. (--max-pages is kept: shards draw grants of it.)
  */
 export function checkShards(values: Readonly<Record<string, unknown>>): void {
   if (typeof values.shards !== 'number' || values.shards <= 1) return;
-  if (values.maxPages !== undefined) throw new ConfigError('--shards', `${values.shards} cannot be combined with --max-pages (one crawl-wide budget); use --max-pages-per-group, or --shards 1`);
   if (values.globalRate !== undefined && values.globalRate !== null) throw new ConfigError('--shards', `${values.shards} cannot be combined with --global-rate (one crawl-wide pace); use --shards 1`);
 }
 

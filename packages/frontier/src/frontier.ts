@@ -2,6 +2,7 @@ import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
 import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
+import { grantPagesScript } from './commands/admit.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
@@ -92,6 +93,8 @@ export interface AddResult {
 }
 
 const SCOPE_REFRESH_MS = 2_000;
+/** Grants a batch over its shard's grant asks for before it takes the answer (each race lost to another process costs one). */
+const GRANT_ROUNDS = 4;
 
 /**
  * The crawl frontier, in two stages. Stage one: URLs are normalised, scoped,
@@ -108,6 +111,8 @@ export class Frontier {
   readonly #settings: FrontierSettings;
   readonly #shards: readonly { readonly seen: SeenSet; readonly backlog: Backlog }[];
   readonly #knownSeen: KnownSeen;
+  /** Shards this process found no --max-pages left to grant to. */
+  readonly #budgetSpent = new Set<number>();
   #layoutRecorded: Promise<void> | undefined;
   #scope: { filter: (url: string) => boolean; anchors: number; loadedAt: number } | undefined;
 
@@ -301,7 +306,8 @@ export class Frontier {
     const codes: ReserveCode[] = new Array<ReserveCode>(entries.length);
     await Promise.all(
       [...byShard].map(async ([shard, items]) => {
-        const replies = await this.#shardAt(shard).seen.admit(items.map(({ entry }) => entry), budgets, depth);
+        const shardEntries = items.map(({ entry }) => entry);
+        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, depth) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, depth);
         items.forEach(({ index }, i) => {
           const code = replies[i];
           if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
@@ -310,6 +316,49 @@ export class Frontier {
       }),
     );
     return codes;
+  }
+
+  /**
+   * A shard of a crawl with --max-pages admits against its grant of the
+   * budget: its scripts reach only its own slot, so the crawl-wide count
+   * lives in grants (see `grantPagesScript`). URLs over the grant ask the
+   * crawl for as many more and try again while grants come (another process
+   * may use a fresh grant first). The grants never exceed the budget; a shard
+   * can be left holding a few pages of grant it found no new URL for, so a
+   * sharded crawl may stop a few pages short of it, never over it.
+   */
+  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], depth: number): Promise<ReserveCode[]> {
+    const { seen } = this.#shardAt(shard);
+    const budgets = { maxPages: -1, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
+    const codes = await seen.admit(entries, budgets, depth);
+    for (let round = 0; round < GRANT_ROUNDS && !this.#budgetSpent.has(shard); round += 1) {
+      const over = entries.flatMap((entry, i) => (codes[i] === ReserveCode.OverPageLimit ? [{ i, entry }] : []));
+      if (over.length === 0) break;
+      const { total, given } = await this.#grantPages(shard, over.length);
+      // Nothing left to grant: once more with the shard's whole grant, which
+      // holds one a process died before storing, then never again here.
+      if (given === 0) this.#budgetSpent.add(shard);
+      const again = await seen.admit(over.map(({ entry }) => entry), { ...budgets, granted: total }, depth);
+      over.forEach(({ i }, k) => {
+        const code = again[k];
+        if (code !== undefined) codes[i] = code;
+      });
+    }
+    return codes;
+  }
+
+  async #grantPages(shard: number, wanted: number): Promise<{ total: number; given: number }> {
+    let reply: unknown;
+    try {
+      reply = await grantPagesScript.run(this.#redis, [this.#keys.pageGrants], [shard, wanted, this.#settings.maxPages ?? 0]);
+    } catch (error) {
+      throw new FrontierError('granting --max-pages to a shard failed in Redis', { retryable: true, cause: error });
+    }
+    const [total, given] = Array.isArray(reply) ? reply.map(Number) : [];
+    if (total === undefined || given === undefined || !Number.isFinite(total) || !Number.isFinite(given)) {
+      throw new FrontierError(`granting --max-pages: unexpected script reply ${JSON.stringify(reply)}`, { retryable: false });
+    }
+    return { total, given };
   }
 
   /** Once per process, before the first URL lands in a shard: readers without a crawl definition learn the layout from it. */

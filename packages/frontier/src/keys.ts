@@ -12,8 +12,12 @@ export function frontierKeys(namespace: string) {
     seen: `${prefix}:seen`,
     /** Origins of the seeds: `host` and `domain` scope are relative to these. */
     scopeAnchors: `${prefix}:scope:anchors`,
-    /** URLs admitted so far, for --max-pages. */
+    /** URLs admitted so far, for --max-pages (in a shard: admitted in the shard). */
     admitted: `${prefix}:admitted`,
+    /** A shard's share of --max-pages granted so far (see grantPagesScript). */
+    pagesGranted: `${prefix}:admitted:granted`,
+    /** A sharded crawl's grants of --max-pages: `total`, and per shard index. */
+    pageGrants: `${prefix}:admitted:grants`,
     /** URLs admitted per group, for --max-pages-per-group. */
     admittedPerGroup: `${prefix}:admitted:group`,
     /**

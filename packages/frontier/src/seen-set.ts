@@ -29,8 +29,11 @@ export interface SeenSetCandidate {
 
 /** Page budgets checked by {@link SeenSet.admit}; 0 = no limit. */
 export interface PageBudgets {
+  /** 0: none; -1: this shard's grant of the crawl's budget (see `grantPagesScript`). */
   readonly maxPages: number;
   readonly maxPagesPerGroup: number;
+  /** With maxPages -1: a grant this shard was given, which Redis may not hold yet. */
+  readonly granted?: number;
 }
 
 /** What {@link SeenSet.describe} reports about the stored seen-set. */
@@ -92,10 +95,10 @@ export class SeenSet {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog];
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0];
       for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
       const reply = await this.#run('admit', () =>
-        admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount], args),
+        admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted], args),
       );
       if (reply.length !== chunk.length) throw unexpectedReply('admit', reply);
       codes.push(...(reply as ReserveCode[]));

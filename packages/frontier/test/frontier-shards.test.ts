@@ -5,6 +5,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
 import { Frontier, FrontierError, frontierKeys, readCrawlProgress, readShardNamespaces, recordShardCount, type FrontierSettings } from '../src/index.js';
+import { grantPagesScript } from '../src/commands/admit.js';
 import { releaseAll, testPacer } from './support.js';
 
 // #13: a crawl spread over shards keeps every group, its seen-set slice,
@@ -99,6 +100,56 @@ describe('a frontier over shards', () => {
     const namespace = `shards-${randomUUID()}`;
     const { frontier } = shardedFrontier(namespace, 3, { maxPagesPerGroup: 2 });
     expect(await frontier.addSeeds(urls)).toMatchObject({ accepted: 20, overLimit: 10 });
+  });
+
+  describe('--max-pages over shards (each shard admits against its grant of the budget)', () => {
+    /** URLs admitted in each shard, from the shards' own counters. */
+    async function admittedPerShard(client: ReturnType<TestRedis['client']>, names: readonly string[]): Promise<number[]> {
+      return Promise.all(names.map(async (name) => Number((await client.get(frontierKeys(name).admitted)) ?? 0)));
+    }
+
+    it('admits exactly the budget over all shards, in one batch and in later ones', async () => {
+      const namespace = `shards-${randomUUID()}`;
+      const { frontier, names, client } = shardedFrontier(namespace, 3, { maxPages: 7 });
+      expect(await frontier.addSeeds(urls)).toMatchObject({ accepted: 7, overLimit: 23 });
+      const perShard = await admittedPerShard(client, names);
+      expect(perShard.reduce((sum, n) => sum + n, 0)).toBe(7);
+      expect(await client.hget(frontierKeys(namespace).pageGrants, 'total')).toBe('7');
+      // The budget is spent: a new URL in any shard is over it, a known one is still a duplicate.
+      expect(await frontier.addSeeds(['http://h0.test/new', 'http://h5.test/new', 'http://h9.test/new'])).toMatchObject({ accepted: 0, overLimit: 3 });
+      expect(await frontier.addSeeds(urls.slice(0, 30))).toMatchObject({ accepted: 0, duplicate: 7, overLimit: 23 });
+      expect(await releaseAll(frontier)).toBe(7);
+    });
+
+    it('holds when processes admit into the same shards at once: exactly the budget, never more', async () => {
+      const namespace = `shards-${randomUUID()}`;
+      const many = Array.from({ length: 40 }, (_, i) => `h${i % 10}.test`).flatMap((host, i) => [`http://${host}/q${i}a`, `http://${host}/q${i}b`]);
+      const processes = [0, 1, 2, 3].map(() => shardedFrontier(namespace, 3, { maxPages: 33 }));
+      // Each process adds a different quarter of the URLs, in batches of 5, all at once.
+      const results = await Promise.all(
+        processes.map(async ({ frontier }, p) => {
+          let accepted = 0;
+          const mine = many.filter((_, i) => i % 4 === p);
+          for (let at = 0; at < mine.length; at += 5) accepted += (await frontier.addDiscovered(mine.slice(at, at + 5), 0)).accepted;
+          return accepted;
+        }),
+      );
+      expect(results.reduce((sum, n) => sum + n, 0)).toBe(33);
+      const [first] = processes;
+      expect((await admittedPerShard(first!.client, first!.names)).reduce((sum, n) => sum + n, 0)).toBe(33);
+    });
+
+    it('a grant whose process died before storing it in its shard is not lost: the shard takes it later', async () => {
+      const namespace = `shards-${randomUUID()}`;
+      const { frontier, names, client } = shardedFrontier(namespace, 3, { maxPages: 5 });
+      const shard = shardOfGroup('h0.test', 3);
+      // A process was granted the whole budget for this shard, then died before admitting anything.
+      expect(await grantPagesScript.run(client, [frontierKeys(namespace).pageGrants], [shard, 5, 5])).toEqual([5, 5]);
+      const sameShard = hosts.filter((host) => shardOfGroup(host, 3) === shard).flatMap((host) => [1, 2, 3, 4, 5, 6].map((page) => `http://${host}/x${page}`));
+      expect(sameShard.length).toBeGreaterThan(5);
+      expect(await frontier.addSeeds(sameShard)).toMatchObject({ accepted: 5, overLimit: sameShard.length - 5 });
+      expect(await admittedPerShard(client, names)).toEqual(names.map((_, i) => (i === shard ? 5 : 0)));
+    });
   });
 
   it('refuses a second layout for a crawl that recorded one', async () => {

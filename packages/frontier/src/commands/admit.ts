@@ -11,15 +11,18 @@ const FIRST = SEEN_CONFIG_ARGS + 1;
  * and appends them to their groups' backlogs. A URL is in the seen-set if and
  * only if it is somewhere (backlog, queue or done), whatever process dies when.
  *
- * KEYS: 1 seen-set meta, 2 admitted, 3 admittedPerGroup, 4 backlog count
- * ARGV: the seen-set config (SEEN_CONFIG_ARGS), maxPages (0 = none),
- *       maxPagesPerGroup (0 = none), depth, backlog prefix, then quadruples
- *       fingerprint (16 bytes), job id (the fingerprint's text), group, URL
+ * KEYS: 1 seen-set meta, 2 admitted, 3 admittedPerGroup, 4 backlog count,
+ *       5 pages granted to this shard (see grantPagesScript)
+ * ARGV: the seen-set config (SEEN_CONFIG_ARGS), maxPages (0 = none; -1 = a
+ *       shard's: what the crawl granted it, KEYS[5]), maxPagesPerGroup
+ *       (0 = none), depth, backlog prefix, a grant this shard was given that
+ *       KEYS[5] may not hold yet (0 = none), then quadruples fingerprint
+ *       (16 bytes), job id (the fingerprint's text), group, URL
  * Reply: {Ok, one ReserveCode per candidate} | {ModeMismatch, stored}
  */
 export const admitScript = defineLuaScript({
   name: 'frontier-admit',
-  keys: 4,
+  keys: 5,
   includes: [CLOCK_INCLUDE, SEEN_SET_INCLUDE, BACKLOG_INCLUDE],
   lua: `
 local s, stored = seen_open()
@@ -28,17 +31,30 @@ local maxPages = tonumber(ARGV[${FIRST}])
 local maxPerGroup = tonumber(ARGV[${FIRST + 1}])
 local depth = tonumber(ARGV[${FIRST + 2}])
 local prefix = ARGV[${FIRST + 3}]
+-- The page cap, if any: the crawl's, or a shard's grant (raised to a grant
+-- given since, which a process that died before this call never stored).
+local cap = nil
+if maxPages > 0 then
+  cap = maxPages
+elseif maxPages < 0 then
+  cap = tonumber(redis.call('GET', KEYS[5]) or '0')
+  local given = tonumber(ARGV[${FIRST + 4}])
+  if given > cap then
+    cap = given
+    redis.call('SET', KEYS[5], cap)
+  end
+end
 -- Read only when a budget needs it: the count is added to at the end.
 local admitted = 0
-if maxPages > 0 then admitted = tonumber(redis.call('GET', KEYS[2]) or '0') end
+if cap then admitted = tonumber(redis.call('GET', KEYS[2]) or '0') end
 local result = {${SeenScriptStatus.Ok}}
 local new = 0
 local now = now_ms()
 local touched = {}
-for at = ${FIRST + 4}, #ARGV, 4 do
+for at = ${FIRST + 5}, #ARGV, 4 do
   local fp, group = ARGV[at], ARGV[at + 2]
   local over = nil
-  if maxPages > 0 and admitted >= maxPages then
+  if cap and admitted >= cap then
     over = ${ReserveCode.OverPageLimit}
   elseif maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') >= maxPerGroup then
     over = ${ReserveCode.OverGroupLimit}
@@ -81,5 +97,28 @@ export const pushClaimedScript = defineLuaScript({
   lua: `
 backlog_push(ARGV[1], ARGV[2], tonumber(ARGV[3]), backlog_entry(ARGV[4], ARGV[5], tonumber(ARGV[6])), now_ms(), {})
 return redis.call('INCR', KEYS[1])
+`,
+});
+
+/**
+ * Grants a shard of a crawl with --max-pages more of the crawl-wide budget:
+ * each shard admits against its own grant (its scripts reach only its own
+ * slot), and the crawl's grants never add up to more than the budget.
+ * Reply: {the shard's grants in total, given before or now; given now}. The
+ * shard's next admission stores the total if it holds less, so a process
+ * that dies between the two steps loses no grant.
+ * KEYS: 1 the crawl's grants (a hash: `total`, and one field per shard)
+ * ARGV: shard index, pages wanted, maxPages
+ */
+export const grantPagesScript = defineLuaScript({
+  name: 'frontier-grant-pages',
+  keys: 1,
+  lua: `
+local give = math.min(tonumber(ARGV[2]), tonumber(ARGV[3]) - tonumber(redis.call('HGET', KEYS[1], 'total') or '0'))
+if give > 0 then
+  redis.call('HINCRBY', KEYS[1], 'total', give)
+  return {redis.call('HINCRBY', KEYS[1], ARGV[1], give), give}
+end
+return {tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'), 0}
 `,
 });
