@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +29,15 @@ afterEach(async () => {
   await Promise.all(sites.splice(0).map((site) => site.close()));
 });
 afterAll(async () => cluster?.stop());
+
+/** A loopback Redis URL nobody listens on. */
+async function deadRedisUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `redis://127.0.0.1:${port}`;
+}
 
 async function site(spec: Parameters<typeof startDemoSite>[0]): Promise<DemoSite> {
   const started = await startDemoSite(spec);
@@ -162,6 +172,29 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     }
+  });
+
+  it('--redis-seeds: with the node REDIS_URL names down, crawl and its workers reach the cluster through a seed; every page once', { timeout: 240_000 }, async () => {
+    const web = await site({ hosts: ['127.0.0.111', '127.0.0.112', '127.0.0.113'], pagesPerHost: 10, linksPerPage: 3, crossHostLinksPerPage: 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-seeds-'));
+    const out = join(dir, 'results.jsonl');
+    const dead = await deadRedisUrl();
+    const seeds = cluster.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
+    const args = ['crawl', ...web.seeds, '--out', out, '--namespace', 'cluster-seeds', '--allow-private-network', '--scope', 'any', '--max-depth', '100', '--rate', 'none', '--workers', '2', '--state-dir', dir];
+    // The worker processes get the seeds from crawl (a config file), not from the environment.
+    const result = await runCli(args, { env: cliEnv(dead, { REDIS_SEEDS: seeds }), timeoutMs: 180_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const expected = web.reachable({ seeds: web.seeds, maxDepth: 100, scope: 'any' });
+    const urls = readRecords(out).map((record) => record.url);
+    expect(duplicates(urls)).toEqual([]);
+    expect(new Set(urls)).toEqual(expected);
+    // Without the seeds the same URL is an error, and seeds without a URL are an input error (exit 2, one line).
+    const unseeded = await runCli(['status', '--namespace', 'cluster-seeds'], { env: cliEnv(dead), timeoutMs: 60_000 });
+    expect(unseeded.code).not.toBe(0);
+    expect(unseeded.stderr).toMatch(/^crawlq: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/);
+    const noUrl = await runCli(['status', '--redis-seeds', seeds, '--state-dir', dir], { env: cliEnv(undefined), timeoutMs: 60_000 });
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr.trim()).toBe('crawlq: --redis-seeds: needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
   });
 
   it('--max-pages holds over 3 shards: the site saw exactly that many pages, from hosts of more than one shard', { timeout: 240_000 }, async () => {

@@ -38,7 +38,7 @@ export interface CliOptions {
 export function cliEnv(redisUrl: string | undefined, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(CRAWLQ_|SMTP_|ALERT_|REDIS_URL$)/.test(name)) env[name] = value;
+    if (!/^(CRAWLQ_|SMTP_|ALERT_|REDIS_URL$|REDIS_SEEDS$)/.test(name)) env[name] = value;
   }
   return { ...env, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }), ...extra };
 }

@@ -13,7 +13,7 @@ export const LOG_OPTIONS: readonly OptionName[] = ['logLevel', 'logFormat'];
  * fleet-wide option (a command that starts a crawl publishes them), and the
  * seeding switch.
  */
-export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir', ...FLEET_OPTIONS, 'sitemaps', 'stallTimeout'];
+export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'redisSeeds', 'namespace', 'stateDir', ...FLEET_OPTIONS, 'sitemaps', 'stallTimeout'];
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
@@ -22,7 +22,7 @@ export const WORKER_OPTIONS: readonly OptionName[] = [
   ...LOG_OPTIONS, 'statsInterval', 'metricsPort', 'metricsHost',
 ];
 
-export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'namespace', 'stateDir'];
+export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'redisSeeds', 'namespace', 'stateDir'];
 
 /**
  * Adds the table's flags for `names` to a command, plus `--config FILE`.

@@ -6,7 +6,7 @@ import { resolveRedis, type RedisHandle } from '@crawlq/redis';
  * redis-server under --state-dir (started or joined, released afterwards).
  */
 export async function withRedis<T>(config: CrawlqConfig, body: (url: string, handle: RedisHandle) => Promise<T>): Promise<T> {
-  const handle = await resolveRedis({ url: config.redisUrl, stateDir: config.stateDir });
+  const handle = await resolveRedis({ url: config.redisUrl, seeds: config.redisSeeds, stateDir: config.stateDir });
   try {
     return await body(handle.url, handle);
   } finally {

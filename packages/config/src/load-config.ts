@@ -50,6 +50,9 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
   }
   checkSink(result);
   checkShards(result);
+  if (result.redisSeeds !== undefined && result.redisUrl === undefined) {
+    throw new ConfigError('--redis-seeds', 'needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
+  }
   result.explicit = explicit;
   return deepFreeze(result) as CrawlqConfig;
 }

@@ -119,6 +119,19 @@ const redisUrl = z
   // ioredis would read `/db2` as no database and use 0 without a word (#10).
   .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2');
 
+// host:port of a Redis Cluster node: a name, an IPv4 address or an [IPv6] literal.
+const SEEDS_EXPECTED = 'expected host:port of a cluster node, comma-separated (such as 10.0.0.2:6379,[::1]:7000)';
+const redisSeeds = z.preprocess(
+  (value) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter((item) => item !== '') : value),
+  z.array(
+    z
+      .string({ error: SEEDS_EXPECTED })
+      .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):([1-9]\d{0,4})$/, SEEDS_EXPECTED)
+      .refine((value) => Number(value.slice(value.lastIndexOf(':') + 1)) <= 65_535, SEEDS_EXPECTED),
+    { error: SEEDS_EXPECTED },
+  ),
+);
+
 // Never echoed back in an error: the value can hold a password.
 const postgresUrl = z
   .string({ error: 'expected a postgres:// or postgresql:// URL' })
@@ -157,6 +170,7 @@ export const fieldRuleSchema = z.strictObject({
  */
 export const OPTION_TABLE = {
   redisUrl: { scope: 'process', flag: '--redis-url', env: 'REDIS_URL', schema: redisUrl.optional(), default: undefined, doc: 'Redis to use; unset: a private redis-server under --state-dir' },
+  redisSeeds: { scope: 'process', flag: '--redis-seeds', env: 'REDIS_SEEDS', schema: redisSeeds.optional(), default: undefined, doc: "More nodes (host:port, comma-separated) of the Redis Cluster --redis-url names: tried in turn when that node does not answer, and seeds of every cluster connection (the URL's credentials and TLS apply)" },
   namespace: { scope: 'process', flag: '--namespace', env: 'CRAWLQ_NAMESPACE', schema: z.string({ error: 'expected 1 to 64 letters, digits, - and _' }).regex(/^[a-zA-Z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, - and _'), default: 'crawlq', doc: 'Key namespace: one crawl per namespace on a Redis' },
   stateDir: { scope: 'process', flag: '--state-dir', env: 'CRAWLQ_STATE_DIR', schema: text(), default: '.crawlq', doc: 'Local state: the embedded Redis data, the alert outbox' },
   scope: { scope: 'fleet', flag: '--scope', env: 'CRAWLQ_SCOPE', schema: oneOf(['host', 'domain', 'any'] as const), default: 'host', doc: "Which discovered links to follow: the seeds' hosts, their registrable domains, or any" },

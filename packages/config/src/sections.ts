@@ -8,6 +8,7 @@ export type OptionSection = (typeof OPTION_SECTIONS)[number];
 /** Where each option is listed; a Record, so a new option cannot be left out. */
 export const OPTION_SECTION: Readonly<Record<OptionName, OptionSection>> = {
   redisUrl: 'Redis',
+  redisSeeds: 'Redis',
   namespace: 'Redis',
   stateDir: 'Redis',
   redisOutageLimit: 'Redis',

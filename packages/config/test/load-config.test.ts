@@ -61,6 +61,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ configFile: configFile('{nope') })).toThrow(/not valid JSON/);
   });
 
+  it('takes more cluster nodes as host:port, comma-separated, only beside a Redis URL (#13)', () => {
+    const url = 'redis://h:7000';
+    expect(loadConfig({ env: { REDIS_URL: url, REDIS_SEEDS: 'a:7001, 10.0.0.2:7002,[::1]:7003' } }).redisSeeds).toEqual(['a:7001', '10.0.0.2:7002', '[::1]:7003']);
+    expect(loadConfig({ env: { REDIS_URL: url } }).redisSeeds).toBeUndefined();
+    for (const bad of ['a', 'a:0', 'a:700000', 'redis://a:7001', 'a:7001;b:7002']) {
+      expect(() => loadConfig({ env: { REDIS_URL: url, REDIS_SEEDS: bad } }), bad).toThrow(/^REDIS_SEEDS: expected host:port of a cluster node, comma-separated/);
+    }
+    expect(() => loadConfig({ flags: { redisSeeds: 'a:7001' } })).toThrow(/^--redis-seeds: needs --redis-url \(or REDIS_URL\)/);
+  });
+
   it('takes a Redis outage limit above zero, 5 minutes by default (#10)', () => {
     expect(loadConfig().redisOutageLimit).toBe(300_000);
     expect(loadConfig({ env: { CRAWLQ_REDIS_OUTAGE_LIMIT: '4s' } }).redisOutageLimit).toBe(4_000);

@@ -25,6 +25,35 @@ export type RedisClient = Redis | Cluster;
  */
 const clusterByUrl = new Map<string, boolean>();
 
+/** One more node of a cluster (`--redis-seeds`). */
+export interface ClusterSeed {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * More nodes of the cluster a URL names, per URL (`--redis-seeds`). A URL
+ * names one node; if that node is down when a process starts (a master that
+ * failed over for good, a machine being replaced), the process would not
+ * start at all. With seeds, whether the URL names a cluster is asked of each
+ * in turn, and every Cluster client opened from the URL is seeded with all of
+ * them, so it finds the slots from whichever answers.
+ */
+const seedsByUrl = new Map<string, readonly ClusterSeed[]>();
+
+/** Registers `--redis-seeds` for `url`, for this process's life; `host:port` each. */
+export function registerClusterSeeds(url: string, seeds: readonly string[]): void {
+  if (seeds.length > 0) seedsByUrl.set(url, seeds.map(parseSeed));
+}
+
+function parseSeed(text: string): ClusterSeed {
+  const colon = text.lastIndexOf(':');
+  const host = text.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  const port = Number(text.slice(colon + 1));
+  if (colon <= 0 || host === '' || !Number.isInteger(port) || port < 1 || port > 65_535) throw new RangeError(`not host:port: ${text}`);
+  return { host, port };
+}
+
 /** True when the URL was found to name a cluster node (see {@link detectRedisCluster}); false when unknown or not. */
 export function isKnownCluster(url: string): boolean {
   return clusterByUrl.get(url) === true;
@@ -38,7 +67,19 @@ export function isKnownCluster(url: string): boolean {
 export async function detectRedisCluster(url: string): Promise<boolean> {
   const known = clusterByUrl.get(url);
   if (known !== undefined) return known;
-  const probe = new Redis(withoutDatabase(url), {
+  // The URL's own node first, then each seed: the first that answers decides.
+  for (const node of [withoutDatabase(url), ...(seedsByUrl.get(url) ?? []).map((seed) => urlAt(url, seed))]) {
+    const cluster = await probeClusterMode(node);
+    if (cluster === 'unreachable') continue;
+    if (cluster !== undefined) clusterByUrl.set(url, cluster);
+    return cluster ?? false;
+  }
+  return false;
+}
+
+/** True for a cluster node, false for a single one, undefined when INFO is refused. */
+async function probeClusterMode(url: string): Promise<boolean | undefined | 'unreachable'> {
+  const probe = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
@@ -48,14 +89,28 @@ export async function detectRedisCluster(url: string): Promise<boolean> {
   probe.on('error', () => undefined);
   try {
     await probe.connect();
-    const cluster = await isClusterNode(probe);
-    if (cluster !== undefined) clusterByUrl.set(url, cluster);
-    return cluster ?? false;
   } catch {
-    return false;
+    probe.disconnect();
+    return 'unreachable';
+  }
+  try {
+    return await isClusterNode(probe);
   } finally {
     probe.disconnect();
   }
+}
+
+/** True when `--redis-seeds` were given for `url`. */
+export function hasClusterSeeds(url: string): boolean {
+  return seedsByUrl.has(url);
+}
+
+/** `url` with a seed's host and port, and no database: the same credentials and TLS. */
+function urlAt(url: string, seed: ClusterSeed): string {
+  const parsed = new URL(withoutDatabase(url));
+  parsed.hostname = seed.host.includes(':') ? `[${seed.host}]` : seed.host;
+  parsed.port = String(seed.port);
+  return parsed.toString();
 }
 
 /** `INFO cluster` of one node: true for `cluster_enabled:1`; undefined when INFO is refused (renamed or disabled on managed Redis). */
@@ -73,8 +128,8 @@ export function rememberTopology(url: string, cluster: boolean): void {
 }
 
 /**
- * A Cluster client seeded with the URL's host: credentials and TLS apply to
- * every node. Role options (see `redisOptionsFor`) split as ioredis wants
+ * A Cluster client seeded with the URL's host and its `--redis-seeds`:
+ * credentials and TLS apply to every node. Role options (see `redisOptionsFor`) split as ioredis wants
  * them: the offline queue and the reconnect policy belong to the cluster, the
  * per-command retry limit and names to each node connection.
  */
@@ -102,7 +157,7 @@ export function openCluster(url: string, options: RedisOptions = {}): Cluster {
     retryDelayOnFailover: 300,
     maxRedirections: redirectionsFor(nodeOptions.maxRetriesPerRequest),
   };
-  return new Cluster([seed], clusterOptions);
+  return new Cluster([seed, ...(seedsByUrl.get(url) ?? [])], clusterOptions);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { redactUrl } from '@crawlq/urls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { isClusterNode, isKnownCluster, openCluster, rememberTopology, type RedisClient } from './cluster.js';
-import { assertDatabase } from './database-check.js';
+import { detectRedisCluster, hasClusterSeeds, isClusterNode, isKnownCluster, openCluster, rememberTopology, type RedisClient } from './cluster.js';
+import { assertClusterDatabase, assertDatabase } from './database-check.js';
 
 /*
  * Two ways to open a client, on purpose:
@@ -59,6 +59,11 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
     await redis.ping();
   } catch (error) {
     redis.disconnect();
+    // The URL's node is down: another node of its cluster (--redis-seeds) may answer for it.
+    if (hasClusterSeeds(url) && (await detectRedisCluster(url))) {
+      assertClusterDatabase(url);
+      return connectCluster(url, options);
+    }
     throw new RedisUnavailableError(url, { cause: error });
   }
   let cluster: boolean;

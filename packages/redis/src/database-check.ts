@@ -74,6 +74,16 @@ export async function assertDatabase(redis: Redis, url: string): Promise<void> {
 }
 
 /**
+ * For a URL found to name a cluster without asking its own node (it was down;
+ * a seed answered): a cluster has only database 0.
+ * @throws RedisDatabaseError when the URL names another
+ */
+export function assertClusterDatabase(url: string): void {
+  const database = databaseIndexOf(url);
+  if (database !== 0) throw new RedisDatabaseError(url, { database, databases: 1, cluster: true });
+}
+
+/**
  * Checks the URL's database on a short-lived connection before anything else
  * uses the URL (every connection of BullMQ, the dead-letter store and the
  * health probe is opened from the URL alone). No connection at all for

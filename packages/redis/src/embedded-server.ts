@@ -3,8 +3,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { detectRedisCluster } from './cluster.js';
-import { checkDatabase } from './database-check.js';
+import { detectRedisCluster, registerClusterSeeds } from './cluster.js';
+import { assertClusterDatabase, checkDatabase } from './database-check.js';
 import { redisServerArgs } from './server-settings.js';
 
 /** `redis-server` is not installed and no REDIS_URL was given. */
@@ -49,10 +49,11 @@ interface ServerRecord {
  * starts one (append-only file on, `noeviction`), so `enqueue`, `worker` and
  * `crawl` run in separate terminals share one crawl and data survives restarts.
  */
-export async function resolveRedis(options: { url?: string | undefined; stateDir: string }): Promise<RedisHandle> {
+export async function resolveRedis(options: { url?: string | undefined; seeds?: readonly string[] | undefined; stateDir: string }): Promise<RedisHandle> {
   if (options.url !== undefined) {
+    registerClusterSeeds(options.url, options.seeds ?? []);
     await checkDatabase(options.url);
-    await detectRedisCluster(options.url);
+    if (await detectRedisCluster(options.url)) assertClusterDatabase(options.url);
     return { url: options.url, embedded: false, release: () => Promise.resolve() };
   }
   const dir = resolve(options.stateDir, 'redis');

@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +11,11 @@ import {
   clusterClientFor,
   connectRedis,
   defineLuaScript,
+  isKnownCluster,
   openRedisFrom,
   RedisDatabaseError,
+  RedisUnavailableError,
+  resolveRedis,
   type RedisOutageError,
   stateKeyPrefix,
   watchRedisOutage,
@@ -91,6 +98,51 @@ describe('a Redis Cluster behind one URL', () => {
     } finally {
       for (const client of [forBullmq, beside, duplicate]) client?.disconnect();
     }
+  });
+
+  describe('--redis-seeds: the URL names a node that does not answer', () => {
+    /** A loopback URL nobody listens on (each test its own: what a process learns is kept per URL). */
+    async function deadUrl(suffix = ''): Promise<string> {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return `redis://127.0.0.1:${port}${suffix}`;
+    }
+    const seeds = (): string[] => cluster.nodes.slice(1).map((node) => `127.0.0.1:${node.port}`);
+    const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-seeds-'));
+
+    it('reaches the cluster through a seed: connectRedis, BullMQ and library clients, on every master', async () => {
+      const url = await deadUrl();
+      const handle = await resolveRedis({ url, seeds: seeds(), stateDir });
+      expect(handle).toMatchObject({ url, embedded: false });
+      expect(isKnownCluster(url)).toBe(true);
+      const connected = await connectRedis(url, { role: 'producer' });
+      const forBullmq = clusterClientFor({ url }, { maxRetriesPerRequest: null });
+      const beside = openRedisFrom({ url });
+      try {
+        for (const client of [connected, forBullmq, beside]) {
+          expect(client).toBeInstanceOf(Cluster);
+          // Keys of every master, the URL's own (dead) node not among them.
+          for (const node of cluster.nodes) {
+            let tag = 0;
+            while ((await cluster.masterOf(`{seeded-${tag}}`)).port !== node.port) tag += 1;
+            expect(await client!.set(`{seeded-${tag}}:k`, 'v')).toBe('OK');
+          }
+        }
+      } finally {
+        for (const client of [connected, forBullmq, beside]) client?.disconnect();
+      }
+    });
+
+    it('without seeds the same dead URL is a clear error, and seeds cannot lend a cluster a database number', async () => {
+      await expect(connectRedis(await deadUrl(), { role: 'producer' })).rejects.toThrow(RedisUnavailableError);
+      const withDatabase = await deadUrl('/2');
+      const error = await resolveRedis({ url: withDatabase, seeds: seeds(), stateDir }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(RedisDatabaseError);
+      expect((error as Error).message).toMatch(/is a Redis Cluster node, and a cluster has only database 0/);
+      await expect(connectRedis(withDatabase, { role: 'producer' })).rejects.toThrow(RedisDatabaseError);
+    });
   });
 
   it('checks the eviction policy of every master, and names the one that would evict', async () => {
