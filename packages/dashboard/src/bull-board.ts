@@ -64,32 +64,46 @@ export function localAssetsOnly(): RequestHandler {
 export const DEAD_LETTER_QUEUE_DESCRIPTION =
   'Paused on purpose: no worker consumes dead letters, they wait for review. Retry or purge them in the Dead letters view (/dead-letters).';
 
+/** bull-board, mounted as `router`, showing the crawl queues it was last given. */
+export interface BullBoard {
+  readonly router: RequestHandler;
+  /**
+   * Shows these crawl queues (one per shard) in place of the ones before: a
+   * crawl's layout can be recorded after the dashboard started, and the
+   * queues it was showing are closed then.
+   */
+  showCrawlShards(crawlShards: readonly DashboardQueues['crawl'][]): void;
+}
+
 /**
  * bull-board for the crawl (one per shard), dead-letter and alerts queues. The dead-letter
  * queue is read-only: its entries must change only through the dead-letter
  * view, which keeps its index in step (a bull-board "clean" or "retry" there
  * would not).
  */
-export function bullBoardHandler(queues: DashboardQueues, crawlShards: readonly DashboardQueues['crawl'][] = [queues.crawl]): RequestHandler {
+export function bullBoard(queues: DashboardQueues, crawlShards: readonly DashboardQueues['crawl'][] = [queues.crawl]): BullBoard {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   // A crawl of several shards has a crawl queue per shard, all named "crawl": a prefix tells them apart.
-  const crawlAdapters =
-    crawlShards.length <= 1
+  const crawlAdapters = (shards: readonly DashboardQueues['crawl'][]): BullMQAdapter[] =>
+    shards.length <= 1
       ? [new BullMQAdapter(queues.crawl, { description: 'Pages waiting, delayed or being fetched' })]
-      : crawlShards.map(
+      : shards.map(
           (queue, shard) =>
-            new BullMQAdapter(queue, { prefix: `shard-${shard}-`, displayName: `crawl, shard ${shard} of ${crawlShards.length}`, description: 'Pages waiting, delayed or being fetched (the groups of this shard)' }),
+            new BullMQAdapter(queue, { prefix: `shard-${shard}-`, displayName: `crawl, shard ${shard} of ${shards.length}`, description: 'Pages waiting, delayed or being fetched (the groups of this shard)' }),
         );
-  const adapters = [
-    ...crawlAdapters,
+  const others = [
     // Bull Board badges it "[Paused]"; the description shows beside that badge (queue header, and the info tip on the overview cards).
     new BullMQAdapter(queues.deadLetter, { readOnlyMode: true, description: DEAD_LETTER_QUEUE_DESCRIPTION }),
     new BullMQAdapter(queues.alerts, { description: 'Alert e-mail digests' }),
   ];
-  for (const adapter of adapters) adapter.setFormatter('data', redactJobData);
-  createBullBoard({
-    queues: adapters,
+  const adaptersFor = (shards: readonly DashboardQueues['crawl'][]): BullMQAdapter[] => {
+    const adapters = [...crawlAdapters(shards), ...others];
+    for (const adapter of adapters) adapter.setFormatter('data', redactJobData);
+    return adapters;
+  };
+  const board = createBullBoard({
+    queues: adaptersFor(crawlShards),
     serverAdapter,
     options: {
       uiConfig: {
@@ -99,5 +113,8 @@ export function bullBoardHandler(queues: DashboardQueues, crawlShards: readonly 
       },
     },
   });
-  return serverAdapter.getRouter() as RequestHandler;
+  return {
+    router: serverAdapter.getRouter() as RequestHandler,
+    showCrawlShards: (shards) => board.replaceQueues(adaptersFor(shards)),
+  };
 }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
 import { readCrawlProgress } from '@crawlq/frontier';
 import { detectRedisCluster, shardOfGroup } from '@crawlq/redis';
@@ -8,7 +8,7 @@ import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { CrawlJobPolicy } from '@crawlq/queue';
 import { apiRoutes } from './api-routes.js';
 import { basicAuth, type DashboardAuth } from './basic-auth.js';
-import { BULL_BOARD_CSP, BULL_BOARD_PATH, bullBoardHandler, localAssetsOnly } from './bull-board.js';
+import { BULL_BOARD_CSP, BULL_BOARD_PATH, bullBoard, localAssetsOnly, type BullBoard } from './bull-board.js';
 import { createCrawlOverviews } from './crawl-overview.js';
 import { CsrfToken } from './csrf-token.js';
 import { createDeadLetterActions } from './dead-letter-actions.js';
@@ -76,6 +76,30 @@ function validate(options: DashboardOptions): { host: string; port: number } {
   }
   if (options.namespace === '') throw new DashboardConfigError('namespace', 'namespace: must not be empty');
   return { host, port };
+}
+
+/**
+ * bull-board, shown with the crawl's queues as they are now: its API calls
+ * (the UI polls them) first look whether the crawl's shard layout changed
+ * since, one read of Redis, as the overview does.
+ */
+function followCrawlShards(board: BullBoard, admin: FleetAdmin): RequestHandler {
+  let shown = admin.queues;
+  const follow: RequestHandler = (req, _res, next) => {
+    if (!req.path.startsWith('/api/')) return next();
+    admin
+      .followLayout()
+      .catch(() => undefined) // Redis away: bull-board's own call says so
+      .then(() => {
+        if (admin.queues !== shown) {
+          shown = admin.queues;
+          board.showCrawlShards(shown);
+        }
+        next();
+      })
+      .catch(next);
+  };
+  return Router().use(follow, board.router);
 }
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
@@ -167,7 +191,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       next();
     },
     localAssetsOnly(),
-    bullBoardHandler(queues, admin.queues),
+    followCrawlShards(bullBoard(queues, admin.queues), admin),
   );
   app.use(pageRoutes({ actions, overviews, namespace: options.namespace, csrf: new CsrfToken(), log }));
   app.use((_req, res) => {

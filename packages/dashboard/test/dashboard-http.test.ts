@@ -182,7 +182,7 @@ describe('JSON API', () => {
     expect(json).toMatchObject({ crawl: { backlog: 3, waiting: 0, active: 0 } });
   });
 
-  it('follows a crawl of 3 shards that began after it started: /api/stats sums the shards, a group is paused in its shard, a dead letter goes back into its group\'s shard (#13)', async () => {
+  it('follows a crawl of 3 shards that began after it started: /api/stats sums the shards, bull-board shows a crawl queue per shard, a group is paused in its shard, a dead letter goes back into its group\'s shard (#13)', async () => {
     const { space, dashboard } = await setup();
     const shards = shardNamespaces(space.namespace, 3);
     const shardQueues = shards.map((shard) => openCrawlQueue({ url: redisUrl }, shard));
@@ -206,6 +206,13 @@ describe('JSON API', () => {
     expect((await shardQueues[shard]!.getJob('fp-c'))?.data.url).toBe('https://other.org/c');
     for (const [i, queue] of shardQueues.entries()) if (i !== shard) expect(await queue.getJob('fp-c')).toBeUndefined();
     expect(await space.crawl.getJob('fp-c')).toBeUndefined();
+    // bull-board, started before the crawl had shards, now shows one crawl queue per shard, the job in its shard's.
+    const board = (await api(dashboard.url, '/queues/api/queues')).json as { queues: { name: string; displayName?: string; counts: Record<string, number> }[] };
+    const crawlQueues = board.queues.filter((queue) => queue.displayName?.startsWith('crawl, shard '));
+    expect(crawlQueues.map((queue) => queue.displayName).sort()).toEqual(['crawl, shard 0 of 3', 'crawl, shard 1 of 3', 'crawl, shard 2 of 3']);
+    const counted = crawlQueues.map((queue) => Object.values(queue.counts).reduce((sum, n) => sum + n, 0));
+    expect(counted).toEqual(crawlQueues.map((queue) => (queue.displayName === `crawl, shard ${shard} of 3` ? 1 : 0)));
+    expect(board.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['dead-letter', 'alerts']));
 
     // A pause from the dashboard lands in the group's shard, where its jobs' gate reads it.
     expect((await api(dashboard.url, '/api/groups/other.org/pause', { method: 'POST', body: { forMs: 60_000 } })).status).toBe(200);
