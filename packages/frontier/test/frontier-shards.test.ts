@@ -121,6 +121,20 @@ describe('a frontier over shards', () => {
       expect(await releaseAll(frontier)).toBe(7);
     });
 
+    it('with --max-pages-per-group too: a shard asks only for pages its groups can use, and the budget is met exactly', async () => {
+      const namespace = `shards-${randomUUID()}`;
+      const { frontier, names, client } = shardedFrontier(namespace, 3, { maxPages: 6, maxPagesPerGroup: 2 });
+      // One big site first: 10 new URLs, of which its group may take only 2.
+      const big = Array.from({ length: 10 }, (_, i) => `http://h0.test/big${i}`);
+      expect(await frontier.addSeeds(big)).toMatchObject({ accepted: 2, overLimit: 8 });
+      expect(await client.hget(frontierKeys(namespace).pageGrants, 'total')).toBe('2');
+      // The rest of the budget is still there for groups of the other shards.
+      const others = hosts.filter((host) => shardOfGroup(host, 3) !== shardOfGroup('h0.test', 3)).flatMap((host) => [`http://${host}/a`, `http://${host}/b`]);
+      expect(others.length).toBeGreaterThanOrEqual(4);
+      expect(await frontier.addSeeds(others)).toMatchObject({ accepted: 4 });
+      expect((await admittedPerShard(client, names)).reduce((sum, n) => sum + n, 0)).toBe(6);
+    });
+
     it('holds when processes admit into the same shards at once: exactly the budget, never more', async () => {
       const namespace = `shards-${randomUUID()}`;
       const many = Array.from({ length: 40 }, (_, i) => `h${i % 10}.test`).flatMap((host, i) => [`http://${host}/q${i}a`, `http://${host}/q${i}b`]);

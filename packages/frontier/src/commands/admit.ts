@@ -51,18 +51,27 @@ local result = {${SeenScriptStatus.Ok}}
 local new = 0
 local now = now_ms()
 local touched = {}
+-- URLs over the page cap that their group's budget would still take, per
+-- group: the answer OverPageLimit means "admissible with more pages", which a
+-- shard asks its grant for, so it must not count a page its group cannot use.
+local wouldTake = {}
 for at = ${FIRST + 5}, #ARGV, 4 do
   local fp, group = ARGV[at], ARGV[at + 2]
   local over = nil
-  if cap and admitted >= cap then
-    over = ${ReserveCode.OverPageLimit}
-  elseif maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') >= maxPerGroup then
+  if maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') + (wouldTake[group] or 0) >= maxPerGroup then
     over = ${ReserveCode.OverGroupLimit}
+  elseif cap and admitted >= cap then
+    over = ${ReserveCode.OverPageLimit}
   end
   local code
   if over then
     -- A URL seen before is a duplicate, whatever the budgets say.
-    if seen_has_many(s, {fp})[1] then code = ${ReserveCode.Duplicate} else code = over end
+    if seen_has_many(s, {fp})[1] then
+      code = ${ReserveCode.Duplicate}
+    else
+      code = over
+      if over == ${ReserveCode.OverPageLimit} then wouldTake[group] = (wouldTake[group] or 0) + 1 end
+    end
   elseif not seen_add_many(s, {fp}, '')[1] then
     -- Within the budgets, the insert is the check: one command per URL, not two.
     code = ${ReserveCode.Duplicate}
