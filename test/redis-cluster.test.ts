@@ -1,11 +1,10 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
-import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { freePort, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
@@ -29,15 +28,6 @@ afterEach(async () => {
   await Promise.all(sites.splice(0).map((site) => site.close()));
 });
 afterAll(async () => cluster?.stop());
-
-/** A loopback Redis URL nobody listens on. */
-async function deadRedisUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `redis://127.0.0.1:${port}`;
-}
 
 async function site(spec: Parameters<typeof startDemoSite>[0]): Promise<DemoSite> {
   const started = await startDemoSite(spec);
@@ -178,7 +168,8 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     const web = await site({ hosts: ['127.0.0.111', '127.0.0.112', '127.0.0.113'], pagesPerHost: 10, linksPerPage: 3, crossHostLinksPerPage: 1 });
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-seeds-'));
     const out = join(dir, 'results.jsonl');
-    const dead = await deadRedisUrl();
+    // A loopback port nobody listens on.
+    const dead = `redis://127.0.0.1:${await freePort()}`;
     const seeds = cluster.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
     const args = ['crawl', ...web.seeds, '--out', out, '--namespace', 'cluster-seeds', '--allow-private-network', '--scope', 'any', '--max-depth', '100', '--rate', 'none', '--workers', '2', '--state-dir', dir];
     // The worker processes get the seeds from crawl (a config file), not from the environment.

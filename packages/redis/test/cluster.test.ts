@@ -1,8 +1,7 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { freePort, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -103,11 +102,7 @@ describe('a Redis Cluster behind one URL', () => {
   describe('--redis-seeds: the URL names a node that does not answer', () => {
     /** A loopback URL nobody listens on (each test its own: what a process learns is kept per URL). */
     async function deadUrl(suffix = ''): Promise<string> {
-      const server = createServer();
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const { port } = server.address() as AddressInfo;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      return `redis://127.0.0.1:${port}${suffix}`;
+      return `redis://127.0.0.1:${await freePort()}${suffix}`;
     }
     const seeds = (): string[] => cluster.nodes.slice(1).map((node) => `127.0.0.1:${node.port}`);
     const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-seeds-'));
