@@ -35,6 +35,7 @@ async function crawlOnCluster(cluster: TestRedisCluster, seeds: readonly string[
     const seconds = (performance.now() - started) / 1000;
     const after = await Promise.all(clients.map((client) => redisSnapshot(client)));
     if (code !== 0) throw new Error(`crawlq crawl --shards ${shards} exited with ${code}: ${stderr}`);
+    if (process.env.BENCH_SHOW_CRAWL) process.stderr.write(stderr);
     const summary = JSON.parse(stdout) as { pages?: number };
     return { shards, pages: summary.pages ?? Number.NaN, seconds, cpuSeconds: childCpuSeconds(stderr), masters: before.map((snapshot, i) => redisWork(snapshot, after[i] ?? snapshot)) };
   } finally {
