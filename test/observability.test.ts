@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, freePortPair, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { readRecords } from './support/records.js';
@@ -204,7 +204,7 @@ describe('crawl: the workers it spawns', () => {
   it('serve metrics on --metrics-port + index, log JSON through the parent, and a normal finish logs no SIGTERM', { timeout: 300_000 }, async () => {
     site.resetRecords();
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-ops-crawl-'));
-    const port = await freePort();
+    const port = await freePortPair(); // worker-1 serves on port + 1
     const args = ['crawl', site.seeds[0] ?? '', '--workers', '2', '--namespace', 'ops-crawl', '--allow-private-network', '--rate', '2/1s', '--scope', 'any', '--max-depth', '50', '--attempts', '1', '--out', join(dir, 'out.jsonl'), '--metrics-port', String(port), '--state-dir', dir];
     const child = startCli(args, { env: cliEnv(redis.url) });
     let stderr = '';

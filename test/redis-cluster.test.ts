@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
-import { freePort, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
@@ -168,8 +168,8 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     const web = await site({ hosts: ['127.0.0.111', '127.0.0.112', '127.0.0.113'], pagesPerHost: 10, linksPerPage: 3, crossHostLinksPerPage: 1 });
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-seeds-'));
     const out = join(dir, 'results.jsonl');
-    // A loopback port nobody listens on.
-    const dead = `redis://127.0.0.1:${await freePort()}`;
+    // Port 1 on loopback: nobody listens there (a port free a moment ago could be taken by another test's server).
+    const dead = 'redis://127.0.0.1:1';
     const seeds = cluster.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
     const args = ['crawl', ...web.seeds, '--out', out, '--namespace', 'cluster-seeds', '--allow-private-network', '--scope', 'any', '--max-depth', '100', '--rate', 'none', '--workers', '2', '--state-dir', dir];
     // The worker processes get the seeds from crawl (a config file), not from the environment.
@@ -182,7 +182,7 @@ describe('crawlq on a 3-master Redis Cluster (#13)', () => {
     // Without the seeds the same URL is an error, and seeds without a URL are an input error (exit 2, one line).
     const unseeded = await runCli(['status', '--namespace', 'cluster-seeds'], { env: cliEnv(dead), timeoutMs: 60_000 });
     expect(unseeded.code).not.toBe(0);
-    expect(unseeded.stderr).toMatch(/^crawlq: cannot reach Redis at redis:\/\/127\.0\.0\.1:\d+/);
+    expect(unseeded.stderr).toMatch(/^crawlq: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\b/);
     const noUrl = await runCli(['status', '--redis-seeds', seeds, '--state-dir', dir], { env: cliEnv(undefined), timeoutMs: 60_000 });
     expect(noUrl.code).toBe(2);
     expect(noUrl.stderr.trim()).toBe('crawlq: --redis-seeds: needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');

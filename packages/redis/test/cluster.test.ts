@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -100,15 +100,21 @@ describe('a Redis Cluster behind one URL', () => {
   });
 
   describe('--redis-seeds: the URL names a node that does not answer', () => {
-    /** A loopback URL nobody listens on (each test its own: what a process learns is kept per URL). */
-    async function deadUrl(suffix = ''): Promise<string> {
-      return `redis://127.0.0.1:${await freePort()}${suffix}`;
+    /**
+     * A loopback URL nobody listens on: port 1, on an address of its own per
+     * call (what a process learns is kept per URL). A port that was free a
+     * moment ago could be taken by another test's server meanwhile.
+     */
+    let deadHosts = 10;
+    function deadUrl(suffix = ''): string {
+      deadHosts += 1;
+      return `redis://127.0.0.${deadHosts}:1${suffix}`;
     }
     const seeds = (): string[] => cluster.nodes.slice(1).map((node) => `127.0.0.1:${node.port}`);
     const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-seeds-'));
 
     it('reaches the cluster through a seed: connectRedis, BullMQ and library clients, on every master', async () => {
-      const url = await deadUrl();
+      const url = deadUrl();
       const handle = await resolveRedis({ url, seeds: seeds(), stateDir });
       expect(handle).toMatchObject({ url, embedded: false });
       expect(isKnownCluster(url)).toBe(true);
@@ -131,8 +137,8 @@ describe('a Redis Cluster behind one URL', () => {
     });
 
     it('without seeds the same dead URL is a clear error, and seeds cannot lend a cluster a database number', async () => {
-      await expect(connectRedis(await deadUrl(), { role: 'producer' })).rejects.toThrow(RedisUnavailableError);
-      const withDatabase = await deadUrl('/2');
+      await expect(connectRedis(deadUrl(), { role: 'producer' })).rejects.toThrow(RedisUnavailableError);
+      const withDatabase = deadUrl('/2');
       const error = await resolveRedis({ url: withDatabase, seeds: seeds(), stateDir }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(RedisDatabaseError);
       expect((error as Error).message).toMatch(/is a Redis Cluster node, and a cluster has only database 0/);

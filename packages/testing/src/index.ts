@@ -1,5 +1,5 @@
 export { startTestRedis, type TestRedis, type TestRedisOptions } from './redis-server.js';
-export { freePort } from './free-port.js';
+export { freePort, freePortPair } from './free-port.js';
 export { mailHeader, mimePart } from './mail.js';
 export { startTestPostgres, type TestPostgres } from './postgres-server.js';
 export { checkWarcFile, type CheckedWarcRecord } from './warc-check.js';
