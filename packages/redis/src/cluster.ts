@@ -77,7 +77,7 @@ export async function detectRedisCluster(url: string): Promise<boolean> {
   return false;
 }
 
-/** True for a cluster node, false for a single one, undefined when INFO is refused. */
+/** One node asked: true for a cluster node, false for a single one, undefined when INFO is refused, 'unreachable' when it does not answer. */
 async function probeClusterMode(url: string): Promise<boolean | undefined | 'unreachable'> {
   const probe = new Redis(url, {
     lazyConnect: true,
@@ -129,9 +129,10 @@ export function rememberTopology(url: string, cluster: boolean): void {
 
 /**
  * A Cluster client seeded with the URL's host and its `--redis-seeds`:
- * credentials and TLS apply to every node. Role options (see `redisOptionsFor`) split as ioredis wants
- * them: the offline queue and the reconnect policy belong to the cluster, the
- * per-command retry limit and names to each node connection.
+ * credentials and TLS apply to every node. Role options (see
+ * `redisOptionsFor`) split as ioredis wants them: the offline queue and the
+ * reconnect policy belong to the cluster, the per-command retry limit and
+ * names to each node connection.
  */
 export function openCluster(url: string, options: RedisOptions = {}): Cluster {
   const parsed = new URL(url);
