@@ -64,7 +64,7 @@ export function databaseIndexOf(url: string): number {
 export async function assertDatabase(redis: Redis, url: string): Promise<void> {
   const database = databaseIndexOf(url);
   if (database === 0) return;
-  if ((await isClusterNode(redis)) === true) throw new RedisDatabaseError(url, { database, databases: 1, cluster: true });
+  if ((await isClusterNode(redis)) === true) assertClusterDatabase(url);
   try {
     await redis.select(database);
   } catch (error) {
@@ -74,8 +74,8 @@ export async function assertDatabase(redis: Redis, url: string): Promise<void> {
 }
 
 /**
- * For a URL found to name a cluster without asking its own node (it was down;
- * a seed answered): a cluster has only database 0.
+ * For a URL found to name a cluster (by its own node, or by a seed when that
+ * node was down): a cluster has only database 0.
  * @throws RedisDatabaseError when the URL names another
  */
 export function assertClusterDatabase(url: string): void {
