@@ -175,6 +175,13 @@ function serverLag(requests: readonly RequestRecord[], requestedAt: ReadonlyMap<
 }
 
 export async function benchPoliteness(log: (line: string) => void): Promise<void> {
+  // BENCH_DEFERRAL_ONLY=1: the second part alone.
+  if (!process.env.BENCH_DEFERRAL_ONLY) await benchUtilisation(log);
+  // BENCH_UTILISATION_ONLY=1: the first part alone, for a quicker look at pacing.
+  if (!process.env.BENCH_UTILISATION_ONLY) await benchDeferralCost(log);
+}
+
+async function benchUtilisation(log: (line: string) => void): Promise<void> {
   // Utilisation: 20 hosts x 60 pages at 5/1s, concurrency 2, three worker processes.
   const hosts = Array.from({ length: 20 }, (_, i) => `127.0.2.${i + 1}`);
   const site = await startSiteProcess({ hosts, pagesPerHost: 60, linksPerPage: 4 });
@@ -197,10 +204,9 @@ export async function benchPoliteness(log: (line: string) => void): Promise<void
   } finally {
     await site.close();
   }
+}
 
-  // BENCH_UTILISATION_ONLY=1: the first part alone, for a quicker look at pacing.
-  if (process.env.BENCH_UTILISATION_ONLY) return;
-
+async function benchDeferralCost(log: (line: string) => void): Promise<void> {
   // Deferral cost: one group with 2,000 URLs beside 20 groups of 20, all at 50/1s.
   const huge = '127.0.3.1';
   const small = Array.from({ length: 20 }, (_, i) => `127.0.3.${i + 10}`);

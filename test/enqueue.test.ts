@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { readBacklogEntries } from '@crawlq/frontier';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { Queue } from 'bullmq';
+import { crawlJobUnits, type CrawlJobData } from '@crawlq/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
@@ -22,7 +23,7 @@ async function queuedUrls(namespace: string): Promise<string[]> {
   try {
     const jobs = await queue.getJobs(['waiting', 'prioritized', 'delayed']);
     const backlog = await readBacklogEntries(client, namespace);
-    return [...jobs.map((job) => (job.data as { url: string }).url), ...backlog.map((entry) => entry.url)].sort();
+    return [...jobs.flatMap((job) => crawlJobUnits(String(job.id), job.data as CrawlJobData).map((unit) => unit.url)), ...backlog.map((entry) => entry.url)].sort();
   } finally {
     client.disconnect();
     await queue.close();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChildProcess } from 'node:child_process';
 import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { openCrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue } from '@crawlq/queue';
 import { shardNamespaces } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     const pages = () => site.requests.filter((request) => !request.path.startsWith('/robots.txt'));
     // What the dead worker had in hand: requests in flight at the server, and its
     // jobs still active (a page fetched and recorded whose job was not yet marked
-    // done). Only those may be fetched twice.
+    // done, or had not yet moved on from it). Only those may be fetched twice.
     const queues = shardNamespaces(`two-stage-${shards}`, shards).map((shard) => openCrawlQueue({ url: redis.url }, shard));
     const inFlightAtKills = new Set<string>();
     for (const share of [0.2, 0.45]) {
@@ -58,7 +58,14 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       victim.kill('SIGKILL');
       await exited(victim);
       // Listed at once: BullMQ hands the dead worker's jobs over only after --stall-timeout (4 s).
-      for (const queue of queues) for (const job of await queue.getJobs(['active'])) inFlightAtKills.add(job.data.url);
+      // A job of several URLs has in hand the one its progress names (those before it are done).
+      for (const queue of queues) {
+        for (const job of await queue.getJobs(['active'])) {
+          const units = crawlJobUnits(String(job.id), job.data);
+          const at = typeof job.progress === 'number' ? job.progress : 0;
+          inFlightAtKills.add((units[at] ?? units[0])!.url);
+        }
+      }
       for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inFlightAtKills.add(request.url);
       workers.push(await fleet.start());
     }
@@ -86,5 +93,52 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     const status = await fleet.status();
     expect(status).toMatchObject({ done: true, waiting: 0, delayed: 0, active: 0 });
     expect(status.backlog).toBe(0);
+  });
+
+  it('jobs of several URLs: kill -9 mid-job; the worker that takes the job over starts at the URL the dead one had in hand: none lost, none fetched twice but that', { timeout: 180_000 }, async () => {
+    const host = '127.0.0.67';
+    web = await startDemoSite({ hosts: [host], pagesPerHost: 200, linksPerPage: 0 });
+    web.setFaults([{ status: 200, delayMs: 40 }]);
+    const site = web;
+    fleet = new Fleet({
+      redisUrl: redis.url,
+      dir: mkdtempSync(join(tmpdir(), 'crawlq-batched-')),
+      flags: [
+        '--namespace', 'batched', '--allow-private-network', '--concurrency', '4', '--max-depth', '0', '--rate', 'none',
+        '--domain-concurrency', '4', '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s',
+      ],
+    });
+    const seeds = Array.from({ length: 200 }, (_, i) => site.urlOf(host, i));
+    const victim = await fleet.start();
+    // 200 waiting against the worker's queue target of 24 (concurrency x 2 + 16): jobs of 8 URLs.
+    await fleet.cli(['enqueue', ...seeds]);
+    const pages = () => site.requests.filter((request) => !request.path.startsWith('/robots.txt'));
+    await waitFor(() => (pages().length >= 40 ? true : undefined), { timeoutMs: 60_000, what: '40 page requests' });
+    victim.kill('SIGKILL');
+    await exited(victim);
+    // In hand: requests still open at the server, and of each job the dead worker
+    // held, the URL its progress names (those before it were recorded).
+    const queue = openCrawlQueue({ url: redis.url }, 'batched');
+    const inHand = new Set<string>();
+    let severalUrls = 0;
+    for (const job of await queue.getJobs(['active'])) {
+      const units = crawlJobUnits(String(job.id), job.data);
+      if (units.length > 1) severalUrls += 1;
+      inHand.add((units[typeof job.progress === 'number' ? job.progress : 0] ?? units[0])!.url);
+    }
+    for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inHand.add(request.url);
+    await queue.close();
+    expect(severalUrls).toBeGreaterThan(0);
+    await fleet.start();
+    await fleet.waitUntilDone(120_000);
+
+    const requested = new Map<string, number>();
+    for (const request of pages()) requested.set(request.url, (requested.get(request.url) ?? 0) + 1);
+    expect(new Set(requested.keys())).toEqual(new Set(seeds));
+    const recorded = fleet.resultFiles().flatMap((file) => readRecords(file)).map((record) => record.url);
+    expect(new Set(recorded)).toEqual(new Set(seeds));
+    const twice = [...requested].filter(([, count]) => count > 1).map(([url]) => url);
+    expect(twice.filter((url) => !inHand.has(url))).toEqual([]);
+    console.log(`jobs of several URLs, kill -9: ${requested.size} pages, ${severalUrls} such jobs in the dead worker's hands, ${twice.length} pages fetched twice, ${inHand.size} URLs in hand`);
   });
 });

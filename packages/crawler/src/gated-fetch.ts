@@ -37,6 +37,11 @@ export interface GatedFetchOptions {
   readonly due?: number | undefined;
   /** The group's lag behind such slots when the job was released (`CrawlJobData.lag`). */
   readonly lag?: number | undefined;
+  /** Recorded with the first request's admission: a job of several URLs moving on to this one. */
+  readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
+  /** Longest sleep before the first request's slot (`due`), when not maxInlineWaitMs; `dueWaitSignal` cuts it short. */
+  readonly maxDueWaitMs?: number | undefined;
+  readonly dueWaitSignal?: AbortSignal | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
   /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */
@@ -97,7 +102,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
         const first = request.kind === 'first';
-        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined });
+        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined, progress: first ? options.progress : undefined, ...(first && options.maxDueWaitMs !== undefined ? { maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal } : {}) });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@crawlq/group-limiter';
+import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@crawlq/group-limiter';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -141,7 +141,7 @@ export class GroupGate {
     const limiter = this.#limiter;
     await this.#untilNear(group, options);
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
-      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due });
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
       try {
         const waitMs = admission.localStartAt - performance.now();
@@ -181,8 +181,10 @@ export class GroupGate {
     if (options.due === undefined) return;
     const at = this.#limiter.localTimeOf?.(group, options.due + (options.lag ?? 0));
     if (at === undefined) return;
-    const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxInlineWaitMs);
-    if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+    const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxDueWaitMs ?? options.maxInlineWaitMs);
+    const signals = [options.signal, options.dueWaitSignal].filter((signal) => signal !== undefined);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
   }
 }
 
@@ -195,6 +197,15 @@ export interface PassOptions {
   readonly due?: number | undefined;
   /** How far the group's starts ran behind its slots when the job was released (`CrawlJobData.lag`, ms). */
   readonly lag?: number | undefined;
+  /** A job of several URLs moving on to another: recorded by the admission (see AcquireRequest.progress). */
+  readonly progress?: AcquireRequest['progress'];
+  /**
+   * Longest sleep before `due` (default maxInlineWaitMs): a later URL of a job
+   * of several waits for its slot, as the job was made for; `dueWaitSignal`
+   * (the worker beginning to stop) cuts that sleep short.
+   */
+  readonly maxDueWaitMs?: number | undefined;
+  readonly dueWaitSignal?: AbortSignal | undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
-import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
+import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
 import { withoutUserinfo } from '@crawlq/urls';
@@ -49,13 +49,36 @@ export interface CrawlJobContext {
    * the job goes back to the queue without using an attempt.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Aborted when the worker begins to stop: a job of several URLs hands the
+   * ones it has not started back to the backlog and completes.
+   */
+  readonly draining?: AbortSignal;
 }
 
+/** One URL as a job fetches it. */
+interface UrlTask {
+  /** The URL's data: the job's own, or one of its batch as a job of its own would carry it. */
+  readonly data: CrawlJobData;
+  /** The URL's fingerprint: the owner of the redirects it claims. */
+  readonly owner: string;
+  /** The job's attempt (1 = first). */
+  readonly attempt: number;
+  /** A job of several URLs moving on to this one (see AcquireRequest.progress). */
+  readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
+  /** A later URL of such a job sleeps until its slot, however far (the job holds its worker for its URLs), unless this aborts. */
+  readonly dueWait?: AbortSignal | undefined;
+}
+
+/** Longest sleep before a later URL's slot in a job of several (a group at one request a minute still keeps its job). */
+const BATCH_DUE_WAIT_MS = 120_000;
+
 /**
- * One crawl job: wait for the group gate, fetch, parse, write the record,
- * send new links to the frontier. Throws DelayedError when the gate defers
- * the job (no attempt used), UnrecoverableError for permanent failures, and
- * the fetch error itself for retryable ones (BullMQ retries with backoff).
+ * One crawl job: for each URL it carries (one, or a batch of its group),
+ * wait for the group gate, fetch, parse, write the record, send new links to
+ * the frontier. Throws DelayedError when the gate defers the job (no attempt
+ * used), UnrecoverableError for permanent failures, and the fetch error itself
+ * for retryable ones (BullMQ retries with backoff).
  *
  * Redirects: a hop within the job's group is checked (scope, robots.txt,
  * seen-set) and followed inline when the gate admits it within the inline
@@ -67,21 +90,85 @@ export async function processCrawlJob(
   token: string | undefined,
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
-  const { group } = job.data;
-  const hopsBefore = job.data.redirects ?? 0;
+  const units = crawlJobUnits(String(job.id), job.data);
+  if (units.length > 1 && token !== undefined) return processBatch({ job, units, token }, context);
+  try {
+    return await crawlUrl({ data: job.data, owner: String(job.id), attempt: job.attemptsMade + 1 }, context);
+  } catch (error) {
+    throw await translateError(error, { job, token, context });
+  }
+}
+
+/**
+ * A job of several URLs fetches them one after another. Each admission
+ * records which URL the job has moved on to (its progress), so a job taken
+ * over after its worker died starts at the URL that worker had in hand.
+ * A URL that is not fetched and recorded (a deferral, a failure, a stop):
+ * - the first: the rest go back to the backlog, and the job goes on as a
+ *   job of that URL alone, with BullMQ's retries, delays and dead letters;
+ * - a later one: it and the rest go back to the front of the backlog, and
+ *   the job completes. It comes back as the first URL of a job, so it is
+ *   tried once more before its failures take the path above.
+ */
+async function processBatch(
+  { job, units, token }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string },
+  context: CrawlJobContext,
+): Promise<CrawlJobResult> {
+  const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
+  const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
+    await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request });
+  };
+  let total: CrawlJobResult = { status: 0, links: 0, enqueued: 0 };
+  const from = resumeAt(job.progress, units.length);
+  for (let index = from; index < units.length; index += 1) {
+    const unit = units[index];
+    if (unit === undefined) break;
+    const data = unitJobData(job.data, unit);
+    if (index > from && context.draining?.aborted === true) {
+      await handBack({ units: units.slice(index), progress: units.length });
+      return total;
+    }
+    try {
+      const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
+      const result = await crawlUrl({ data, owner: unit.id, attempt: job.attemptsMade + 1, ...later }, context);
+      total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
+    } catch (error) {
+      if (index === 0) {
+        await handBack({ units: units.slice(1), data });
+        job.data = data;
+        throw await translateError(error, { job, token, context });
+      }
+      await handBack({ units: units.slice(index), progress: units.length });
+      return total;
+    }
+  }
+  return total;
+}
+
+/** The URL a job of several starts at: 0, or where a worker before it got to (BullMQ's `progress`). */
+function resumeAt(progress: unknown, units: number): number {
+  return typeof progress === 'number' && Number.isInteger(progress) && progress > 0 ? Math.min(progress, units) : 0;
+}
+
+/** Fetches and records one URL; errors come out as thrown (translateError maps them for BullMQ). */
+async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJobResult> {
+  const { group } = task.data;
+  const hopsBefore = task.data.redirects ?? 0;
   let hops = 0;
   try {
     if (context.robots) {
-      const skipped = await checkRobots(job, context.robots, context);
+      const skipped = await checkRobots(task, context.robots, context);
       if (skipped) return skipped;
     }
-    const fetched = await fetchThroughGate(job.data.url, {
+    const fetched = await fetchThroughGate(task.data.url, {
       gate: context.gate,
       fetcher: context.fetcher,
       groupOf: (url) => context.frontier.groupOf(url),
       maxInlineWaitMs: context.maxInlineWaitMs,
-      due: job.data.due,
-      lag: job.data.lag,
+      due: task.data.due,
+      lag: task.data.lag,
+      progress: task.progress,
+      ...(task.dueWait === undefined ? {} : { maxDueWaitMs: BATCH_DUE_WAIT_MS, dueWaitSignal: task.dueWait }),
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       signal: context.signal,
@@ -103,17 +190,13 @@ export async function processCrawlJob(
       },
       // Claimed only once admitted: a hop handed over instead is claimed by the frontier.
       beforeRedirectSent: async (hop) => {
-        if (!(await context.frontier.claim(hop.to, job.id))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
+        if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await recordPage(job, context, fetched);
+    return await recordPage(task, context, fetched);
   } catch (error) {
-    try {
-      if (error instanceof RedirectStopError) return await recordRedirectStop(job, context, { stop: error, redirects: hopsBefore + hops });
-      throw error;
-    } catch (final) {
-      throw await translateError(final, { job, token, context });
-    }
+    if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
+    throw error;
   }
 }
 
@@ -123,19 +206,19 @@ export async function processCrawlJob(
  * so the job is deferred, not failed (RFC 9309 2.3.1.4); once the retry budget
  * is spent, the job is dead-lettered as `robots-unreachable`.
  */
-async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
+async function checkRobots(task: UrlTask, robots: RobotsPolicy, context: CrawlJobContext): Promise<CrawlJobResult | undefined> {
   let verdict: RobotsVerdict;
   try {
-    verdict = await robots.check(job.data.url);
+    verdict = await robots.check(task.data.url);
   } catch (error) {
     // The group is paused: robots.txt waits with the pages, as a deferral.
     if (error instanceof RobotsFetchPostponedError) throw new DeferJobError(error.retryInMs, 'paused');
     throw error;
   }
-  if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(job.data.group, verdict.crawlDelayMs);
+  if (verdict.crawlDelayMs !== null && verdict.crawlDelayMs > 0) await context.onCrawlDelay?.(task.data.group, verdict.crawlDelayMs);
   const failure = verdict.failure;
   if (verdict.reason === 'gave-up') {
-    await context.waits?.clear(job.data.group);
+    await context.waits?.clear(task.data.group);
     const forMs = failure?.since === null || failure?.since === undefined ? null : Date.now() - failure.since;
     const gaveUp = new RobotsUnreachableError({
       robotsUrl: verdict.robotsUrl,
@@ -151,7 +234,7 @@ async function checkRobots(job: Job<CrawlJobData>, robots: RobotsPolicy, context
     throw new DeferJobError(retryInMs, 'robots', `robots.txt unreachable (${failure?.error ?? 'no answer'})`);
   }
   if (verdict.allowed) return undefined;
-  return recordSkipped(job, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
+  return recordSkipped(task, context, { skipped: 'robots', robotsUrl: verdict.robotsUrl });
 }
 
 /**
@@ -168,23 +251,23 @@ async function checkRedirectRobots(hop: RedirectHop, robots: RobotsPolicy, conte
 
 /** Ends a job at a redirect it did not follow: hand the target over, or record why not. */
 async function recordRedirectStop(
-  job: Job<CrawlJobData>,
+  task: UrlTask,
   context: CrawlJobContext,
   { stop, redirects }: { stop: RedirectStopError; redirects: number },
 ): Promise<CrawlJobResult> {
   const redirect = { redirectTo: stop.target, ...(stop.status === undefined ? {} : { status: stop.status }) };
   switch (stop.reason) {
     case 'redirect-queued': {
-      const handed = await context.frontier.enqueueRedirect(stop.target, { owner: String(job.id), depth: job.data.depth, redirects });
+      const handed = await context.frontier.enqueueRedirect(stop.target, { owner: task.owner, depth: task.data.depth, redirects });
       // Its own URL again (a loop through the gate's denial): try the whole job later.
       if (handed === 'self') throw new DeferJobError(1_000, 'rate');
-      return recordSkipped(job, context, { skipped: handed === 'queued' ? 'redirect-queued' : 'redirect-to-seen', ...redirect });
+      return recordSkipped(task, context, { skipped: handed === 'queued' ? 'redirect-queued' : 'redirect-to-seen', ...redirect });
     }
     case 'robots':
-      return recordSkipped(job, context, { skipped: 'robots', robotsUrl: stop.robotsUrl ?? '', ...redirect });
+      return recordSkipped(task, context, { skipped: 'robots', robotsUrl: stop.robotsUrl ?? '', ...redirect });
     case 'scope':
     case 'redirect-to-seen':
-      return recordSkipped(job, context, { skipped: stop.reason, ...redirect });
+      return recordSkipped(task, context, { skipped: stop.reason, ...redirect });
   }
 }
 
@@ -192,15 +275,15 @@ type SkipReason =
   | { skipped: 'robots'; robotsUrl: string; redirectTo?: string; status?: number }
   | { skipped: 'redirect-to-seen' | 'redirect-queued' | 'scope'; redirectTo: string; status?: number };
 
-async function recordSkipped(job: Job<CrawlJobData>, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
-  const record: SkippedRecord = { url: job.data.url, depth: job.data.depth, group: job.data.group, decidedAt: new Date().toISOString(), ...reason };
+async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
+  const record: SkippedRecord = { url: task.data.url, depth: task.data.depth, group: task.data.group, decidedAt: new Date().toISOString(), ...reason };
   await context.sink.write(record);
   context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };
 }
 
 async function recordPage(
-  job: Job<CrawlJobData>,
+  task: UrlTask,
   context: CrawlJobContext,
   fetched: GatedFetchResult,
 ): Promise<CrawlJobResult> {
@@ -210,9 +293,9 @@ async function recordPage(
     ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
     : undefined;
   const parseMs = performance.now() - parseStarted;
-  const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, job.data.depth) : 0;
+  const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, task.data.depth) : 0;
   const record: PageRecord = {
-    url: job.data.url,
+    url: task.data.url,
     // A redirect's Location may carry user:password; records never hold it (#10).
     finalUrl: withoutUserinfo(response.finalUrl),
     status: response.status,
@@ -223,11 +306,11 @@ async function recordPage(
     lang: page?.lang ?? null,
     links: page?.links ?? [],
     ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
-    depth: job.data.depth,
-    group: job.data.group,
+    depth: task.data.depth,
+    group: task.data.group,
     requestedAt: new Date(fetched.requestedAt).toISOString(),
     fetchedAt: new Date().toISOString(),
-    attempts: job.attemptsMade + 1,
+    attempts: task.attempt,
     retries: response.retries,
     bytes: response.bodyBytes,
     timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },

@@ -1,4 +1,5 @@
-import { readCrawlProgress } from '@crawlq/frontier';
+import { readBacklogEntries, readCrawlProgress } from '@crawlq/frontier';
+import { crawlJobUnits } from '@crawlq/queue';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,4 +225,130 @@ describe('a status line that holds no HTTP status', () => {
       server.close();
     }
   }, 60_000);
+});
+
+describe('jobs of several URLs', () => {
+  const BATCH_HOST = '127.0.0.91';
+  let batchSite: DemoSite;
+  beforeAll(async () => {
+    batchSite = await startDemoSite({ hosts: [BATCH_HOST], pagesPerHost: 40, linksPerPage: 1 });
+  });
+  afterAll(async () => batchSite.close());
+
+  /**
+   * Enqueues the site's 40 pages, makes the first 8 one job (as a release packs
+   * a long backlog), lets `prepare` change it, then crawls with one worker.
+   */
+  async function crawlBatched(flags: Record<string, unknown>, prepare?: (jobKey: string) => Promise<unknown> | void) {
+    batchSite.resetRecords();
+    const cfg = config({ allowPrivateNetwork: true, rate: 'none', concurrency: 1, fetchRetries: 0, ...flags });
+    services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
+    await publishCrawlDefinition(services, 'test');
+    const urls = Array.from({ length: 40 }, (_, i) => batchSite.urlOf(BATCH_HOST, i));
+    await services.frontier.addSeeds(urls);
+    // The group's first job (slow start: it runs alone, its URLs one after another).
+    expect(await services.frontier.release({ room: 1, readyTarget: 4, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
+    const [job] = await services.queue.getJobs(['prioritized']);
+    expect(job?.data.batch).toHaveLength(7);
+    await prepare?.(services.queue.toKey(String(job?.id)));
+    const pages: PageRecord[] = [];
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, cfg.namespace);
+      if (backlog + waiting + delayed + active === 0) break;
+      if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify({ backlog, waiting, delayed, active })}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const requests = (url: string) => batchSite.requests.filter((request) => request.url === url);
+    return { urls, pages, cfg, requests };
+  }
+
+  it('fetches its URLs one after another, each once, and records each', async () => {
+    batchSite.setFaults([]);
+    const { urls, pages, requests } = await crawlBatched({});
+    expect(pages.map((page) => page.url).sort()).toEqual([...urls].sort());
+    for (const url of urls) expect(requests(url), url).toHaveLength(1);
+    // The job's 8 in their order, each after the one before it had ended.
+    const firstEight = urls.slice(0, 8).map((url) => requests(url)[0]!);
+    for (let i = 1; i < 8; i += 1) expect(firstEight[i]!.startedAt).toBeGreaterThanOrEqual(firstEight[i - 1]!.endedAt);
+  });
+
+  it('a failure at its first URL leaves the job to that URL alone (retried, then dead-lettered), and the rest go back to the backlog', async () => {
+    const { urls, pages, cfg, requests } = await crawlBatched({ attempts: 2 }, () => batchSite.setFaults([{ path: '/', status: 500 }]));
+    try {
+      expect(requests(urls[0]!)).toHaveLength(2);
+      for (const url of urls.slice(1)) expect(requests(url), url).toHaveLength(1);
+      expect(pages.map((page) => page.url).sort()).toEqual(urls.slice(1).sort());
+      const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
+      try {
+        for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        const entries = await deadLetters.list();
+        expect(entries).toMatchObject([{ url: urls[0], attempts: 2 }]);
+        // The entry is of that URL alone: a retry from it fetches only that page.
+        expect(entries[0]?.job.batch).toBeUndefined();
+      } finally {
+        await deadLetters.close();
+      }
+    } finally {
+      batchSite.setFaults([]);
+    }
+  });
+
+  it('a failure or a 429 at a later URL sends it and the rest back to the backlog: each fetched again once, nothing lost, nothing dead-lettered', async () => {
+    const faults = [
+      { path: '/p/3', status: 500, times: 1 },
+      { path: '/p/5', status: 429, retryAfter: '1', times: 1 },
+    ];
+    const { urls, pages, cfg, requests } = await crawlBatched({ attempts: 1 }, () => batchSite.setFaults(faults));
+    try {
+      expect(requests(urls[3]!).map((request) => request.status)).toEqual([500, 200]);
+      expect(requests(urls[5]!).map((request) => request.status)).toEqual([429, 200]);
+      for (const url of urls.filter((_, i) => i !== 3 && i !== 5)) expect(requests(url), url).toHaveLength(1);
+      expect(pages.map((page) => page.url).sort()).toEqual([...urls].sort());
+      const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
+      try {
+        expect(await deadLetters.count()).toBe(0);
+      } finally {
+        await deadLetters.close();
+      }
+    } finally {
+      batchSite.setFaults([]);
+    }
+  });
+
+  it('a job taken over starts at the URL its progress names: those before it are not fetched again', async () => {
+    batchSite.setFaults([]);
+    // As a worker killed at the job's sixth URL leaves it.
+    const { urls, pages, requests } = await crawlBatched({}, (jobKey) => redis.client().hset(jobKey, 'progress', '5'));
+    for (const url of urls.slice(0, 5)) expect(requests(url), url).toHaveLength(0);
+    for (const url of urls.slice(5)) expect(requests(url), url).toHaveLength(1);
+    expect(pages).toHaveLength(35);
+  });
+
+  it('a worker that begins to stop finishes the URL in hand and hands the rest of its job back: the stop waits for one request, not the job', async () => {
+    batchSite.resetRecords();
+    batchSite.setFaults([{ status: 200, delayMs: 300 }]);
+    try {
+      const cfg = config({ allowPrivateNetwork: true, rate: 'none', concurrency: 1, fetchRetries: 0 });
+      services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
+      await publishCrawlDefinition(services, 'test');
+      const urls = Array.from({ length: 40 }, (_, i) => batchSite.urlOf(BATCH_HOST, i));
+      await services.frontier.addSeeds(urls);
+      expect(await services.frontier.release({ room: 1, readyTarget: 4, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
+      const pages: PageRecord[] = [];
+      worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
+      for (let i = 0; i < 600 && !batchSite.requests.some((request) => request.url === urls[0]); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await worker.close(30_000);
+      worker = undefined;
+      // The page in hand was fetched and recorded; nothing else of the job was requested.
+      expect(pages.map((page) => page.url)).toEqual([urls[0]]);
+      expect(batchSite.requests.filter((request) => request.path !== '/robots.txt').map((request) => request.url)).toEqual([urls[0]]);
+      // The other 39 wait: in the backlog, or as jobs the worker's releaser made before it stopped.
+      const waiting = (await services.queue.getJobs(['prioritized', 'waiting'])).flatMap((job) => crawlJobUnits(String(job.id), job.data).map((unit) => unit.url));
+      expect([...waiting, ...(await readBacklogEntries(services.redis, cfg.namespace)).map((entry) => entry.url)].sort()).toEqual(urls.slice(1).sort());
+    } finally {
+      batchSite.setFaults([]);
+    }
+  });
 });

@@ -1,8 +1,9 @@
 import type { GroupLimiter } from '@crawlq/group-limiter';
 import { ADAPTIVE_IMPLIED_CONCURRENCY } from '@crawlq/group-limiter';
-import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts, type CrawlJobPolicy, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts, type CrawlJobData, type CrawlJobPolicy, type CrawlJobUnit, type CrawlQueue } from '@crawlq/queue';
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './commands/release.js';
+import { requeueScript } from './commands/requeue.js';
 import { FrontierError } from './frontier-errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
@@ -33,6 +34,11 @@ export interface ReleaseOptions {
    */
   readonly slowStart?: boolean;
   /**
+   * URLs one job may carry (see MAX_URLS_PER_JOB); 1: a job per URL.
+   * @default 16
+   */
+  readonly maxUrlsPerJob?: number;
+  /**
    * The calling process, when it releases on a loop: it is recorded as one of
    * the fleet's releasers, and the result says how many there are.
    */
@@ -40,11 +46,28 @@ export interface ReleaseOptions {
 }
 
 export interface ReleaseResult {
+  /** URLs moved out of the backlogs. */
   readonly released: number;
+  /** Jobs they became (a job carries one URL or several). */
+  readonly jobs: number;
   /** Processes that released in the last RELEASER_TTL_MS, the caller included (1 without `releaser`). */
   readonly releasers: number;
   /** More was ready to go, held back only by `maxReadyPerGroup` or the queue's room (not a pace or a cap): release again soon. */
   readonly saturated: boolean;
+}
+
+/** A job's URLs going back to their group's backlog (see {@link Frontier.requeue}). */
+export interface RequeueRequest {
+  readonly group: string;
+  /** The job that carried them, and the caller's lock on it. */
+  readonly jobId: string;
+  readonly token: string;
+  /** Back to the front of the backlog, in this order. */
+  readonly units: readonly CrawlJobUnit[];
+  /** The job's data from now on: the one URL left to it. */
+  readonly data?: CrawlJobData;
+  /** The job's progress from now on: how many of its URLs are handled. */
+  readonly progress?: number;
 }
 
 /** A releaser that has not released for this long no longer counts. */
@@ -65,6 +88,13 @@ const GROUPS_PER_RELEASE = 200;
  */
 const CLOCK_SLACK_MS = 50;
 const MAX_READY_PER_GROUP = 32;
+/**
+ * URLs one job carries at most. BullMQ's work per job (add, wake, take,
+ * finish: about 34 commands and a round trip or two) is shared by them; a
+ * worker killed mid-job fetches again only the URL it had in hand (the job's
+ * progress says which were done).
+ */
+export const MAX_URLS_PER_JOB = 16;
 /** BullMQ accepts priorities up to 2^21. */
 export const MAX_PRIORITY = 2_097_152;
 
@@ -104,17 +134,26 @@ export class Backlog {
     for (let i = 0; i + 1 < waiting.length; i += 2) {
       if (Number(waiting[i + 1]) <= dueBy) due.push(waiting[i] ?? '');
     }
-    if (due.length === 0 || options.room <= 0) return { released: 0, releasers, saturated: false };
+    if (due.length === 0 || options.room <= 0) return { released: 0, jobs: 0, releasers, saturated: false };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
-      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1'],
+      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1', options.maxUrlsPerJob ?? MAX_URLS_PER_JOB],
     });
     const released = Number(reply[0]);
     if (!Number.isInteger(released)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released, releasers, saturated: Number(reply[1]) === 1 };
+    return { released, jobs: Number(reply[2]), releasers, saturated: Number(reply[1]) === 1 };
+  }
+
+  /** See {@link Frontier.requeue}. */
+  async requeue(request: RequeueRequest): Promise<boolean> {
+    const jobKey = `${this.#jobPrefix}${request.jobId}`;
+    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? ''];
+    for (const unit of request.units) args.push(unit.depth, unit.id, unit.url, unit.redirects ?? 0);
+    const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
+    return Number(reply) === 1;
   }
 
   /** The groups that wait longest, with their scores; with a releaser, it is recorded in the same round trip. */

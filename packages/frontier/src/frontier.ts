@@ -1,7 +1,7 @@
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
-import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult } from './backlog.js';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
 import { grantPagesScript } from './commands/admit.js';
 import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -140,9 +140,22 @@ export class Frontier {
     const results = await Promise.all(this.#shards.map(({ backlog }) => backlog.release(options)));
     return {
       released: results.reduce((sum, { released }) => sum + released, 0),
+      jobs: results.reduce((sum, { jobs }) => sum + jobs, 0),
       releasers: Math.max(1, ...results.map(({ releasers }) => releasers)),
       saturated: results.some(({ saturated }) => saturated),
     };
+  }
+
+  /**
+   * Hands URLs a job carried and will not fetch back to the front of their
+   * group's backlog, atomically with the job's change: `data`, the one URL
+   * left to it (it goes on as a job of that URL alone: retries, deferrals and
+   * dead letters as any), or `progress`, how many of its URLs are handled
+   * (all of them: a retry of the job then fetches nothing). False, with
+   * nothing changed, when `token` no longer holds the job's lock.
+   */
+  async requeue(request: RequeueRequest): Promise<boolean> {
+    return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.requeue(request);
   }
 
   /** URLs admitted and not yet released as jobs. */

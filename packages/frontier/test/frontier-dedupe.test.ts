@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { InvalidUrlError, urlFingerprint } from '@crawlq/urls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +49,7 @@ function worker(namespace: string, seenSet: SeenSetMode, options: { knownSeenCap
 async function queuedUrls(queue: CrawlQueue, frontier?: Frontier): Promise<string[]> {
   if (frontier) await releaseAll(frontier);
   const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
-  return jobs.map((job) => job.data.url).sort();
+  return jobs.flatMap((job) => crawlJobUnits(String(job.id), job.data).map((unit) => unit.url)).sort();
 }
 
 const EXACT: SeenSetMode = { mode: 'exact' };

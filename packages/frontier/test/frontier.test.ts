@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
@@ -35,7 +35,7 @@ function frontier(settings: Partial<FrontierSettings> = {}, policy = UNPACED): F
 async function queuedUrls(): Promise<string[]> {
   if (current) await releaseAll(current);
   const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
-  return jobs.map((job) => job.data.url).sort();
+  return jobs.flatMap((job) => crawlJobUnits(String(job.id), job.data).map((unit) => unit.url)).sort();
 }
 
 beforeAll(async () => {
@@ -91,6 +91,105 @@ describe('Frontier', () => {
       { url: 'http://fast.test/', depth: 0, group: 'fast.test' },
       { url: 'http://other.test/', depth: 0, group: 'other.test' },
     ]);
+  });
+
+  it('packs a group into jobs of several URLs, breadth-first, while the backlogs hold that many times the queue target; one URL per job once they do not', async () => {
+    const f = frontier({ scope: 'any', maxDepth: 5 }, { defaults: { rate: null, concurrency: 1000 } });
+    await f.addDiscovered(['http://many.test/deeper'], 0);
+    await f.addSeeds(Array.from({ length: 20 }, (_, i) => `http://many.test/${i}`));
+    // 21 waiting over a target of 4: up to 5 a job, 3 asked for.
+    expect(await f.release({ room: 1, readyTarget: 4, slowStart: false, maxUrlsPerJob: 3 })).toMatchObject({ jobs: 1, released: 3 });
+    const [first] = await queue.getJobs(['prioritized']);
+    expect(first?.id).toBe(urlFingerprint('http://many.test/0'));
+    expect(crawlJobUnits(String(first?.id), first!.data)).toEqual([0, 1, 2].map((i) => ({ id: urlFingerprint(`http://many.test/${i}`), url: `http://many.test/${i}`, depth: 0 })));
+    // Each release fills the queue up to its target of 4 jobs; the URLs per job
+    // fall with the backlog (18 waiting: 3 a job; 6 waiting, under twice the target: 1).
+    const sizes: number[][] = [];
+    const urls: string[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      // Oldest first: the order workers take them in.
+      const jobs = await queue.getJobs(['prioritized'], 0, -1, true);
+      sizes.push(jobs.map((job) => crawlJobUnits(String(job.id), job.data).length));
+      for (const job of jobs) {
+        expect(job.id).toBe(urlFingerprint(job.data.url));
+        urls.push(...crawlJobUnits(String(job.id), job.data).map((unit) => unit.url));
+        await job.remove();
+      }
+      await f.release({ room: 100, readyTarget: 4, slowStart: false, maxUrlsPerJob: 3 });
+    }
+    expect(sizes).toEqual([[3], [3, 3, 3, 3], [1, 1, 1, 1], [1, 1]]);
+    // Breadth-first across jobs: the seeds in order, then the deeper link.
+    expect(urls).toEqual([...Array.from({ length: 20 }, (_, i) => `http://many.test/${i}`), 'http://many.test/deeper']);
+    // 6 waiting over a target of 4 (under twice it): one per job, so they can all run at once.
+    await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://few.test/${i}`));
+    expect(await f.release({ room: 100, readyTarget: 4, slowStart: false, maxUrlsPerJob: 3 })).toMatchObject({ jobs: 4, released: 4 });
+  });
+
+  it("gives a rate-limited group with short requests its slots in jobs of several URLs, taken in turn: a job's slots are twice the hold time apart", async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 }] };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const slotsOf = async (group: string, holdMs: number) => {
+      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!probe.admitted) throw new Error('the probe was not admitted');
+      await limiter.release(probe.lease, { sent: true, status: 200 });
+      await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', String(holdMs));
+      const f = frontier({ scope: 'any' }, policy);
+      await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://${group}/${i}`));
+      const startedAt = Date.now();
+      await f.release({ room: 100, readyTarget: 2, maxReadyPerGroup: 100, slowStart: false, maxUrlsPerJob: 4 });
+      const jobs = await queue.getJobs(['prioritized']);
+      const units = jobs.map((job) => crawlJobUnits(String(job.id), job.data));
+      // The queue's room (readyTarget 2) is left to the next group.
+      for (const job of jobs) await job.remove();
+      return { startedAt, jobs: units };
+    };
+    // Requests of 10 ms, slots 50 ms apart: one job takes 4 slots in a row.
+    const short = await slotsOf('short.test', 10);
+    expect(short.jobs.map((units) => units.length)).toEqual([4]);
+    // Requests of 40 ms: two jobs take the slots in turn, each one's 100 ms apart.
+    const long = await slotsOf('long.test', 40);
+    expect(long.jobs.map((units) => units.length)).toEqual([4, 4]);
+    for (const [{ jobs, startedAt }, spacing] of [[short, 50], [long, 100]] as const) {
+      for (const units of jobs) {
+        const dues = units.map((unit) => unit.due ?? startedAt);
+        // Each job's first slot is within the release window; the rest follow at the spacing.
+        expect(dues[0]!).toBeLessThanOrEqual(Date.now() + 400);
+        for (let i = 1; i < dues.length; i += 1) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(spacing - 1);
+      }
+      // Together the jobs use every slot once: never two starts closer than the rate.
+      const all = jobs.flat().map((unit) => unit.due ?? startedAt).sort((a, b) => a - b);
+      for (let i = 1; i < all.length; i += 1) expect(all[i]! - all[i - 1]!).toBeGreaterThanOrEqual(49);
+    }
+  });
+
+  it("hands a job's URLs back to the front of their backlog with the job's change, only under the job's lock", async () => {
+    const f = frontier({ scope: 'any' });
+    await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://back.test/${i}`));
+    expect(await f.release({ room: 1, readyTarget: 1, slowStart: false, maxUrlsPerJob: 4 })).toMatchObject({ jobs: 1, released: 4 });
+    const [job] = await queue.getJobs(['prioritized']);
+    const jobId = String(job?.id);
+    const units = crawlJobUnits(jobId, job!.data);
+    const client = redis.client();
+    await client.set(`${queue.toKey(jobId)}:lock`, 'token-1');
+    // Another worker's token changes nothing.
+    expect(await f.requeue({ group: 'back.test', jobId, token: 'token-2', units: units.slice(2), progress: 4 })).toBe(false);
+    expect(await f.backlogSize()).toBe(2);
+    expect(await f.requeue({ group: 'back.test', jobId, token: 'token-1', units: units.slice(2), progress: 4 })).toBe(true);
+    expect(await f.backlogSize()).toBe(4);
+    expect((await queue.getJob(jobId))?.progress).toBe(4);
+    // Or the job becomes its first URL alone.
+    const alone = { url: units[0]!.url, depth: 0, group: 'back.test' };
+    expect(await f.requeue({ group: 'back.test', jobId, token: 'token-1', units: [], data: alone })).toBe(true);
+    expect((await queue.getJob(jobId))?.data).toEqual(alone);
+    await client.del(`${queue.toKey(jobId)}:lock`);
+    await job?.remove();
+    // The URLs handed back come out first, in their order, before those that waited behind them.
+    const order: string[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      expect((await f.release({ room: 1, readyTarget: 1_000, slowStart: false, maxUrlsPerJob: 1 })).released).toBe(1);
+      order.push(...(await queue.getJobs(['prioritized'])).map((j) => j.data.url).filter((url) => !order.includes(url)));
+    }
+    expect(order).toEqual([2, 3, 4, 5].map((i) => `http://back.test/${i}`));
   });
 
   it('releases a group lowest depth first, first in first out within a depth (breadth-first)', async () => {
@@ -256,7 +355,8 @@ describe('Frontier', () => {
   it('releases no more than the queue has room for (readyTarget), whoever released the waiting jobs', async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://h${i % 3}.test/${i}`));
-    expect((await f.release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(12);
+    // Room is counted in jobs: 30 URLs over a target of 12 go two to a job.
+    expect(await f.release({ room: 100, readyTarget: 12, slowStart: false })).toMatchObject({ jobs: 12, released: 24 });
     expect((await frontier({ scope: 'any' }).release({ room: 100, readyTarget: 12, slowStart: false })).released).toBe(0);
     expect(await queue.count()).toBe(12);
   });

@@ -64,6 +64,13 @@ export interface AcquireRequest {
    * the admission records how far the group's starts run behind such slots.
    */
   readonly slot?: number | undefined;
+  /**
+   * A job of several URLs moving on to its URL number `value` (0-based; those
+   * before it are done): recorded in the job's hash (`jobKey`, BullMQ's
+   * `progress` field) by the same script, so a worker killed mid-job leaves
+   * the next one to start where it was. The key must share the group's hash slot.
+   */
+  readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
 }
 
 /** What a `runPaced` caller adds: its operation's name (for errors), and its own keys and arguments. */
@@ -229,7 +236,7 @@ class RedisGroupLimiter implements GroupLimiter {
       sentAt = performance.now();
       const limits = this.#resolved(group);
       return {
-        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global],
+        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global, request.progress?.jobKey ?? this.#keys.group(group)],
         args: [
           this.#version,
           group,
@@ -247,6 +254,7 @@ class RedisGroupLimiter implements GroupLimiter {
           this.#adaptive.floor,
           this.#adaptive.risePerSecond,
           request.slot === undefined ? '' : request.slot,
+          request.progress?.value ?? '',
         ],
       };
     });

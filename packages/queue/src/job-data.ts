@@ -27,6 +27,37 @@ export interface CrawlJobData {
   readonly due?: number;
   /** How far (ms) the group's starts ran behind its slots when this job was released: it asks that much later. */
   readonly lag?: number;
+  /**
+   * More URLs of the same group, fetched one after another after `url` by the
+   * same worker: the release step packs a group's URLs into one job while its
+   * backlog is long, so BullMQ's per-job work (add, wake, take, finish) is
+   * shared by several pages. Absent on a job of one URL.
+   */
+  readonly batch?: readonly CrawlJobUnit[];
+}
+
+/** One URL of a job: the job's own (`url`, ...) or one of its `batch`. */
+export interface CrawlJobUnit {
+  /** The URL's fingerprint: the id its job would have on its own, and its backlog entry's id. */
+  readonly id: string;
+  readonly url: string;
+  readonly depth: number;
+  readonly redirects?: number;
+  readonly due?: number;
+  readonly lag?: number;
+}
+
+/** The URLs a job carries, in the order they are fetched; the first is the job's own (its id is the job's). */
+export function crawlJobUnits(id: string, data: CrawlJobData): readonly CrawlJobUnit[] {
+  const { url, depth, redirects, due, lag } = data;
+  const own: CrawlJobUnit = { id, url, depth, ...(redirects === undefined ? {} : { redirects }), ...(due === undefined ? {} : { due }), ...(lag === undefined ? {} : { lag }) };
+  return data.batch === undefined ? [own] : [own, ...data.batch];
+}
+
+/** A job's data for one of its URLs alone: what the job becomes when that URL is the one left to it. */
+export function unitJobData(data: CrawlJobData, unit: CrawlJobUnit): CrawlJobData {
+  const { batch: _batch, url: _url, depth: _depth, redirects: _redirects, due: _due, lag: _lag, ...rest } = data;
+  return { ...rest, url: unit.url, depth: unit.depth, ...(unit.redirects === undefined ? {} : { redirects: unit.redirects }), ...(unit.due === undefined ? {} : { due: unit.due }), ...(unit.lag === undefined ? {} : { lag: unit.lag }) };
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

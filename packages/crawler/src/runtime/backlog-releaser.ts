@@ -57,8 +57,8 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       try {
-        const { released, releasers, saturated } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
-        if (released >= readyTarget) waitMs = AGAIN_MS;
+        const { released, jobs, releasers, saturated } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
+        if (jobs >= readyTarget) waitMs = AGAIN_MS;
         else if (saturated && released > 0) waitMs = SATURATED_MS * (0.8 + 0.4 * Math.random());
         else waitMs = PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
       } catch (error) {

@@ -181,6 +181,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // Every job in flight listens to it (its waits and its fetch): up to the
   // concurrency, not a leak. Node warns past 10 on stderr, outside the log format.
   setMaxListeners(0, stopping.signal);
+  // Aborted when a stop begins: a job of several URLs finishes the one in
+  // hand and hands the rest back to the backlog, so a graceful stop waits for
+  // one request per job, not for every URL a job carries.
+  const draining = new AbortController();
+  setMaxListeners(0, draining.signal);
   // Once abandoned, jobs fail only because their connections were dropped: nothing to report.
   let abandoned = false;
   // One BullMQ Worker per shard's queue (one for a crawl of one shard), under one cap for the process.
@@ -189,6 +194,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const processJob = (job: Job<CrawlJobData>, token: string | undefined) =>
     processCrawlJob(job, token, {
       signal: stopping.signal,
+      draining: draining.signal,
       gate,
       fetcher: fetching.fetcher,
       frontier: services.frontier,
@@ -301,6 +307,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     id,
     close(graceMs) {
       closing ??= (async () => {
+        draining.abort();
         telemetry?.ready?.(false);
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);

@@ -29,8 +29,9 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * KEYS: +1 backlog count, +2..+10 the crawl queue's keys (crawlJobWriteKeys)
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
  *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
- *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start
- * Reply: {Ok, released, saturated (1: more was ready, held back only by maxReady or the queue's room)} | {StalePolicy, version}
+ *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start,
+ *       +11 URLs per job at most (used while the backlogs hold at least that many times readyTarget)
+ * Reply: {Ok, released (URLs), saturated (1: more was ready, held back only by maxReady or the queue's room), jobs written} | {StalePolicy, version}
  */
 export const releaseScript = defineLuaScript({
   name: 'frontier-release',
@@ -50,11 +51,13 @@ local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
 local slow_start = ARGV[A + 10] == '1'
+local pack = math.max(1, math.min(tonumber(ARGV[A + 11]), math.floor(tonumber(redis.call('GET', count_key) or '0') / tonumber(ARGV[A + 6]))))
 local slow_start_ms = 2000
 local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
 local timestamp = math.floor(now)
 local released = 0
+local jobs = 0
 local saturated = 0
 
 -- The members of ids absent from the sorted set: one ZMSCORE per 1,000 (unpack's stack is limited).
@@ -78,6 +81,29 @@ local function ready_members(ready_key, prioritized, delayed)
     redis.call('SREM', ready_key, unpack(gone, first, math.min(first + 999, #gone)))
   end
   return #ids - #gone
+end
+
+-- A URL's fields in its job's data (due: its start slot, for a group its rate holds back).
+local function unit_json(url, depth, hops, due, lag)
+  local json = ',"url":' .. cjson.encode(url) .. ',"depth":' .. depth
+  if hops > 0 then json = json .. ',"redirects":' .. hops end
+  if due then
+    json = json .. ',"due":' .. math.floor(due)
+    if lag >= 1 then json = json .. ',"lag":' .. math.floor(lag) end
+  end
+  return json
+end
+-- One job of the group: its first URL's fields, the others as its batch; its id is the first URL's.
+local function write_units(group, units, ready_key)
+  local first = units[1]
+  local data = '{"group":' .. cjson.encode(group) .. first.json
+  if #units > 1 then
+    local more = {}
+    for u = 2, #units do more[u - 1] = '{"id":"' .. units[u].id .. '"' .. units[u].json .. '}' end
+    data = data .. ',"batch":[' .. table.concat(more, ',') .. ']'
+  end
+  write_crawl_job(queue_keys, job_prefix, first.id, data .. '}', opts_json, math.min(first.depth + 1, max_priority), timestamp)
+  redis.call('SADD', ready_key, first.id)
 end
 
 for i = 1, PACED_D do
@@ -152,43 +178,119 @@ for i = 1, PACED_D do
     local empty = false
     local slot_bound = false
     local moved = 0
-    while ready < bound and room > 0 do
-      local next_wake = wake
-      local slot = now
-      local lag = 0
-      if not paused and g.interval > 0 then
-        slot = math.max(wake, now, g.tat - g.tau)
-        -- A group whose starts run behind its slots (its pacing is ahead of
-        -- now) gets each job that much later, so no job waits in a worker
-        -- much longer than the window. Half the window at most, so the group
-        -- is never held back by a lag alone; none once its pacing has caught
-        -- up with now (the lag recorded is then old).
-        if rate_bound and slot > now then lag = math.min(g.lag, window / 2) end
-        if slot + lag > now + window then
-          next_score = slot + lag - window
-          slot_bound = true
+    -- URLs per job: several while the backlogs hold more than the queue's
+    -- room many times over (BullMQ's per-job work is then shared), one near
+    -- the end (every URL left can run in parallel). A job fetches its URLs one
+    -- after another, so a rate-limited group's jobs take its slots in turn:
+    -- with k jobs, each gets every k-th slot, k chosen so that a job's slots
+    -- are one and a half times the group's hold time apart (the hold counts
+    -- from the admission, shortly before the start, to the response; the half
+    -- is for the parse and the record before the job's next request; k at most
+    -- its cap, as each job holds one slot at a time). Only the jobs' first slots need be within the
+    -- window; where the window, the room or the group's bound allow fewer than
+    -- k jobs, it gets one URL per job as before.
+    local per_job = 1
+    local interleave = 1
+    if not paused and pack > 1 then
+      if g.interval <= 0 then
+        per_job = pack
+      elseif g.hold > 0 and (g.conc <= 0 or math.ceil(1.5 * g.hold / g.interval) <= g.conc) then
+        -- Each job holds one of the group's slots at a time: k of them fit its cap.
+        interleave = math.max(1, math.ceil(1.5 * g.hold / g.interval))
+        -- The ready count is an upper bound (see above): checked before it decides.
+        if interleave > bound - ready then ready = ready_members(ready_key, prioritized, delayed) end
+        if interleave <= math.min(bound - ready, room) then
+          local first = math.max(wake, now, g.tat - g.tau)
+          local lag = 0
+          if first > now then lag = math.min(g.lag, window / 2) end
+          local last_first = first + (interleave - 1) * g.interval + lag
+          if last_first <= now + window then
+            per_job = pack
+          else
+            -- Not yet: released when the first slots of all its jobs are within the window.
+            next_score = last_first - window
+            slot_bound = true
+            per_job = 0
+          end
+        end
+      end
+    end
+    if per_job > 1 and g.interval > 0 then
+      local carriers = {}
+      for c = 1, interleave do carriers[c] = {} end
+      local taken = 0
+      while taken < interleave * per_job do
+        local slot = math.max(wake, now, g.tat - g.tau)
+        local lag = 0
+        if slot > now then lag = math.min(g.lag, window / 2) end
+        local entry, depth = backlog_pop(prefix, g.name, cursor)
+        if not entry then
+          empty = true
           break
         end
-        next_wake = slot + g.interval
+        wake = slot + g.interval
+        local id, url, hops = backlog_decode(entry)
+        local units = carriers[(taken % interleave) + 1]
+        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, slot > now and slot or nil, lag)}
+        taken = taken + 1
       end
-      local entry, depth = backlog_pop(prefix, g.name, cursor)
-      if not entry then
-        empty = true
-        break
+      for c = 1, interleave do
+        if #carriers[c] > 0 then
+          write_units(g.name, carriers[c], ready_key)
+          ready = ready + 1
+          room = room - 1
+          jobs = jobs + 1
+          moved = moved + #carriers[c]
+        end
       end
-      wake = next_wake
-      local id, url, hops = backlog_decode(entry)
-      local data = '{"url":' .. cjson.encode(url) .. ',"depth":' .. depth .. ',"group":' .. cjson.encode(g.name)
-      if hops > 0 then data = data .. ',"redirects":' .. hops end
-      if rate_bound and slot > now then
-        data = data .. ',"due":' .. math.floor(slot)
-        if lag >= 1 then data = data .. ',"lag":' .. math.floor(lag) end
+      -- Its next release comes when the next jobs' first slots are within the window.
+      if not empty then
+        local lag = 0
+        if wake > now then lag = math.min(g.lag, window / 2) end
+        next_score = math.max(next_score, wake + (interleave - 1) * g.interval + lag - window)
+        slot_bound = true
       end
-      write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(depth + 1, max_priority), timestamp)
-      redis.call('SADD', ready_key, id)
+    end
+    while per_job == 1 or (per_job > 1 and g.interval <= 0) do
+      if ready >= bound or room <= 0 then break end
+      local units = {}
+      while #units < per_job do
+        local next_wake = wake
+        local slot = now
+        local lag = 0
+        if not paused and g.interval > 0 then
+          slot = math.max(wake, now, g.tat - g.tau)
+          -- A group whose starts run behind its slots (its pacing is ahead of
+          -- now) gets each job that much later, so no job waits in a worker
+          -- much longer than the window. Half the window at most, so the group
+          -- is never held back by a lag alone; none once its pacing has caught
+          -- up with now (the lag recorded is then old).
+          if rate_bound and slot > now then lag = math.min(g.lag, window / 2) end
+          if slot + lag > now + window then
+            next_score = slot + lag - window
+            slot_bound = true
+            break
+          end
+          next_wake = slot + g.interval
+        end
+        local entry, depth = backlog_pop(prefix, g.name, cursor)
+        if not entry then
+          empty = true
+          break
+        end
+        wake = next_wake
+        local id, url, hops = backlog_decode(entry)
+        local due = nil
+        if rate_bound and slot > now then due = slot end
+        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, due, lag)}
+      end
+      if #units == 0 then break end
+      write_units(g.name, units, ready_key)
       ready = ready + 1
       room = room - 1
-      moved = moved + 1
+      jobs = jobs + 1
+      moved = moved + #units
+      if empty or slot_bound then break end
     end
     released = released + moved
     -- More is ready to go, held back only by the most waiting jobs a group or
@@ -214,6 +316,6 @@ for i = 1, PACED_D do
 end
 
 if released > 0 then redis.call('DECRBY', count_key, released) end
-return {${ScriptCode.Ok}, released, saturated}
+return {${ScriptCode.Ok}, released, saturated, jobs}
 `,
 });

@@ -9,7 +9,8 @@ import { ScriptCode } from './script-code.js';
  * a start admitted takes a slot from both; a denial by either moves neither
  * pacing, and takes its wake slot on the horizon of the limit that denied it, so
  * a global denial never delays the group's own backlog and vice versa.
- * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set, 5 global hash
+ * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set, 5 global hash,
+ *       6 the asking job's hash (progress mark; KEYS[2] again when there is none)
  * The cap counts the leases whose start is less than ARGV 11 away (`near`) or
  * past. A start reserved further ahead does not hold a slot while it waits, and
  * confirm-start checks the cap again when its time comes (the reply asks for
@@ -20,16 +21,19 @@ import { ScriptCode } from './script-code.js';
  *       11 near ms: a start at least this far ahead is re-checked (pause, cap) when it comes,
  *       12 global interval (0 = no fleet-wide cap),
  *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second,
- *       16 the start slot the release step gave the job ('' = none): sets the group's `lagMs`
+ *       16 the start slot the release step gave the job ('' = none): sets the group's `lagMs`,
+ *       17 the job's progress ('' = none): written to KEYS[6] if that job still exists, whatever
+ *          the answer, so a job of several URLs records each one it moves on to in the same round trip
  * An adapting group's limits (the longer of its interval and minimum interval,
  * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = defineLuaScript({
   name: 'acquire',
-  keys: 5,
+  keys: 6,
   includes: [CLOCK_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
+if ARGV[17] ~= '' and redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HSET', KEYS[6], 'progress', ARGV[17]) end
 local now = now_ms()
 local max_inline = tonumber(ARGV[4])
 local interval = tonumber(ARGV[5])
