@@ -246,8 +246,7 @@ describe('jobs of several URLs', () => {
     await publishCrawlDefinition(services, 'test');
     const urls = Array.from({ length: 40 }, (_, i) => batchSite.urlOf(BATCH_HOST, i));
     await services.frontier.addSeeds(urls);
-    // The group's first job (slow start: it runs alone, its URLs one after another).
-    expect(await services.frontier.release({ room: 1, readyTarget: 4, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
+    expect(await services.frontier.release({ room: 1, readyTarget: 4, slowStart: false, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
     const [job] = await services.queue.getJobs(['prioritized']);
     expect(job?.data.batch).toHaveLength(7);
     await prepare?.(services.queue.toKey(String(job?.id)));
@@ -335,7 +334,7 @@ describe('jobs of several URLs', () => {
       await publishCrawlDefinition(services, 'test');
       const urls = Array.from({ length: 40 }, (_, i) => batchSite.urlOf(BATCH_HOST, i));
       await services.frontier.addSeeds(urls);
-      expect(await services.frontier.release({ room: 1, readyTarget: 4, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
+      expect(await services.frontier.release({ room: 1, readyTarget: 4, slowStart: false, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
       const pages: PageRecord[] = [];
       worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
       for (let i = 0; i < 600 && !batchSite.requests.some((request) => request.url === urls[0]); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));

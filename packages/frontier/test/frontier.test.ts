@@ -123,6 +123,12 @@ describe('Frontier', () => {
     // 6 waiting over a target of 4 (under twice it): one per job, so they can all run at once.
     await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://few.test/${i}`));
     expect(await f.release({ room: 100, readyTarget: 4, slowStart: false, maxUrlsPerJob: 3 })).toMatchObject({ jobs: 4, released: 4 });
+    // With slow start, a group's first job is one URL, whatever its backlog: its request alone shows the site.
+    for (const job of await queue.getJobs(['prioritized'])) await job.remove();
+    await f.addSeeds(Array.from({ length: 20 }, (_, i) => `http://new.test/${i}`));
+    await f.release({ room: 100, readyTarget: 4, maxUrlsPerJob: 3 });
+    const firstOfNew = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === 'new.test');
+    expect(firstOfNew.map((job) => crawlJobUnits(String(job.id), job.data).length)).toEqual([1]);
   });
 
   it("gives a rate-limited group with short requests its slots in jobs of several URLs, taken in turn: a job's slots are twice the hold time apart", async () => {

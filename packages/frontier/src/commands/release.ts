@@ -157,6 +157,8 @@ for i = 1, PACED_D do
       started = true
     elseif horizon == false then
       bound = math.min(bound, 1)
+      -- A group released before without slow start may still list a job taken since.
+      if ready >= bound then ready = ready_members(ready_key, prioritized, delayed) end
     elseif probing then
       -- Done when nothing of the group waits or runs; a lease held long (a
       -- sitemap streaming in) ends the probe after 2 s all the same.
@@ -191,7 +193,8 @@ for i = 1, PACED_D do
     -- k jobs, it gets one URL per job as before.
     local per_job = 1
     local interleave = 1
-    if not paused and pack > 1 then
+    -- The slow start's first job is one URL: its request alone shows the site.
+    if not paused and pack > 1 and started then
       if g.interval <= 0 then
         per_job = pack
       elseif g.hold > 0 and (g.conc <= 0 or math.ceil(1.5 * g.hold / g.interval) <= g.conc) then
