@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChildProcess } from 'node:child_process';
 import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { crawlJobUnits, openCrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { shardNamespaces } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,20 @@ afterEach(async () => {
   web = undefined;
 });
 afterAll(async () => redis.stop());
+
+/**
+ * Of each active job (a dead worker's, until the stalled-job check hands it
+ * over), the URL it has in hand: the one its progress names, since a job of
+ * several URLs records each it moves on to (those before it were recorded).
+ */
+async function activeUrlsInHand(queue: CrawlQueue): Promise<{ urls: string[]; jobsOfSeveral: number }> {
+  const jobs = await queue.getJobs(['active']);
+  const urls = jobs.map((job) => {
+    const units = crawlJobUnits(String(job.id), job.data);
+    return (units[typeof job.progress === 'number' ? job.progress : 0] ?? units[0])!.url;
+  });
+  return { urls, jobsOfSeveral: jobs.filter((job) => job.data.batch !== undefined).length };
+}
 
 describe('two-stage frontier: every worker releases the backlogs into the queue', () => {
   // With 3 shards (#13) each worker releases every shard's backlog and takes every shard's jobs.
@@ -58,14 +72,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       victim.kill('SIGKILL');
       await exited(victim);
       // Listed at once: BullMQ hands the dead worker's jobs over only after --stall-timeout (4 s).
-      // A job of several URLs has in hand the one its progress names (those before it are done).
-      for (const queue of queues) {
-        for (const job of await queue.getJobs(['active'])) {
-          const units = crawlJobUnits(String(job.id), job.data);
-          const at = typeof job.progress === 'number' ? job.progress : 0;
-          inFlightAtKills.add((units[at] ?? units[0])!.url);
-        }
-      }
+      for (const queue of queues) for (const url of (await activeUrlsInHand(queue)).urls) inFlightAtKills.add(url);
       for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inFlightAtKills.add(request.url);
       workers.push(await fleet.start());
     }
@@ -119,13 +126,9 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     // In hand: requests still open at the server, and of each job the dead worker
     // held, the URL its progress names (those before it were recorded).
     const queue = openCrawlQueue({ url: redis.url }, 'batched');
-    const inHand = new Set<string>();
-    let severalUrls = 0;
-    for (const job of await queue.getJobs(['active'])) {
-      const units = crawlJobUnits(String(job.id), job.data);
-      if (units.length > 1) severalUrls += 1;
-      inHand.add((units[typeof job.progress === 'number' ? job.progress : 0] ?? units[0])!.url);
-    }
+    const active = await activeUrlsInHand(queue);
+    const inHand = new Set(active.urls);
+    const severalUrls = active.jobsOfSeveral;
     for (const request of pages()) if (Number.isNaN(request.endedAt) || request.aborted) inHand.add(request.url);
     await queue.close();
     expect(severalUrls).toBeGreaterThan(0);
