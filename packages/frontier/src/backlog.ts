@@ -39,6 +39,13 @@ export interface ReleaseOptions {
    */
   readonly maxUrlsPerJob?: number;
   /**
+   * This shard's share of `readyTarget`, which sets the URLs per job (the
+   * backlog over it, up to maxUrlsPerJob): the fleet's workers take from every
+   * shard, so each shard's backlog is set against its part of what they run.
+   * @default readyTarget
+   */
+  readonly readyTargetShare?: number;
+  /**
    * The calling process, when it releases on a loop: it is recorded as one of
    * the fleet's releasers, and the result says how many there are.
    */
@@ -138,7 +145,7 @@ export class Backlog {
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
-      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1', options.maxUrlsPerJob ?? MAX_URLS_PER_JOB],
+      args: [this.#keys.backlog, this.#jobPrefix, this.#options, RELEASE_WINDOW_MS, options.room, options.readyTarget, ADAPTIVE_IMPLIED_CONCURRENCY, MAX_PRIORITY, options.maxReadyPerGroup ?? MAX_READY_PER_GROUP, options.slowStart === false ? '0' : '1', options.maxUrlsPerJob ?? MAX_URLS_PER_JOB, Math.max(1, options.readyTargetShare ?? options.readyTarget)],
     });
     const released = Number(reply[0]);
     if (!Number.isInteger(released)) {

@@ -137,7 +137,8 @@ export class Frontier {
    */
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
     // Each shard has a queue of its own, so each gets the whole room.
-    const results = await Promise.all(this.#shards.map(({ backlog }) => backlog.release(options)));
+    const readyTargetShare = Math.ceil(options.readyTarget / this.#shards.length);
+    const results = await Promise.all(this.#shards.map(({ backlog }) => backlog.release({ readyTargetShare, ...options })));
     return {
       released: results.reduce((sum, { released }) => sum + released, 0),
       jobs: results.reduce((sum, { jobs }) => sum + jobs, 0),

@@ -54,6 +54,13 @@ const hosts = Array.from({ length: 10 }, (_, i) => `h${i}.test`);
 const urls = hosts.flatMap((host) => [1, 2, 3].map((page) => `http://${host}/p${page}`));
 
 describe('a frontier over shards', () => {
+  it("packs a shard's jobs against its share of the queue target: the workers take from every shard", async () => {
+    const { frontier } = shardedFrontier(`shards-${randomUUID()}`, 3);
+    await frontier.addSeeds(Array.from({ length: 24 }, (_, i) => `http://one.test/${i}`));
+    // 24 waiting in one shard, a target of 6 over 3 shards: 2 for this one, so up to 12 URLs a job.
+    expect(await frontier.release({ room: 1, readyTarget: 6, slowStart: false })).toMatchObject({ jobs: 1, released: 12 });
+  });
+
   it("puts each URL's backlog entry and job in its group's shard only, and sums the shards for readers", async () => {
     const namespace = `shards-${randomUUID()}`;
     const { frontier, names, shardQueues, client } = shardedFrontier(namespace, 3);

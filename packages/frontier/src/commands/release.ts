@@ -30,7 +30,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * ARGV: +1 backlog prefix, +2 job key prefix, +3 job options JSON, +4 window ms,
  *       +5 room, +6 readyTarget, +7 defaultCap, +8 highest BullMQ priority,
  *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start,
- *       +11 URLs per job at most (used while the backlogs hold at least that many times readyTarget)
+ *       +11 URLs per job at most, +12 this shard's share of readyTarget: a job gets up to the
+ *       backlog's URLs over that share (so near the end every URL left can run in parallel)
  * Reply: {Ok, released (URLs), saturated (1: more was ready, held back only by maxReady or the queue's room), jobs written} | {StalePolicy, version}
  */
 export const releaseScript = defineLuaScript({
@@ -51,7 +52,7 @@ local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
 local slow_start = ARGV[A + 10] == '1'
-local pack = math.max(1, math.min(tonumber(ARGV[A + 11]), math.floor(tonumber(redis.call('GET', count_key) or '0') / tonumber(ARGV[A + 6]))))
+local pack = math.max(1, math.min(tonumber(ARGV[A + 11]), math.floor(tonumber(redis.call('GET', count_key) or '0') / tonumber(ARGV[A + 12]))))
 local slow_start_ms = 2000
 local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
