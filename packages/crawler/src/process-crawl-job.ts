@@ -70,8 +70,12 @@ interface UrlTask {
   readonly dueWait?: AbortSignal | undefined;
 }
 
-/** Longest sleep before a later URL's slot in a job of several (a group at one request a minute still keeps its job). */
-const BATCH_DUE_WAIT_MS = 120_000;
+/**
+ * Longest sleep before a later URL's slot in a job of several. The release
+ * step spaces a job's slots at most its window apart; this is only a bound
+ * for a group whose pace was cut meanwhile (the gate decides the start).
+ */
+const BATCH_DUE_WAIT_MS = 10_000;
 
 /**
  * One crawl job: for each URL it carries (one, or a batch of its group),

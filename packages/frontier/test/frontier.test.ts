@@ -132,7 +132,13 @@ describe('Frontier', () => {
   });
 
   it("gives a rate-limited group with short requests its slots in jobs of several URLs, taken in turn: a job's slots are twice the hold time apart", async () => {
-    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 }] };
+    const policy = {
+      defaults: { rate: null, concurrency: 1000 },
+      rules: [
+        { match: 'slow.test', rate: { max: 2, durationMs: 1_000 }, concurrency: 4 },
+        { match: '*.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 },
+      ],
+    };
     const limiter = testPacer(redis.client(), namespace, policy);
     const slotsOf = async (group: string, holdMs: number) => {
       const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
@@ -142,10 +148,15 @@ describe('Frontier', () => {
       const f = frontier({ scope: 'any' }, policy);
       await f.addSeeds(Array.from({ length: 30 }, (_, i) => `http://${group}/${i}`));
       const startedAt = Date.now();
-      await f.release({ room: 100, readyTarget: 2, maxReadyPerGroup: 100, slowStart: false, maxUrlsPerJob: 4 });
-      const jobs = await queue.getJobs(['prioritized']);
-      const units = jobs.map((job) => crawlJobUnits(String(job.id), job.data));
-      // The queue's room (readyTarget 2) is left to the next group.
+      // Released once its first slot (after the probe's) is within the window.
+      let jobs: Awaited<ReturnType<CrawlQueue['getJobs']>> = [];
+      for (let i = 0; i < 40 && !jobs.some((job) => job.data.group === group); i += 1) {
+        if (i > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        await f.release({ room: 100, readyTarget: 100, maxReadyPerGroup: 100, slowStart: false, maxUrlsPerJob: 4 });
+        jobs = await queue.getJobs(['prioritized']);
+      }
+      const units = jobs.filter((job) => job.data.group === group).map((job) => crawlJobUnits(String(job.id), job.data));
+      // Removed: the next group's jobs are counted alone.
       for (const job of jobs) await job.remove();
       return { startedAt, jobs: units };
     };
@@ -155,6 +166,10 @@ describe('Frontier', () => {
     // Requests of 40 ms: two jobs take the slots in turn, each one's 100 ms apart.
     const long = await slotsOf('long.test', 40);
     expect(long.jobs.map((units) => units.length)).toEqual([4, 4]);
+    // Slots 500 ms apart, beyond the window: a job would hold its worker longer per URL than
+    // a job of one URL waits for its slot, so each job has one.
+    const slow = await slotsOf('slow.test', 10);
+    expect(slow.jobs.map((units) => units.length)).toEqual([1]);
     for (const [{ jobs, startedAt }, spacing] of [[short, 50], [long, 100]] as const) {
       for (const units of jobs) {
         const dues = units.map((unit) => unit.due ?? startedAt);
@@ -254,7 +269,8 @@ describe('Frontier', () => {
     }
     await f.addSeeds(Array.from({ length: 20 }, (_, i) => [`http://quick.test/${i}`, `http://long.test/${i}`]).flat());
     const before = Number((await redis.client().time())[0]) * 1000;
-    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false });
+    // One URL per job: the slots themselves (jobs of several take them in turn, tested above).
+    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false, maxUrlsPerJob: 1 });
     const jobs = await queue.getJobs(['prioritized']);
     const quickJobs = jobs.filter((job) => job.data.group === 'quick.test');
     const long = jobs.filter((job) => job.data.group === 'long.test');
@@ -282,7 +298,7 @@ describe('Frontier', () => {
     // As admissions record it: the group's starts run 300 ms behind the slots it was given.
     await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group('behind.test'), 'lagMs', '300');
     await f.addSeeds(Array.from({ length: 20 }, (_, i) => `http://behind.test/${i}`));
-    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false });
+    await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false, maxUrlsPerJob: 1 });
     const jobs = await queue.getJobs(['prioritized']);
     // The lag counts for half the window at most: only the slots within 400 - 200 ms, about 4 at 50 ms
     // apart, not 8; each job with a slot asks 200 ms after it (one whose slot is now asks at once).
@@ -295,7 +311,7 @@ describe('Frontier', () => {
     await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group('behind.test'), 'lagMs', '900');
     for (const job of jobs) await job.remove();
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect((await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false })).released).toBeGreaterThan(0);
+    expect((await f.release({ room: 1_000, readyTarget: 1_000, maxReadyPerGroup: 1_000, slowStart: false, maxUrlsPerJob: 1 })).released).toBeGreaterThan(0);
     const [firstAgain] = (await queue.getJobs(['prioritized'])).sort((a, b) => (a.data.due ?? 0) - (b.data.due ?? 0));
     expect(firstAgain?.data.lag).toBeUndefined();
   });

@@ -52,7 +52,8 @@ local default_cap = tonumber(ARGV[A + 7])
 local max_priority = tonumber(ARGV[A + 8])
 local max_ready = tonumber(ARGV[A + 9])
 local slow_start = ARGV[A + 10] == '1'
-local pack = math.max(1, math.min(tonumber(ARGV[A + 11]), math.floor(tonumber(redis.call('GET', count_key) or '0') / tonumber(ARGV[A + 12]))))
+local max_per_job = tonumber(ARGV[A + 11])
+local pack = math.max(1, math.min(max_per_job, math.floor(tonumber(redis.call('GET', count_key) or '0') / tonumber(ARGV[A + 12]))))
 local slow_start_ms = 2000
 local groups_key = prefix .. 'groups'
 local release_at_key = prefix .. 'at'
@@ -181,35 +182,47 @@ for i = 1, PACED_D do
     local empty = false
     local slot_bound = false
     local moved = 0
-    -- URLs per job: several while the backlogs hold more than the queue's
-    -- room many times over (BullMQ's per-job work is then shared), one near
-    -- the end (every URL left can run in parallel). A job fetches its URLs one
-    -- after another, so a rate-limited group's jobs take its slots in turn:
-    -- with k jobs, each gets every k-th slot, k chosen so that a job's slots
-    -- are one and a half times the group's hold time apart (the hold counts
-    -- from the admission, shortly before the start, to the response; the half
-    -- is for the parse and the record before the job's next request; k at most
-    -- its cap, as each job holds one slot at a time). Only the jobs' first slots need be within the
-    -- window; where the window, the room or the group's bound allow fewer than
-    -- k jobs, it gets one URL per job as before.
+    -- URLs per job (a job fetches its URLs one after another, sharing
+    -- BullMQ's per-job work):
+    -- - a group without a rate: several while the backlogs hold more than the
+    --   queue's room many times over; one near the end, so every URL left can
+    --   run in parallel;
+    -- - a rate-limited group, whose pace is its rate's: up to the most a job
+    --   may carry, its slots taken in turn by k jobs (each gets every k-th
+    --   slot). k makes a job's slots 1.5 hold times apart (the hold runs from
+    --   the admission, shortly before the start, to the response; the half is
+    --   for the parse and the record), at most the group's cap (each job holds
+    --   one of its slots at a time), and k slots must fit the window (a job
+    --   waits in its worker between its URLs no longer than a job of one URL
+    --   waits for its slot, so slow groups use no more worker slots). Only
+    --   the jobs' first slots need be within the window.
+    -- Otherwise (the first job of a slow start, a paused group's scout, a
+    -- group whose requests outlast its cap's share) one URL per job.
     local per_job = 1
     local interleave = 1
-    -- The slow start's first job is one URL: its request alone shows the site.
-    if not paused and pack > 1 and started then
+    if not paused and started then
       if g.interval <= 0 then
         per_job = pack
-      elseif g.hold > 0 and (g.conc <= 0 or math.ceil(1.5 * g.hold / g.interval) <= g.conc) then
-        -- Each job holds one of the group's slots at a time: k of them fit its cap.
+      elseif max_per_job > 1 and g.hold > 0 and (g.conc <= 0 or g.hold <= g.conc * g.interval) then
+        -- Capped at the cap, a job's slots may be closer than 1.5 holds (never
+        -- than one): it keeps up on average, and the gate re-paces the group
+        -- from a start that runs late.
         interleave = math.max(1, math.ceil(1.5 * g.hold / g.interval))
+        if g.conc > 0 then interleave = math.min(interleave, g.conc) end
+        if interleave * g.interval > window then interleave = 0 end
         -- The ready count is an upper bound (see above): checked before it decides.
-        if interleave > bound - ready then ready = ready_members(ready_key, prioritized, delayed) end
-        if interleave <= math.min(bound - ready, room) then
+        -- Against the most waiting jobs a group may hold, not its free slots: the
+        -- new jobs' slots come after all the slots already given out (the
+        -- horizon), when the jobs holding those are done with them, and the
+        -- gate checks the cap at each start all the same.
+        if interleave > max_ready - ready then ready = ready_members(ready_key, prioritized, delayed) end
+        if interleave > 0 and interleave <= math.min(max_ready - ready, room) then
           local first = math.max(wake, now, g.tat - g.tau)
           local lag = 0
           if first > now then lag = math.min(g.lag, window / 2) end
           local last_first = first + (interleave - 1) * g.interval + lag
           if last_first <= now + window then
-            per_job = pack
+            per_job = max_per_job
           else
             -- Not yet: released when the first slots of all its jobs are within the window.
             next_score = last_first - window
