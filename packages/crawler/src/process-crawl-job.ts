@@ -95,7 +95,11 @@ export async function processCrawlJob(
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
   const units = crawlJobUnits(String(job.id), job.data);
-  if (units.length > 1 && token !== undefined) return processBatch({ job, units, token }, context);
+  if (units.length > 1) {
+    // Handing URLs back needs the job's lock; BullMQ's worker always passes it.
+    if (token === undefined) throw new Error(`job ${String(job.id)} carries ${units.length} URLs but came without its lock token`);
+    return processBatch({ job, units, token }, context);
+  }
   try {
     return await crawlUrl({ data: job.data, owner: String(job.id), attempt: job.attemptsMade + 1 }, context);
   } catch (error) {
