@@ -66,7 +66,7 @@ interface UrlTask {
   readonly attempt: number;
   /** A job of several URLs moving on to this one (see AcquireRequest.progress). */
   readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
-  /** A later URL of such a job sleeps until its slot, however far (the job holds its worker for its URLs), unless this aborts. */
+  /** A later URL of such a job sleeps until its slot (up to BATCH_DUE_WAIT_MS, not the inline wait), unless this aborts. */
   readonly dueWait?: AbortSignal | undefined;
 }
 
@@ -123,6 +123,8 @@ async function processBatch(
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
+  // False when another worker holds the job now (its lock expired): that one
+  // resumes from the job's progress, so nothing is handed back twice.
   const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
     await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request });
   };
