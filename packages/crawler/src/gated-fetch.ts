@@ -1,4 +1,5 @@
 import { noResponseFailure, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
+import type { AcquireRequest } from '@crawlq/group-limiter';
 import { redactUrl } from '@crawlq/urls';
 import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
 
@@ -38,7 +39,7 @@ export interface GatedFetchOptions {
   /** The group's lag behind such slots when the job was released (`CrawlJobData.lag`). */
   readonly lag?: number | undefined;
   /** Recorded with the first request's admission: a job of several URLs moving on to this one. */
-  readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
+  readonly progress?: AcquireRequest['progress'];
   /** Longest sleep before the first request's slot (`due`), when not maxInlineWaitMs; `dueWaitSignal` cuts it short. */
   readonly maxDueWaitMs?: number | undefined;
   readonly dueWaitSignal?: AbortSignal | undefined;
@@ -102,7 +103,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
         const first = request.kind === 'first';
-        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined, progress: first ? options.progress : undefined, ...(first && options.maxDueWaitMs !== undefined ? { maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal } : {}) });
+        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined, progress: first ? options.progress : undefined, maxDueWaitMs: first ? options.maxDueWaitMs : undefined, dueWaitSignal: first ? options.dueWaitSignal : undefined });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();

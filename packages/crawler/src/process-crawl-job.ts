@@ -1,6 +1,7 @@
 import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
+import type { AcquireRequest } from '@crawlq/group-limiter';
 import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
@@ -65,7 +66,7 @@ interface UrlTask {
   /** The job's attempt (1 = first). */
   readonly attempt: number;
   /** A job of several URLs moving on to this one (see AcquireRequest.progress). */
-  readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
+  readonly progress?: AcquireRequest['progress'];
   /** A later URL of such a job sleeps until its slot (up to BATCH_DUE_WAIT_MS, not the inline wait), unless this aborts. */
   readonly dueWait?: AbortSignal | undefined;
 }
@@ -133,11 +134,11 @@ async function processBatch(
   for (let index = from; index < units.length; index += 1) {
     const unit = units[index];
     if (unit === undefined) break;
-    const data = unitJobData(job.data, unit);
     if (index > from && context.draining?.aborted === true) {
       await handBack({ units: units.slice(index), progress: units.length });
       return total;
     }
+    const data = unitJobData(job.data, unit);
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
       const result = await crawlUrl({ data, owner: unit.id, attempt: job.attemptsMade + 1, ...later }, context);
@@ -178,7 +179,8 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       due: task.data.due,
       lag: task.data.lag,
       progress: task.progress,
-      ...(task.dueWait === undefined ? {} : { maxDueWaitMs: BATCH_DUE_WAIT_MS, dueWaitSignal: task.dueWait }),
+      maxDueWaitMs: task.dueWait === undefined ? undefined : BATCH_DUE_WAIT_MS,
+      dueWaitSignal: task.dueWait,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       signal: context.signal,

@@ -47,17 +47,22 @@ export interface CrawlJobUnit {
   readonly lag?: number;
 }
 
+/** The URL, depth and the optional per-URL fields a job's data and its units share (those set only). */
+function urlFields(source: Omit<CrawlJobUnit, 'id'>): Omit<CrawlJobUnit, 'id'> {
+  const { url, depth, redirects, due, lag } = source;
+  return { url, depth, ...(redirects === undefined ? {} : { redirects }), ...(due === undefined ? {} : { due }), ...(lag === undefined ? {} : { lag }) };
+}
+
 /** The URLs a job carries, in the order they are fetched; the first is the job's own (its id is the job's). */
 export function crawlJobUnits(id: string, data: CrawlJobData): readonly CrawlJobUnit[] {
-  const { url, depth, redirects, due, lag } = data;
-  const own: CrawlJobUnit = { id, url, depth, ...(redirects === undefined ? {} : { redirects }), ...(due === undefined ? {} : { due }), ...(lag === undefined ? {} : { lag }) };
+  const own: CrawlJobUnit = { id, ...urlFields(data) };
   return data.batch === undefined ? [own] : [own, ...data.batch];
 }
 
 /** A job's data for one of its URLs alone: what the job becomes when that URL is the one left to it. */
 export function unitJobData(data: CrawlJobData, unit: CrawlJobUnit): CrawlJobData {
   const { batch: _batch, url: _url, depth: _depth, redirects: _redirects, due: _due, lag: _lag, ...rest } = data;
-  return { ...rest, url: unit.url, depth: unit.depth, ...(unit.redirects === undefined ? {} : { redirects: unit.redirects }), ...(unit.due === undefined ? {} : { due: unit.due }), ...(unit.lag === undefined ? {} : { lag: unit.lag }) };
+  return { ...rest, ...urlFields(unit) };
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

@@ -85,6 +85,15 @@ local function ready_members(ready_key, prioritized, delayed)
   return #ids - #gone
 end
 
+-- How much later than its slot a job of the group asks (a slot that is now: not at all).
+-- A group whose starts run behind its slots (its pacing is ahead of now) gets
+-- each job that much later, so no job waits in a worker much longer than the
+-- window. Half the window at most, so the group is never held back by a lag
+-- alone; none once its pacing has caught up with now (the lag recorded is then old).
+local function slot_lag(g, slot)
+  if slot > now then return math.min(g.lag, window / 2) end
+  return 0
+end
 -- A URL's fields in its job's data (due: its start slot, for a group its rate holds back).
 local function unit_json(url, depth, hops, due, lag)
   local json = ',"url":' .. cjson.encode(url) .. ',"depth":' .. depth
@@ -218,9 +227,7 @@ for i = 1, PACED_D do
         if interleave > max_ready - ready then ready = ready_members(ready_key, prioritized, delayed) end
         if interleave > 0 and interleave <= math.min(max_ready - ready, room) then
           local first = math.max(wake, now, g.tat - g.tau)
-          local lag = 0
-          if first > now then lag = math.min(g.lag, window / 2) end
-          local last_first = first + (interleave - 1) * g.interval + lag
+          local last_first = first + (interleave - 1) * g.interval + slot_lag(g, first)
           if last_first <= now + window then
             per_job = max_per_job
           else
@@ -238,8 +245,6 @@ for i = 1, PACED_D do
       local taken = 0
       while taken < interleave * per_job do
         local slot = math.max(wake, now, g.tat - g.tau)
-        local lag = 0
-        if slot > now then lag = math.min(g.lag, window / 2) end
         local entry, depth = backlog_pop(prefix, g.name, cursor)
         if not entry then
           empty = true
@@ -248,7 +253,7 @@ for i = 1, PACED_D do
         wake = slot + g.interval
         local id, url, hops = backlog_decode(entry)
         local units = carriers[(taken % interleave) + 1]
-        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, slot > now and slot or nil, lag)}
+        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, slot > now and slot or nil, slot_lag(g, slot))}
         taken = taken + 1
       end
       for c = 1, interleave do
@@ -262,9 +267,7 @@ for i = 1, PACED_D do
       end
       -- Its next release comes when the next jobs' first slots are within the window.
       if not empty then
-        local lag = 0
-        if wake > now then lag = math.min(g.lag, window / 2) end
-        next_score = math.max(next_score, wake + (interleave - 1) * g.interval + lag - window)
+        next_score = math.max(next_score, wake + (interleave - 1) * g.interval + slot_lag(g, wake) - window)
         slot_bound = true
       end
     end
@@ -277,12 +280,7 @@ for i = 1, PACED_D do
         local lag = 0
         if not paused and g.interval > 0 then
           slot = math.max(wake, now, g.tat - g.tau)
-          -- A group whose starts run behind its slots (its pacing is ahead of
-          -- now) gets each job that much later, so no job waits in a worker
-          -- much longer than the window. Half the window at most, so the group
-          -- is never held back by a lag alone; none once its pacing has caught
-          -- up with now (the lag recorded is then old).
-          if rate_bound and slot > now then lag = math.min(g.lag, window / 2) end
+          if rate_bound then lag = slot_lag(g, slot) end
           if slot + lag > now + window then
             next_score = slot + lag - window
             slot_bound = true
