@@ -18,7 +18,10 @@ function statsKey(namespace: string): string {
 /**
  * Page counters of one worker process, added up in memory and written to
  * Redis in one round trip every `flushMs`, not one per page: they feed
- * progress lines, not correctness. `close()` writes what is left.
+ * progress lines, not correctness. Once a second: a fleet of N workers
+ * costs Redis N round trips a second whatever the pages, which at a polite
+ * crawl's few pages a second is more than the pages cost. `close()` writes
+ * what is left.
  */
 export class CrawlStatsRecorder {
   readonly #redis: RedisClient;
@@ -31,7 +34,7 @@ export class CrawlStatsRecorder {
     this.#redis = options.redis;
     this.#key = statsKey(options.namespace);
     this.#onError = options.onError;
-    this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 250);
+    this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 1_000);
     this.#timer.unref();
   }
 

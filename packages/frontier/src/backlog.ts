@@ -61,6 +61,12 @@ export interface ReleaseResult {
   readonly releasers: number;
   /** More was ready to go, held back only by `maxReadyPerGroup` or the queue's room (not a pace or a cap): release again soon. */
   readonly saturated: boolean;
+  /**
+   * Milliseconds until the next group is due for a release (0: one is due
+   * now); undefined when no group has URLs waiting. A release loop may sleep
+   * that long: a release before then finds nothing to do.
+   */
+  readonly nextDueMs: number | undefined;
 }
 
 /** A job's URLs going back to their group's backlog (see {@link Frontier.requeue}). */
@@ -89,11 +95,11 @@ export const RELEASE_WINDOW_MS = 400;
 /** Groups one release call considers (those waiting longest first). */
 const GROUPS_PER_RELEASE = 200;
 /**
- * Groups are picked by the caller's clock, the script decides by Redis'
- * clock: a caller whose clock is behind by more than this releases late
- * (never early). Keep a fleet's clocks synchronised (NTP).
+ * A group is picked for a release this long before its time (Redis' clock,
+ * read with the groups): a release loop that wakes a little early still
+ * finds it due instead of sleeping another round.
  */
-const CLOCK_SLACK_MS = 50;
+const DUE_SLACK_MS = 20;
 const MAX_READY_PER_GROUP = 32;
 /**
  * URLs one job carries at most. BullMQ's work per job (add, wake, take,
@@ -135,13 +141,18 @@ export class Backlog {
    * to run the release script over them.
    */
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
-    const { waiting, releasers } = await this.#readDueGroups(options.releaser);
-    const dueBy = Date.now() + RELEASE_WINDOW_MS + CLOCK_SLACK_MS;
+    const { waiting, releasers, now } = await this.#readDueGroups(options.releaser);
+    // Each group's score is when a release may next move some of its URLs
+    // (the release script sets it: its next slot less the window, or soon).
     const due: string[] = [];
+    let firstScore = Number.POSITIVE_INFINITY;
     for (let i = 0; i + 1 < waiting.length; i += 2) {
-      if (Number(waiting[i + 1]) <= dueBy) due.push(waiting[i] ?? '');
+      const score = Number(waiting[i + 1]);
+      firstScore = Math.min(firstScore, score);
+      if (score <= now + DUE_SLACK_MS) due.push(waiting[i] ?? '');
     }
-    if (due.length === 0 || options.room <= 0) return { released: 0, jobs: 0, releasers, saturated: false };
+    const nextDueMs = due.length > 0 ? 0 : Number.isFinite(firstScore) ? Math.ceil(firstScore - now) : undefined;
+    if (due.length === 0 || options.room <= 0) return { released: 0, jobs: 0, releasers, saturated: false, nextDueMs };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',
       keys: [this.#keys.backlogCount, ...this.#queueKeys],
@@ -151,7 +162,8 @@ export class Backlog {
     if (!Number.isInteger(released)) {
       throw new FrontierError(`backlog release: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
     }
-    return { released, jobs: Number(reply[2]), releasers, saturated: Number(reply[1]) === 1 };
+    const next = Number(reply[3]);
+    return { released, jobs: Number(reply[2]), releasers, saturated: Number(reply[1]) === 1, nextDueMs: next >= 0 ? next : undefined };
   }
 
   /** See {@link Frontier.requeue}. */
@@ -163,11 +175,14 @@ export class Backlog {
     return Number(reply) === 1;
   }
 
-  /** The groups that wait longest, with their scores; with a releaser, it is recorded in the same round trip. */
-  async #readDueGroups(releaser: string | undefined): Promise<{ waiting: string[]; releasers: number }> {
-    const now = Date.now();
-    const read = this.#redis.multi().zrange(this.#keys.backlogGroups, 0, GROUPS_PER_RELEASE - 1, 'WITHSCORES');
+  /**
+   * The groups due first, with their scores, and Redis' clock (which the
+   * scores are in); with a releaser, it is recorded in the same round trip.
+   */
+  async #readDueGroups(releaser: string | undefined): Promise<{ waiting: string[]; releasers: number; now: number }> {
+    const read = this.#redis.multi().time().zrange(this.#keys.backlogGroups, 0, GROUPS_PER_RELEASE - 1, 'WITHSCORES');
     if (releaser !== undefined) {
+      const now = Date.now();
       read
         .zadd(this.#keys.releasers, now, releaser)
         .zremrangebyscore(this.#keys.releasers, '-inf', now - RELEASER_TTL_MS)
@@ -182,9 +197,14 @@ export class Backlog {
     }
     const failed = replies?.find(([error]) => error !== null)?.[0];
     if (replies === null || failed) throw new FrontierError('backlog release failed in Redis', { retryable: true, cause: failed ?? undefined });
-    const waiting = replies[0]?.[1];
-    const count = releaser === undefined ? 1 : Number(replies[3]?.[1]);
-    return { waiting: Array.isArray(waiting) ? waiting.map(String) : [], releasers: Number.isInteger(count) && count > 0 ? count : 1 };
+    const [seconds, micros] = (replies[0]?.[1] ?? []) as [string, string];
+    const waiting = replies[1]?.[1];
+    const count = releaser === undefined ? 1 : Number(replies[4]?.[1]);
+    return {
+      waiting: Array.isArray(waiting) ? waiting.map(String) : [],
+      releasers: Number.isInteger(count) && count > 0 ? count : 1,
+      now: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000),
+    };
   }
 
   /** URLs admitted and not yet released as jobs. */

@@ -144,6 +144,7 @@ export class Frontier {
       jobs: results.reduce((sum, { jobs }) => sum + jobs, 0),
       releasers: Math.max(1, ...results.map(({ releasers }) => releasers)),
       saturated: results.some(({ saturated }) => saturated),
+      nextDueMs: results.reduce<number | undefined>((first, { nextDueMs }) => (nextDueMs === undefined ? first : Math.min(first ?? nextDueMs, nextDueMs)), undefined),
     };
   }
 

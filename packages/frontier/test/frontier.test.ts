@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -238,6 +239,33 @@ describe('Frontier', () => {
     // The next slot is 30 s away: the group waits in the groups set until then.
     expect((await f.release({ room: 10, readyTarget: 1_000, slowStart: false })).released).toBe(0);
     expect(Number(await redis.client().zscore(frontierKeys(namespace).backlogGroups, 'slow.test'))).toBeGreaterThan(Date.now() + 20_000);
+  });
+
+  it('says how long until a group is next due, and runs no release script before then', async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: 'paced.test', rate: { max: 1, durationMs: 2_000 } }] };
+    const f = frontier({ scope: 'any' }, policy);
+    const options = { room: 10, readyTarget: 100, slowStart: false };
+    expect((await f.release(options)).nextDueMs).toBeUndefined();
+    await f.addSeeds([1, 2, 3].map((i) => `http://paced.test/${i}`));
+    const first = await f.release(options);
+    expect(first.released).toBe(1);
+    // The next slot is 2 s after the first (and the gate's margin); its job is released the window (400 ms) ahead.
+    expect(first.nextDueMs).toBeGreaterThanOrEqual(1_600);
+    expect(first.nextDueMs).toBeLessThan(2_000);
+    const client = redis.client();
+    const scriptRuns = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    const runsBefore = await scriptRuns();
+    const early = await f.release(options);
+    expect(early).toMatchObject({ released: 0, jobs: 0 });
+    expect(early.nextDueMs).toBeGreaterThan(0);
+    expect(early.nextDueMs).toBeLessThanOrEqual(first.nextDueMs!);
+    expect(await scriptRuns()).toBe(runsBefore);
+    await sleep(early.nextDueMs!);
+    expect((await f.release(options)).released).toBe(1);
+    expect(await scriptRuns()).toBe(runsBefore + 1);
+    // A group without a rate is due at once.
+    await f.addSeeds(['http://free.test/1']);
+    expect((await f.release({ ...options, room: 0 })).nextDueMs).toBe(0);
   });
 
   it('holds at most a concurrency cap of waiting jobs per group, and releases more once they are taken', async () => {

@@ -24,6 +24,13 @@ const AGAIN_MS = 10;
 const SATURATED_MS = 20;
 /** After a failed release (Redis away): the next try. */
 const RETRY_MS = 1_000;
+/**
+ * The longest a releaser sleeps while no group is due: URLs that another
+ * process (a producer, another worker) adds to a group with none waiting are
+ * released within about this long. This process's own additions wake it
+ * sooner (see {@link BacklogReleaser.nudge}).
+ */
+const IDLE_MS = 1_000;
 
 export interface BacklogReleaserOptions {
   /** Read per release: the frontier is rebuilt when the crawl definition changes. */
@@ -44,10 +51,22 @@ export class BacklogReleaser {
   readonly #stop = new AbortController();
   readonly #id = randomUUID();
   readonly #done: Promise<void>;
+  /** Ends the current sleep early (see nudge). */
+  #wake: AbortController | undefined;
 
   constructor(options: BacklogReleaserOptions) {
     this.#options = options;
     this.#done = this.#run();
+  }
+
+  /**
+   * This process added URLs to the backlogs: a group that had none waiting
+   * is due at once, so a sleep that waits for a later group is cut to the
+   * fleet's pace (never shorter: nudges cost no more Redis work than the
+   * loop without them).
+   */
+  nudge(): void {
+    this.#wake?.abort();
   }
 
   async #run(): Promise<void> {
@@ -56,17 +75,37 @@ export class BacklogReleaser {
     const readyTarget = this.#options.concurrency * 2 + 16;
     while (!signal.aborted) {
       let waitMs: number;
+      let paceMs: number;
       try {
-        const { released, jobs, releasers, saturated } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
+        const { released, jobs, releasers, saturated, nextDueMs } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
+        paceMs = PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
         if (jobs >= readyTarget) waitMs = AGAIN_MS;
         else if (saturated && released > 0) waitMs = SATURATED_MS * (0.8 + 0.4 * Math.random());
-        else waitMs = PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
+        else {
+          // A release before the next group is due finds nothing to do. The
+          // spread keeps the fleet's releasers from all coming at that moment.
+          const untilDue = Math.min(nextDueMs ?? IDLE_MS, IDLE_MS);
+          waitMs = untilDue <= paceMs ? paceMs : untilDue + Math.random() * PERIOD_MS;
+        }
       } catch (error) {
         this.#options.onError(error);
-        waitMs = RETRY_MS;
+        waitMs = paceMs = RETRY_MS;
       }
-      await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+      await this.#sleep(waitMs, Math.min(waitMs, paceMs), signal);
     }
+  }
+
+  /** Sleeps `ms`, or `paceMs` from now when nudged. */
+  async #sleep(ms: number, paceMs: number, signal: AbortSignal): Promise<void> {
+    const startedAt = performance.now();
+    const wake = new AbortController();
+    this.#wake = wake;
+    const both = AbortSignal.any([signal, wake.signal]);
+    await sleep(ms, undefined, { signal: both }).catch(() => undefined);
+    this.#wake = undefined;
+    if (signal.aborted || !wake.signal.aborted) return;
+    const left = startedAt + paceMs - performance.now();
+    if (left > 0) await sleep(left, undefined, { signal }).catch(() => undefined);
   }
 
   /** Stops after the release in progress, if any. */

@@ -175,6 +175,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     await services.limiter.setMinInterval(group, crawlDelayMs);
   };
 
+  // Stage two of the frontier: every worker process releases due URLs into the queue.
+  const releaser = new BacklogReleaser({
+    frontier: () => services.frontier,
+    concurrency: config.concurrency,
+    onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
+  });
+
   // Aborted when a stop outlasts its grace period: jobs still running give
   // their slots back and return to the queue (see close).
   const stopping = new AbortController();
@@ -212,6 +219,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason) => telemetry?.denied?.(reason),
       onPage: (record) => {
+        if (record.enqueued > 0) releaser.nudge();
         stats.page(record);
         telemetry?.page?.(record);
         options.onPage?.(record);
@@ -248,11 +256,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   };
   for (const worker of workers) worker.on('failed', onFailed);
   const alertWorker = alerts.startWorker();
-  const releaser = new BacklogReleaser({
-    frontier: () => services.frontier,
-    concurrency: config.concurrency,
-    onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
-  });
 
   const retention = {
     ...(config.dlqMaxAge === undefined ? {} : { maxAgeMs: config.dlqMaxAge }),

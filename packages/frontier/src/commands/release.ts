@@ -32,7 +32,11 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  *       +9 maxReady (waiting jobs per group at most, whatever its cap), +10 '1' = slow start,
  *       +11 URLs per job at most, +12 this shard's share of readyTarget: a job gets up to the
  *       backlog's URLs over that share (so near the end every URL left can run in parallel)
- * Reply: {Ok, released (URLs), saturated (1: more was ready, held back only by maxReady or the queue's room), jobs written} | {StalePolicy, version}
+ * Reply: {Ok, released (URLs), saturated (1: more was ready, held back only by maxReady or the queue's room), jobs written,
+ *         ms until the first group's score (when a release next has work; -1: no group waits)} | {StalePolicy, version}
+ * A group's score in the groups set is when a release may next move some of
+ * its URLs: its next jobs' first slots less the window, its pause's end less
+ * the window, or now (held back by its cap, its slow start or the queue's room).
  */
 export const releaseScript = defineLuaScript({
   name: 'frontier-release',
@@ -179,8 +183,10 @@ for i = 1, PACED_D do
         bound = 0
       end
     end
-    -- Rechecked soon by default: the waiting jobs may be taken by then.
-    local next_score = now + window / 4
+    -- Due at every release unless its slots or a pause say when: the jobs
+    -- holding it back (its cap, its slow start, the queue's room) may be
+    -- taken or done by the next one.
+    local next_score = now
     -- The release horizon is the backlog's own: the gate's wake horizon also
     -- takes a slot for every deferral, and sharing it would hold releases back
     -- by every job the gate sent back.
@@ -331,6 +337,10 @@ for i = 1, PACED_D do
 end
 
 if released > 0 then redis.call('DECRBY', count_key, released) end
-return {${ScriptCode.Ok}, released, saturated, jobs}
+-- When a release next has work: the first group's score (-1: no group waits).
+local first = redis.call('ZRANGE', groups_key, 0, 0, 'WITHSCORES')
+local next_due = -1
+if first[2] then next_due = math.max(0, math.ceil(tonumber(first[2]) - now)) end
+return {${ScriptCode.Ok}, released, saturated, jobs, next_due}
 `,
 });
