@@ -107,7 +107,7 @@ const MAX_READY_PER_GROUP = 32;
  * worker killed mid-job fetches again only the URL it had in hand (the job's
  * progress says which were done).
  */
-export const MAX_URLS_PER_JOB = 16;
+export const MAX_URLS_PER_JOB = 32;
 /** BullMQ accepts priorities up to 2^21. */
 export const MAX_PRIORITY = 2_097_152;
 

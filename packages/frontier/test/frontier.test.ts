@@ -260,7 +260,7 @@ describe('Frontier', () => {
     expect(early.nextDueMs).toBeGreaterThan(0);
     expect(early.nextDueMs).toBeLessThanOrEqual(first.nextDueMs!);
     expect(await scriptRuns()).toBe(runsBefore);
-    await sleep(early.nextDueMs!);
+    await sleep(early.nextDueMs);
     expect((await f.release(options)).released).toBe(1);
     expect(await scriptRuns()).toBe(runsBefore + 1);
     // A group without a rate is due at once.

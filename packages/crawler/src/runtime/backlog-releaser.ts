@@ -3,8 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Frontier } from '@crawlq/frontier';
 
 /**
- * The fleet releases about this often, each worker at a random phase and
- * every N x PERIOD_MS when N workers release: a release moves the slots of
+ * The fleet releases at most about this often (less while no group is due),
+ * each worker at a random phase and at most every N x PERIOD_MS when N
+ * workers release: a release moves the slots of
  * the next 400 ms (RELEASE_WINDOW_MS) of every due group, so a period well
  * below that keeps every group's slots covered. The fleet's releases cost a
  * few round trips per period, not per page and not per worker; and fewer,
@@ -38,6 +39,8 @@ export interface BacklogReleaserOptions {
   /** This process's job concurrency: each release tops the queue up to a few times it. */
   readonly concurrency: number;
   readonly onError: (error: unknown) => void;
+  /** The longest sleep while no group is due (tests lengthen it). @default IDLE_MS */
+  readonly idleMs?: number;
 }
 
 /**
@@ -53,6 +56,8 @@ export class BacklogReleaser {
   readonly #done: Promise<void>;
   /** Ends the current sleep early (see nudge). */
   #wake: AbortController | undefined;
+  /** Nudged since the release in progress read the groups: it may have missed the new URLs. */
+  #nudged = false;
 
   constructor(options: BacklogReleaserOptions) {
     this.#options = options;
@@ -66,6 +71,7 @@ export class BacklogReleaser {
    * loop without them).
    */
   nudge(): void {
+    this.#nudged = true;
     this.#wake?.abort();
   }
 
@@ -76,6 +82,7 @@ export class BacklogReleaser {
     while (!signal.aborted) {
       let waitMs: number;
       let paceMs: number;
+      this.#nudged = false;
       try {
         const { released, jobs, releasers, saturated, nextDueMs } = await this.#options.frontier().release({ room: readyTarget, readyTarget, releaser: this.#id });
         paceMs = PERIOD_MS * releasers * (0.8 + 0.4 * Math.random());
@@ -84,7 +91,8 @@ export class BacklogReleaser {
         else {
           // A release before the next group is due finds nothing to do. The
           // spread keeps the fleet's releasers from all coming at that moment.
-          const untilDue = Math.min(nextDueMs ?? IDLE_MS, IDLE_MS);
+          const idleMs = this.#options.idleMs ?? IDLE_MS;
+          const untilDue = Math.min(nextDueMs ?? idleMs, idleMs);
           waitMs = untilDue <= paceMs ? paceMs : untilDue + Math.random() * PERIOD_MS;
         }
       } catch (error) {
@@ -99,9 +107,12 @@ export class BacklogReleaser {
   async #sleep(ms: number, paceMs: number, signal: AbortSignal): Promise<void> {
     const startedAt = performance.now();
     const wake = new AbortController();
+    if (this.#nudged) wake.abort();
     this.#wake = wake;
-    const both = AbortSignal.any([signal, wake.signal]);
-    await sleep(ms, undefined, { signal: both }).catch(() => undefined);
+    const stop = () => wake.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    await sleep(ms, undefined, { signal: wake.signal }).catch(() => undefined);
+    signal.removeEventListener('abort', stop);
     this.#wake = undefined;
     if (signal.aborted || !wake.signal.aborted) return;
     const left = startedAt + paceMs - performance.now();

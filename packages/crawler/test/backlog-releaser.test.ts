@@ -1,0 +1,57 @@
+import type { Frontier, ReleaseResult } from '@crawlq/frontier';
+import { describe, expect, it } from 'vitest';
+import { BacklogReleaser } from '../src/runtime/backlog-releaser.js';
+
+/** A frontier whose release reports `result` and records when it was called (a pure unit: the loop's timing only). */
+function fakeFrontier(result: Partial<ReleaseResult>) {
+  const calls: number[] = [];
+  let onCall: (() => void) | undefined;
+  const frontier = {
+    release: (): Promise<ReleaseResult> => {
+      calls.push(performance.now());
+      onCall?.();
+      return Promise.resolve({ released: 0, jobs: 0, releasers: 1, saturated: false, nextDueMs: undefined, ...result });
+    },
+  } as unknown as Frontier;
+  const nextCall = () => new Promise<void>((resolve) => (onCall = resolve));
+  return { frontier, calls, nextCall };
+}
+
+describe('BacklogReleaser', () => {
+  it('sleeps until the next group is due, and a nudge (this process added URLs) cuts the sleep to the fleet pace', async () => {
+    const { frontier, calls, nextCall } = fakeFrontier({ nextDueMs: 3_600_000 });
+    const first = nextCall();
+    const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 60_000 });
+    try {
+      await first;
+      // Nothing is due for an hour, the idle bound is a minute: no release in the next half second, at any speed.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(calls).toHaveLength(1);
+      const second = nextCall();
+      releaser.nudge();
+      await second;
+      expect(calls).toHaveLength(2);
+      // Never sooner than the fleet's pace (100 ms for one releaser, less its 20% spread) after the last release.
+      expect(calls[1]! - calls[0]!).toBeGreaterThanOrEqual(80);
+    } finally {
+      await releaser.stop();
+    }
+  });
+
+  it('releases again at the fleet pace while a group is due, and without the idle sleep while a release fills the queue', async () => {
+    // Due now: releases follow each other at the pace, never closer.
+    // Filling the queue (jobs >= its target), though nothing is due: they follow at once; with the idle sleep
+    // of a minute they would not come at all, and the test would time out.
+    for (const [result, least] of [[{ nextDueMs: 0 }, 80], [{ jobs: 1_000 }, 0]] as const) {
+      const { frontier, calls, nextCall } = fakeFrontier(result);
+      const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 60_000 });
+      try {
+        for (let i = 0; i < 3; i += 1) await nextCall();
+        expect(calls.length).toBeGreaterThanOrEqual(4);
+        for (let i = 1; i < calls.length; i += 1) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(least);
+      } finally {
+        await releaser.stop();
+      }
+    }
+  }, 20_000);
+});
