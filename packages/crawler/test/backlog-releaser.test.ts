@@ -38,6 +38,21 @@ describe('BacklogReleaser', () => {
     }
   });
 
+  it('stops without its sleep when asked to during a release', async () => {
+    let finish: (() => void) | undefined;
+    const frontier = {
+      release: () =>
+        new Promise<ReleaseResult>((resolve) => {
+          finish = () => resolve({ released: 0, jobs: 0, releasers: 1, saturated: false, nextDueMs: undefined });
+        }),
+    } as unknown as Frontier;
+    const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 600_000 });
+    const stopped = releaser.stop();
+    finish?.();
+    // With the idle sleep of ten minutes after that release, this would time out.
+    await stopped;
+  }, 20_000);
+
   it('releases again at the fleet pace while a group is due, and without the idle sleep while a release fills the queue', async () => {
     // Due now: releases follow each other at the pace, never closer.
     // Filling the queue (jobs >= its target), though nothing is due: they follow at once; with the idle sleep

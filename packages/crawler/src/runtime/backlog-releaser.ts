@@ -105,6 +105,7 @@ export class BacklogReleaser {
 
   /** Sleeps `ms`, or `paceMs` from now when nudged. */
   async #sleep(ms: number, paceMs: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
     const startedAt = performance.now();
     const wake = new AbortController();
     if (this.#nudged) wake.abort();
