@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
-import { checkShards } from './load-config.js';
 import { formatDuration, formatRate, type Rate } from './units.js';
 
 /**
@@ -141,7 +140,6 @@ export function mergeDefinition(base: DefinitionValues | null, config: CrawlqCon
     else values[name] = config[name];
     changed.push(name);
   }
-  checkShards(values);
   return { values: Object.freeze(values), changed };
 }
 

@@ -49,7 +49,6 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     result[name] = parsed.data;
   }
   checkSink(result);
-  checkShards(result);
   if (result.redisSeeds !== undefined && result.redisUrl === undefined) {
     throw new ConfigError('--redis-seeds', 'needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
   }
@@ -98,16 +97,6 @@ function checkSink(config: Record<string, unknown>): void {
   if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
     throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
   }
-}
-
-/**
- * An option a sharded crawl cannot keep yet: the crawl-wide rate is one
- * pacing state that every admission reads and writes, and a shard's scripts
- * reach only its own slot. (--max-pages is kept: shards draw grants of it.)
- */
-export function checkShards(values: Readonly<Record<string, unknown>>): void {
-  if (typeof values.shards !== 'number' || values.shards <= 1) return;
-  if (values.globalRate !== undefined && values.globalRate !== null) throw new ConfigError('--shards', `${values.shards} cannot be combined with --global-rate (one crawl-wide pace); use --shards 1`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -118,18 +118,18 @@ describe('crawl definition', () => {
 });
 
 describe('--shards (#13)', () => {
-  it('is refused with --global-rate, which a sharded crawl cannot keep; --max-pages is kept', () => {
-    expect(() => loadConfig({ flags: { shards: '3', globalRate: '10/1s' } })).toThrow('--shards: 3 cannot be combined with --global-rate');
+  it('keeps --global-rate (each shard paces its share) and --max-pages', () => {
+    expect(loadConfig({ flags: { shards: '3', globalRate: '10/1s' } })).toMatchObject({ shards: 3, globalRate: { max: 10, durationMs: 1_000 } });
     expect(loadConfig({ flags: { shards: '3', maxPagesPerGroup: '100', globalRate: 'none' } }).shards).toBe(3);
     expect(loadConfig({ flags: { shards: '3', maxPages: '100' } })).toMatchObject({ shards: 3, maxPages: 100 });
     expect(loadConfig({ flags: { shards: '1', maxPages: '100' } }).maxPages).toBe(100);
   });
 
-  it('cannot change, nor can the grouping that picks a URL\'s shard, nor can a crawl-wide rate join a sharded definition', () => {
+  it('cannot change, nor can the grouping that picks a URL\'s shard; a crawl-wide rate can join a sharded definition', () => {
     const base = mergeDefinition(null, loadConfig({ flags: { shards: '4' } })).values;
     expect(() => mergeDefinition(base, loadConfig({ flags: { shards: '2' } }))).toThrow(/--shards: cannot change/);
     expect(() => mergeDefinition(base, loadConfig({ flags: { groupBy: 'domain' } }))).toThrow(/--group-by: cannot change in a crawl of 4 shards/);
-    expect(() => mergeDefinition(base, loadConfig({ flags: { globalRate: '10/1s' } }))).toThrow(/--shards: 4 cannot be combined with --global-rate/);
+    expect(mergeDefinition(base, loadConfig({ flags: { globalRate: '10/1s' } })).changed).toEqual(['globalRate']);
     expect(mergeDefinition(base, loadConfig({ flags: { maxPages: '10' } })).changed).toEqual(['maxPages']);
     // One shard: grouping may still change.
     const single = mergeDefinition(null, loadConfig({})).values;

@@ -45,6 +45,14 @@ export interface GroupLimiterOptions {
    * @default DEFAULT_LIMIT_POLICY
    */
   readonly policy?: LimitPolicyInput;
+  /**
+   * The crawl's shard count, when this limiter is one shard's. A shard's
+   * scripts see only its own keys, so the crawl-wide rate (`globalRate`) is
+   * split evenly: each shard's limiter paces 1/shards of it, and together
+   * they never exceed it (a crawl whose groups sit in fewer shards gets less).
+   * @default 1
+   */
+  readonly shards?: number;
 }
 
 /** A request to start one fetch for a group. */
@@ -191,6 +199,7 @@ class RedisGroupLimiter implements GroupLimiter {
   #version = NO_POLICY_VERSION;
   readonly #limits = new Map<string, ResolvedLimits>();
   readonly #clock = new RedisClock();
+  readonly #shards: number;
   #reloading: Promise<LimitPolicy | null> | undefined;
 
   constructor(options: GroupLimiterOptions) {
@@ -201,6 +210,11 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#keys = limiterKeys(options.prefix);
     this.#localPolicy = options.policy ? normalizePolicy(options.policy, 'createGroupLimiter') : DEFAULT_LIMIT_POLICY;
     this.#policy = this.#localPolicy;
+    const shards = options.shards ?? 1;
+    if (!Number.isInteger(shards) || shards < 1) {
+      throw new GroupLimiterArgumentError(`shards must be a positive integer, got ${shards}`, { operation: 'createGroupLimiter', argument: 'shards' });
+    }
+    this.#shards = shards;
   }
 
   async setPolicy(input: LimitPolicyInput): Promise<SetPolicyResult> {
@@ -596,10 +610,14 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#limits.clear();
   }
 
-  /** Crawl-wide spacing: the cap's own plus the safety margin's share (a window cap; no server sees it as a bucket). */
+  /**
+   * This limiter's spacing of the crawl-wide cap: the cap's own plus the safety
+   * margin's share (a window cap; no server sees it as a bucket), times the
+   * shards that split it.
+   */
   get #globalIntervalMs(): number {
     const rate = this.#policy.globalRate ?? null;
-    return rate === null ? 0 : (rate.durationMs + this.#policy.safetyMarginMs) / rate.max;
+    return rate === null ? 0 : ((rate.durationMs + this.#policy.safetyMarginMs) / rate.max) * this.#shards;
   }
 
   /**

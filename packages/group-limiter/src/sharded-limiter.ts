@@ -5,7 +5,9 @@ import type { GroupStatus } from './group-status.js';
  * One limiter over a crawl's shards (see `shardNamespaces` in @crawlq/redis):
  * each group's state lives in its shard's keys, so every call about one group
  * goes to that shard's limiter, and its scripts stay in one slot. The policy
- * is written to every shard, since each shard's scripts check it there.
+ * is written to every shard, since each shard's scripts check it there; each
+ * shard's limiter must be created with the shard count (`shards`), so that
+ * they split the crawl-wide rate.
  * `runPaced` is per shard by nature: callers run it on the shard's own
  * limiter, and groups of two shards are refused.
  */
@@ -46,7 +48,17 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
       const lists = await Promise.all(shards.map((limiter) => limiter.list()));
       return lists.flat().sort((a: GroupStatus, b: GroupStatus) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
     },
-    // A sharded crawl has no crawl-wide rate (refused by the config): shard 0 reports the cap in force, none.
-    globalStatus: () => first.globalStatus(),
+    // Each shard paces its share of the crawl-wide cap (see GroupLimiterOptions.shards): the crawl's spacing is theirs over the shard count.
+    async globalStatus() {
+      const statuses = await Promise.all(shards.map((limiter) => limiter.globalStatus()));
+      const [status] = statuses;
+      if (status === undefined) throw new RangeError('a sharded limiter needs at least one shard');
+      return {
+        rate: status.rate,
+        paceMs: status.paceMs / shards.length,
+        admitted: statuses.reduce((sum, { admitted }) => sum + admitted, 0),
+        deferred: statuses.reduce((sum, { deferred }) => sum + deferred, 0),
+      };
+    },
   };
 }

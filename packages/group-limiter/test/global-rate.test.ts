@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroupLimiter, limiterKeys, type GroupLimiter, type LimitPolicyInput } from '../src/index.js';
+import { createGroupLimiter, createShardedGroupLimiter, limiterKeys, type GroupLimiter, type LimitPolicyInput } from '../src/index.js';
 import { maxInWindow, sleep, testPrefix } from './support.js';
 
 // The crawl-wide cap (globalRate) is enforced in the same acquire script as the
@@ -58,6 +58,43 @@ describe('globalRate: a crawl-wide cap on request starts', () => {
     const global = await limiters[2]!.globalStatus();
     expect(global).toMatchObject({ rate: { max: 10, durationMs: 1000 }, paceMs: 102.5, admitted: starts.length });
     expect(global.deferred).toBeGreaterThan(0);
+  });
+
+  it('splits the cap over a crawl\'s shards: each shard paces its share, and together they hold the cap', { timeout: 60_000 }, async () => {
+    // Three shards, each with its own keys (as in a Redis Cluster, its own slot); groups spread over all three.
+    const shardLimiters = Array.from({ length: 3 }, () => createGroupLimiter({ redis: server.client(), prefix: testPrefix(), shards: 3 }));
+    const groups = ['a.test', 'b.test', 'c.test', 'd.test', 'e.test', 'f.test'];
+    const shardOf = (group: string) => groups.indexOf(group) % 3;
+    const limiter = createShardedGroupLimiter(shardLimiters, shardOf);
+    await limiter.setPolicy({ defaults: { rate: { max: 50, durationMs: 1000 }, burst: 1, concurrency: null }, globalRate: { max: 12, durationMs: 1000 } });
+    const starts: number[] = [];
+    const byShard: number[][] = [[], [], []];
+    const deadline = performance.now() + 2_500;
+    const loop = async (group: string): Promise<void> => {
+      while (performance.now() < deadline) {
+        const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 150 });
+        if (!admission.admitted) {
+          await sleep(Math.min(admission.retryInMs, 100));
+          continue;
+        }
+        starts.push(admission.startAt);
+        byShard[shardOf(group)]!.push(admission.startAt);
+        await sleep(admission.startInMs);
+        await limiter.release(admission.lease, { status: 200 });
+      }
+    };
+    await Promise.all(groups.map(loop));
+    expect(starts.length).toBeGreaterThanOrEqual(12);
+    // All shards together: at most 12 starts in any second of the Redis clock.
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(12);
+    // Each shard: a third of the cap, spaced by 3 x (1000 + 25) / 12, whichever of its groups took the slot.
+    for (const shardStarts of byShard) {
+      expect(shardStarts.length).toBeGreaterThan(0);
+      const sorted = [...shardStarts].sort((a, b) => a - b);
+      sorted.slice(1).forEach((at, i) => expect(at - sorted[i]!).toBeGreaterThanOrEqual(256.25 - 0.01));
+    }
+    // The crawl-wide view: the cap, the crawl's spacing, and every shard's admissions.
+    expect(await limiter.globalStatus()).toMatchObject({ rate: { max: 12, durationMs: 1000 }, paceMs: 85.41666666666667, admitted: starts.length });
   });
 
   it("a denial by the cap moves neither the group's pacing nor its wake horizon", async () => {
