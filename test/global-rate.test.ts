@@ -31,15 +31,16 @@ afterAll(async () => {
 });
 
 describe('--global-rate', () => {
-  it('caps starts across all hosts at 10 per second, also for workers started without the flag', { timeout: 400_000 }, async () => {
+  // With --shards 3 each shard paces a third of the cap in its own keys: together they hold it.
+  it.each([1, 3])('caps starts across all hosts at 10 per second, also for workers started without the flag (--shards %i)', { timeout: 400_000 }, async (shards) => {
     site.resetRecords();
     fleet = new Fleet({
       redisUrl: redis.url,
       dir: mkdtempSync(join(tmpdir(), 'crawlq-global-')),
-      flags: ['--namespace', 'global-cap', '--allow-private-network', '--scope', 'host', '--max-depth', '100', '--concurrency', '8'],
+      flags: ['--namespace', `global-cap-${shards}`, '--allow-private-network', '--scope', 'host', '--max-depth', '100', '--concurrency', '8'],
     });
     // Only the first worker is given limits (it publishes them); the other two adopt them.
-    await fleet.start(['--rate', '20/1s', '--domain-concurrency', '4', '--global-rate', '10/1s']);
+    await fleet.start(['--rate', '20/1s', '--domain-concurrency', '4', '--global-rate', '10/1s', '--shards', String(shards)]);
     await Promise.all([fleet.start(), fleet.start()]);
     const enqueued = await fleet.cli(['enqueue', ...site.seeds]);
     expect(enqueued.code, enqueued.stderr).toBe(0);

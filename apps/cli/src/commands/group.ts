@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listGroups, openCrawlServices, pauseGroup, resumeGroup, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
+import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -7,7 +7,9 @@ import { withRedis } from '../redis-session.js';
 
 async function withServices<T>(config: CrawlqConfig, body: (services: CrawlServices) => Promise<T>): Promise<T> {
   return withRedis(config, async (redisUrl) => {
-    const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
+    // The fleet's definition: a sharded crawl keeps each group in its shard's keys.
+    const fleet = await readFleetConfig(config, redisUrl);
+    const services = await openCrawlServices(fleet.config, redisUrl, { role: 'producer' });
     try {
       // The fleet's policy, so limits shown are the ones in force.
       const policy = await services.limiter.getPolicy();
