@@ -142,8 +142,9 @@ export class Backlog {
    */
   async release(options: ReleaseOptions): Promise<ReleaseResult> {
     const { waiting, releasers, now } = await this.#readDueGroups(options.releaser);
-    // Each group's score is when a release may next move some of its URLs
-    // (the release script sets it: its next slot less the window, or soon).
+    // Each group's score is when a release may next move some of its URLs (the
+    // release script sets it: its next jobs' first slot or its pause's end, less
+    // the window; else now).
     const due: string[] = [];
     let firstScore = Number.POSITIVE_INFINITY;
     for (let i = 0; i + 1 < waiting.length; i += 2) {
