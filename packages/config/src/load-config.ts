@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
+import { formatRate } from './units.js';
 
 /** Where configuration values come from; later sources override earlier ones. */
 export interface ConfigSources {
@@ -49,6 +50,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     result[name] = parsed.data;
   }
   checkSink(result);
+  checkShards(result);
   if (result.redisSeeds !== undefined && result.redisUrl === undefined) {
     throw new ConfigError('--redis-seeds', 'needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
   }
@@ -96,6 +98,18 @@ function checkSink(config: Record<string, unknown>): void {
   }
   if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
     throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
+  }
+}
+
+/**
+ * A sharded crawl splits --global-rate into whole shares, one per shard (a
+ * shard's scripts see only its own keys): the cap needs a start per shard.
+ */
+export function checkShards(values: Readonly<Record<string, unknown>>): void {
+  const { shards, globalRate } = values as { shards?: unknown; globalRate?: { max: number; durationMs: number } | null };
+  if (typeof shards !== 'number' || shards <= 1 || globalRate === undefined || globalRate === null) return;
+  if (globalRate.max < shards) {
+    throw new ConfigError('--global-rate', `${formatRate(globalRate)} is fewer starts than --shards ${shards}: each shard paces a whole share of the cap, so give at least ${shards} starts per period (e.g. ${formatRate({ max: shards, durationMs: Math.ceil((globalRate.durationMs * shards) / globalRate.max) })}) or fewer shards`);
   }
 }
 

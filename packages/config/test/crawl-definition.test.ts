@@ -118,8 +118,9 @@ describe('crawl definition', () => {
 });
 
 describe('--shards (#13)', () => {
-  it('keeps --global-rate (each shard paces its share) and --max-pages', () => {
+  it('keeps --global-rate (each shard paces a whole share) when it has a start per shard, and --max-pages', () => {
     expect(loadConfig({ flags: { shards: '3', globalRate: '10/1s' } })).toMatchObject({ shards: 3, globalRate: { max: 10, durationMs: 1_000 } });
+    expect(() => loadConfig({ flags: { shards: '3', globalRate: '2/1s' } })).toThrow('--global-rate: 2/1s is fewer starts than --shards 3');
     expect(loadConfig({ flags: { shards: '3', maxPagesPerGroup: '100', globalRate: 'none' } }).shards).toBe(3);
     expect(loadConfig({ flags: { shards: '3', maxPages: '100' } })).toMatchObject({ shards: 3, maxPages: 100 });
     expect(loadConfig({ flags: { shards: '1', maxPages: '100' } }).maxPages).toBe(100);
@@ -130,6 +131,7 @@ describe('--shards (#13)', () => {
     expect(() => mergeDefinition(base, loadConfig({ flags: { shards: '2' } }))).toThrow(/--shards: cannot change/);
     expect(() => mergeDefinition(base, loadConfig({ flags: { groupBy: 'domain' } }))).toThrow(/--group-by: cannot change in a crawl of 4 shards/);
     expect(mergeDefinition(base, loadConfig({ flags: { globalRate: '10/1s' } })).changed).toEqual(['globalRate']);
+    expect(() => mergeDefinition(base, loadConfig({ flags: { globalRate: '3/1s' } }))).toThrow('--global-rate: 3/1s is fewer starts than --shards 4');
     expect(mergeDefinition(base, loadConfig({ flags: { maxPages: '10' } })).changed).toEqual(['maxPages']);
     // One shard: grouping may still change.
     const single = mergeDefinition(null, loadConfig({})).values;

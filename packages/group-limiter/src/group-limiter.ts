@@ -46,13 +46,15 @@ export interface GroupLimiterOptions {
    */
   readonly policy?: LimitPolicyInput;
   /**
-   * The crawl's shard count, when this limiter is one shard's. A shard's
-   * scripts see only its own keys, so the crawl-wide rate (`globalRate`) is
-   * split evenly: each shard's limiter paces 1/shards of it, and together
-   * they never exceed it (a crawl whose groups sit in fewer shards gets less).
-   * @default 1
+   * Which of the crawl's shards this limiter is. A shard's scripts see only
+   * its own keys, so the crawl-wide rate (`globalRate`, MAX per DURATION) is
+   * split into whole shares: shard i may start `globalShare(MAX, i, count)`
+   * per DURATION (MAX / count, the remainder to the first shards), and
+   * together they never exceed MAX in any window. MAX below the count leaves
+   * a shard no share: the configuration refuses that.
+   * @default { index: 0, count: 1 }
    */
-  readonly shards?: number;
+  readonly shard?: { readonly index: number; readonly count: number };
 }
 
 /** A request to start one fetch for a group. */
@@ -199,7 +201,7 @@ class RedisGroupLimiter implements GroupLimiter {
   #version = NO_POLICY_VERSION;
   readonly #limits = new Map<string, ResolvedLimits>();
   readonly #clock = new RedisClock();
-  readonly #shards: number;
+  readonly #shard: { readonly index: number; readonly count: number };
   #reloading: Promise<LimitPolicy | null> | undefined;
 
   constructor(options: GroupLimiterOptions) {
@@ -210,11 +212,11 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#keys = limiterKeys(options.prefix);
     this.#localPolicy = options.policy ? normalizePolicy(options.policy, 'createGroupLimiter') : DEFAULT_LIMIT_POLICY;
     this.#policy = this.#localPolicy;
-    const shards = options.shards ?? 1;
-    if (!Number.isInteger(shards) || shards < 1) {
-      throw new GroupLimiterArgumentError(`shards must be a positive integer, got ${shards}`, { operation: 'createGroupLimiter', argument: 'shards' });
+    const shard = options.shard ?? { index: 0, count: 1 };
+    if (!Number.isInteger(shard.count) || shard.count < 1 || !Number.isInteger(shard.index) || shard.index < 0 || shard.index >= shard.count) {
+      throw new GroupLimiterArgumentError(`shard must be { index, count } with 0 <= index < count, got ${JSON.stringify(shard)}`, { operation: 'createGroupLimiter', argument: 'shard' });
     }
-    this.#shards = shards;
+    this.#shard = shard;
   }
 
   async setPolicy(input: LimitPolicyInput): Promise<SetPolicyResult> {
@@ -611,13 +613,19 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   /**
-   * This limiter's spacing of the crawl-wide cap: the cap's own plus the safety
-   * margin's share (a window cap; no server sees it as a bucket), times the
-   * shards that split it.
+   * This limiter's spacing of the crawl-wide cap: its share's own plus the
+   * safety margin's part (a window cap; no server sees it as a bucket). Starts
+   * spaced (DURATION + margin) / share apart hold at most `share` in any
+   * DURATION, so the shards' whole shares add up to at most MAX.
    */
   get #globalIntervalMs(): number {
     const rate = this.#policy.globalRate ?? null;
-    return rate === null ? 0 : ((rate.durationMs + this.#policy.safetyMarginMs) / rate.max) * this.#shards;
+    if (rate === null) return 0;
+    const share = globalShare(rate.max, this.#shard.index, this.#shard.count);
+    if (share === 0) {
+      throw new GroupLimiterArgumentError(`globalRate ${rate.max}/${rate.durationMs}ms leaves shard ${this.#shard.index} of ${this.#shard.count} no start: give a cap of at least one start per shard`, { operation: 'acquire', argument: 'globalRate' });
+    }
+    return (rate.durationMs + this.#policy.safetyMarginMs) / share;
   }
 
   /**
@@ -757,4 +765,13 @@ function asString(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
   return undefined;
+}
+
+/**
+ * Shard `index`'s whole share of a crawl-wide cap of `max` starts split over
+ * `count` shards: max / count, and one more for each of the first max % count.
+ * The shares add up to `max`.
+ */
+export function globalShare(max: number, index: number, count: number): number {
+  return Math.floor(max / count) + (index < max % count ? 1 : 0);
 }

@@ -6,8 +6,8 @@ import type { GroupStatus } from './group-status.js';
  * each group's state lives in its shard's keys, so every call about one group
  * goes to that shard's limiter, and its scripts stay in one slot. The policy
  * is written to every shard, since each shard's scripts check it there; each
- * shard's limiter must be created with the shard count (`shards`), so that
- * they split the crawl-wide rate.
+ * shard's limiter must be created with its place (`shard`), so that they
+ * split the crawl-wide rate into whole shares.
  * `runPaced` is per shard by nature: callers run it on the shard's own
  * limiter, and groups of two shards are refused.
  */
@@ -48,14 +48,16 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
       const lists = await Promise.all(shards.map((limiter) => limiter.list()));
       return lists.flat().sort((a: GroupStatus, b: GroupStatus) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
     },
-    // Each shard paces its share of the crawl-wide cap (see GroupLimiterOptions.shards): the crawl's spacing is theirs over the shard count.
+    // Each shard paces its share of the crawl-wide cap (see GroupLimiterOptions.shard): the crawl's
+    // pace is theirs together (their rates add up).
     async globalStatus() {
       const statuses = await Promise.all(shards.map((limiter) => limiter.globalStatus()));
       const [status] = statuses;
       if (status === undefined) throw new RangeError('a sharded limiter needs at least one shard');
+      const startsPerMs = statuses.reduce((sum, { paceMs }) => (paceMs > 0 ? sum + 1 / paceMs : sum), 0);
       return {
         rate: status.rate,
-        paceMs: status.paceMs / shards.length,
+        paceMs: startsPerMs > 0 ? 1 / startsPerMs : 0,
         admitted: statuses.reduce((sum, { admitted }) => sum + admitted, 0),
         deferred: statuses.reduce((sum, { deferred }) => sum + deferred, 0),
       };

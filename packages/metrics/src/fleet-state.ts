@@ -64,7 +64,7 @@ export class FleetStateReader {
     const progress = await readCrawlProgress(this.#redis, this.#namespace, { shards });
     const { backlog, waiting, delayed, active } = progress;
     if (this.#limiters.shards.join() !== shards.join()) {
-      this.#limiters = { shards, limiters: shards.map((shard) => createGroupLimiter({ redis: this.#redis, prefix: gateKeyPrefix(shard), shards: shards.length })) };
+      this.#limiters = { shards, limiters: shards.map((shard, index) => createGroupLimiter({ redis: this.#redis, prefix: gateKeyPrefix(shard), shard: { index, count: shards.length } })) };
     }
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     const lists = await Promise.all(this.#limiters.limiters.map((limiter) => limiter.list()));

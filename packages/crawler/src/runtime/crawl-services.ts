@@ -92,7 +92,7 @@ export interface ShardedParts {
  */
 export function openShardedParts(redis: RedisClient, namespaces: readonly string[], openQueue: (namespace: string) => CrawlQueue): ShardedParts {
   const queues = namespaces.map(openQueue);
-  const shardLimiters = namespaces.map((namespace) => createGroupLimiter({ redis, prefix: gateKeyPrefix(namespace), shards: namespaces.length }));
+  const shardLimiters = namespaces.map((namespace, index) => createGroupLimiter({ redis, prefix: gateKeyPrefix(namespace), shard: { index, count: namespaces.length } }));
   const shardOf = (group: string): number => shardOfGroup(group, namespaces.length);
   const [only] = shardLimiters;
   return {
