@@ -64,8 +64,20 @@ describe('BacklogReleaser', () => {
     }
   }, 20_000);
 
-  it('releases again without the idle sleep while a release fills the queue, though no group is due', async () => {
-    const { frontier, calls, nextCall } = fakeFrontier({ jobs: 1_000, nextDueMs: undefined });
+  it('keeps the pace while no group waits at all, so URLs a producer adds to an idle fleet go out at once', async () => {
+    const { frontier, calls, nextCall } = fakeFrontier({ nextDueMs: undefined });
+    const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 600_000 });
+    try {
+      // With the idle sleep of ten minutes these would not come, and the test would time out.
+      for (let i = 0; i < 3; i += 1) await nextCall();
+      for (let i = 1; i < calls.length; i += 1) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(80);
+    } finally {
+      await releaser.stop();
+    }
+  }, 20_000);
+
+  it('releases again without the idle sleep while a release fills the queue, though no group is due for an hour', async () => {
+    const { frontier, calls, nextCall } = fakeFrontier({ jobs: 1_000, nextDueMs: 3_600_000 });
     const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 600_000 });
     try {
       // With the idle sleep of ten minutes these would not come, and the test would time out.

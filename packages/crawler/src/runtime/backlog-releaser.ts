@@ -26,10 +26,12 @@ const SATURATED_MS = 20;
 /** After a failed release (Redis away): the next try. */
 const RETRY_MS = 1_000;
 /**
- * The longest a releaser sleeps while no group is due: URLs that another
- * process (a producer, another worker) adds to a group with none waiting are
- * released within about this long. This process's own additions wake it
- * sooner (see {@link BacklogReleaser.nudge}).
+ * The longest a releaser sleeps while groups wait but none is due: URLs that
+ * another process (a producer, another worker) adds to a group with none
+ * waiting are released within about this long. This process's own additions
+ * wake it sooner (see {@link BacklogReleaser.nudge}), and while no group
+ * waits at all the loop keeps the fleet's pace, so seeds that a producer
+ * adds to an idle fleet go out at once.
  */
 const IDLE_MS = 1_000;
 
@@ -39,7 +41,7 @@ export interface BacklogReleaserOptions {
   /** This process's job concurrency: each release tops the queue up to a few times it. */
   readonly concurrency: number;
   readonly onError: (error: unknown) => void;
-  /** The longest sleep while no group is due (tests lengthen it). @default IDLE_MS */
+  /** The longest sleep while groups wait but none is due (tests lengthen it). @default IDLE_MS */
   readonly idleMs?: number;
 }
 
@@ -91,8 +93,7 @@ export class BacklogReleaser {
         else {
           // A release before the next group is due finds nothing to do. The
           // spread keeps the fleet's releasers from all coming at that moment.
-          const idleMs = this.#options.idleMs ?? IDLE_MS;
-          const untilDue = Math.min(nextDueMs ?? idleMs, idleMs);
+          const untilDue = nextDueMs === undefined ? 0 : Math.min(nextDueMs, this.#options.idleMs ?? IDLE_MS);
           waitMs = untilDue <= paceMs ? paceMs : untilDue + Math.random() * PERIOD_MS;
         }
       } catch (error) {
