@@ -53,22 +53,16 @@ describe('BacklogReleaser', () => {
     await stopped;
   }, 20_000);
 
-  it('releases again at the fleet pace while a group is due, never closer', async () => {
-    const { frontier, calls, nextCall } = fakeFrontier({ nextDueMs: 0 });
-    const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 60_000 });
-    try {
-      for (let i = 0; i < 3; i += 1) await nextCall();
-      for (let i = 1; i < calls.length; i += 1) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(80);
-    } finally {
-      await releaser.stop();
-    }
-  }, 20_000);
-
-  it('keeps the pace while no group waits at all, so URLs a producer adds to an idle fleet go out at once', async () => {
-    const { frontier, calls, nextCall } = fakeFrontier({ nextDueMs: undefined });
+  // A group due now, or none waiting at all (URLs a producer adds to an idle fleet must go out at once):
+  // releases follow at the fleet's pace, never closer. With the idle sleep of ten minutes they would not
+  // come, and the test would time out.
+  it.each([
+    ['a group is due', 0],
+    ['no group waits at all', undefined],
+  ])('releases at the fleet pace, never closer, while %s', async (_, nextDueMs) => {
+    const { frontier, calls, nextCall } = fakeFrontier({ nextDueMs });
     const releaser = new BacklogReleaser({ frontier: () => frontier, concurrency: 4, onError: () => undefined, idleMs: 600_000 });
     try {
-      // With the idle sleep of ten minutes these would not come, and the test would time out.
       for (let i = 0; i < 3; i += 1) await nextCall();
       for (let i = 1; i < calls.length; i += 1) expect(calls[i]! - calls[i - 1]!).toBeGreaterThanOrEqual(80);
     } finally {
