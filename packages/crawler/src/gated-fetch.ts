@@ -1,7 +1,7 @@
 import { noResponseFailure, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { redactUrl } from '@crawlq/urls';
-import type { GateDenial, GateLease, GroupGate, RequestOutcome } from './group-gate.js';
+import type { GateDenial, GateLease, GroupGate, PassOptions, RequestOutcome } from './group-gate.js';
 
 /** One request a gated fetch is about to make. */
 export interface GatedRequest {
@@ -83,6 +83,9 @@ interface GateSession {
 
 function openGateSession(options: GatedFetchOptions): GateSession {
   const { gate, groupOf, signal } = options;
+  // The job's own slot and progress belong to its URL's first request, not to a retry or a redirect hop.
+  const firstRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: options.due, lag: options.lag, progress: options.progress, maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal };
+  const laterRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal };
   let lease: GateLease | undefined;
   let waitMs = 0;
   let requestedAt: number | undefined;
@@ -102,8 +105,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const first = request.kind === 'first';
-        const answer = await gate.pass(request.group, { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: first ? options.due : undefined, lag: first ? options.lag : undefined, progress: first ? options.progress : undefined, maxDueWaitMs: first ? options.maxDueWaitMs : undefined, dueWaitSignal: first ? options.dueWaitSignal : undefined });
+        const answer = await gate.pass(request.group, request.kind === 'first' ? firstRequest : laterRequest);
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();

@@ -124,8 +124,9 @@ async function processBatch(
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
-  // False when another worker holds the job now (its lock expired): that one
-  // resumes from the job's progress, so nothing is handed back twice.
+  // The requeue changes nothing when another worker holds the job now (its
+  // lock expired): that one resumes from the job's progress, so nothing is
+  // handed back twice.
   const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
     await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request });
   };

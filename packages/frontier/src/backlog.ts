@@ -146,13 +146,12 @@ export class Backlog {
     // release script sets it: its next jobs' first slot or its pause's end, less
     // the window; else now).
     const due: string[] = [];
-    let firstScore = Number.POSITIVE_INFINITY;
     for (let i = 0; i + 1 < waiting.length; i += 2) {
-      const score = Number(waiting[i + 1]);
-      firstScore = Math.min(firstScore, score);
-      if (score <= now + DUE_SLACK_MS) due.push(waiting[i] ?? '');
+      if (Number(waiting[i + 1]) <= now + DUE_SLACK_MS) due.push(waiting[i] ?? '');
     }
-    const nextDueMs = due.length > 0 ? 0 : Number.isFinite(firstScore) ? Math.ceil(firstScore - now) : undefined;
+    // The groups come lowest score first: the first is the next due.
+    const firstScore = waiting[1];
+    const nextDueMs = due.length > 0 ? 0 : firstScore === undefined ? undefined : Math.ceil(Number(firstScore) - now);
     if (due.length === 0 || options.room <= 0) return { released: 0, jobs: 0, releasers, saturated: false, nextDueMs };
     const reply = await this.#pacer.runPaced(releaseScript, due, {
       operation: 'release',

@@ -144,7 +144,7 @@ export class Frontier {
       jobs: results.reduce((sum, { jobs }) => sum + jobs, 0),
       releasers: Math.max(1, ...results.map(({ releasers }) => releasers)),
       saturated: results.some(({ saturated }) => saturated),
-      nextDueMs: results.reduce<number | undefined>((first, { nextDueMs }) => (nextDueMs === undefined ? first : Math.min(first ?? nextDueMs, nextDueMs)), undefined),
+      nextDueMs: earliest(results.map(({ nextDueMs }) => nextDueMs)),
     };
   }
 
@@ -414,4 +414,10 @@ function seenSetModePerShard(mode: SeenSetMode | undefined, shards: number): See
 
 function emptyResult(partial: Partial<AddResult>): AddResult {
   return { accepted: 0, duplicate: 0, outOfScope: 0, tooDeep: 0, overLimit: 0, rejected: [], acceptedUrls: [], ...partial };
+}
+
+/** The smallest of the numbers given; undefined when there are none. */
+function earliest(values: readonly (number | undefined)[]): number | undefined {
+  const defined = values.filter((value): value is number => value !== undefined);
+  return defined.length > 0 ? Math.min(...defined) : undefined;
 }
