@@ -28,4 +28,4 @@ export {
   InvalidLimitPolicyError,
   PolicyVersionRaceError,
 } from './errors.js';
-export { createShardedGroupLimiter } from './sharded-limiter.js';
+export { createShardLimiters, createShardedGroupLimiter } from './sharded-limiter.js';

@@ -1,13 +1,23 @@
-import type { GroupLimiter } from './group-limiter.js';
+import { createGroupLimiter, type GroupLimiter } from './group-limiter.js';
 import type { GroupStatus } from './group-status.js';
+import type { RedisClient } from '@crawlq/redis';
+
+/**
+ * One limiter per shard of a crawl, shard i on `prefixes[i]`, each told its
+ * place so that together they split the crawl-wide rate into whole shares
+ * (a limiter left without it would pace the whole cap in its shard).
+ */
+export function createShardLimiters(redis: RedisClient, prefixes: readonly string[]): GroupLimiter[] {
+  return prefixes.map((prefix, index) => createGroupLimiter({ redis, prefix, shard: { index, count: prefixes.length } }));
+}
 
 /**
  * One limiter over a crawl's shards (see `shardNamespaces` in @crawlq/redis):
  * each group's state lives in its shard's keys, so every call about one group
  * goes to that shard's limiter, and its scripts stay in one slot. The policy
- * is written to every shard, since each shard's scripts check it there; each
- * shard's limiter must be created with its place (`shard`), so that they
- * split the crawl-wide rate into whole shares.
+ * is written to every shard, since each shard's scripts check it there. The
+ * shards' limiters come from {@link createShardLimiters}, so that they split
+ * the crawl-wide rate into whole shares.
  * `runPaced` is per shard by nature: callers run it on the shard's own
  * limiter, and groups of two shards are refused.
  */

@@ -1,5 +1,5 @@
 import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
-import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { createShardLimiters, type GroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
 
 export interface QueueJobCounts {
@@ -64,7 +64,7 @@ export class FleetStateReader {
     const progress = await readCrawlProgress(this.#redis, this.#namespace, { shards });
     const { backlog, waiting, delayed, active } = progress;
     if (this.#limiters.shards.join() !== shards.join()) {
-      this.#limiters = { shards, limiters: shards.map((shard, index) => createGroupLimiter({ redis: this.#redis, prefix: gateKeyPrefix(shard), shard: { index, count: shards.length } })) };
+      this.#limiters = { shards, limiters: createShardLimiters(this.#redis, shards.map(gateKeyPrefix)) };
     }
     const groups = { active: 0, paused: 0, blocked: 0, slowed: 0 };
     const lists = await Promise.all(this.#limiters.limiters.map((limiter) => limiter.list()));

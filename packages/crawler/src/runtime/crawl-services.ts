@@ -1,6 +1,6 @@
 import { adoptDefinition, canonicalJson, type CrawlDefinition, type CrawlqConfig } from '@crawlq/config';
 import { Frontier, type FrontierSettings } from '@crawlq/frontier';
-import { createGroupLimiter, createShardedGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
+import { createShardLimiters, createShardedGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { connectRedis, gateKeyPrefix, queuePrefix, shardNamespaces, shardOfGroup, type RedisClient } from '@crawlq/redis';
 import { DefinitionStore } from './definition-store.js';
@@ -92,7 +92,7 @@ export interface ShardedParts {
  */
 export function openShardedParts(redis: RedisClient, namespaces: readonly string[], openQueue: (namespace: string) => CrawlQueue): ShardedParts {
   const queues = namespaces.map(openQueue);
-  const shardLimiters = namespaces.map((namespace, index) => createGroupLimiter({ redis, prefix: gateKeyPrefix(namespace), shard: { index, count: namespaces.length } }));
+  const shardLimiters = createShardLimiters(redis, namespaces.map(gateKeyPrefix));
   const shardOf = (group: string): number => shardOfGroup(group, namespaces.length);
   const [only] = shardLimiters;
   return {
