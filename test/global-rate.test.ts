@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 describe('--global-rate', () => {
-  // With --shards 3 each shard paces a third of the cap in its own keys: together they hold it.
+  // With --shards 3 each shard paces a whole share of the cap (4, 3 and 3) in its own keys: together they hold it.
   it.each([1, 3])('caps starts across all hosts at 10 per second, also for workers started without the flag (--shards %i)', { timeout: 400_000 }, async (shards) => {
     site.resetRecords();
     fleet = new Fleet({
