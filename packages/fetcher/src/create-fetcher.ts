@@ -513,12 +513,13 @@ class GotFetcher implements Fetcher {
         const response = error.response;
         // A response arrived and then reading it failed (reset, timeout, bad
         // gzip): the failure is the code, not the status the response had.
+        const timedOut = error instanceof TimeoutError ? timeoutDetail(error) : undefined;
         if (response !== undefined && !(error instanceof HTTPError)) {
           return new RetryableFetchError({
             url,
             code: error.code,
             reason: bodyReadReason(error),
-            detail: `reading an HTTP ${response.statusCode} response`,
+            detail: `reading an HTTP ${response.statusCode} response${timedOut === undefined ? '' : `: ${timedOut}`}`,
             retries: state.retries,
             cause: error,
           });
@@ -528,6 +529,7 @@ class GotFetcher implements Fetcher {
           code: error.code,
           status: response?.statusCode,
           retryAfterMs: parseRetryAfter(response?.headers['retry-after']),
+          ...(timedOut === undefined ? {} : { detail: timedOut }),
           retries: state.retries,
           cause: error,
         });
@@ -541,6 +543,26 @@ class GotFetcher implements Fetcher {
     this.#httpAgent.destroy();
     this.#httpsAgent.destroy();
   }
+}
+
+/**
+ * The phase each of got's timeouts bounds. Every timeout is the same failure
+ * reason (`timeout`); the phase in the message tells an operator where the
+ * host stalled: its DNS, its TCP listener, its TLS, or its application.
+ */
+const TIMEOUT_PHASES: Readonly<Record<string, string>> = {
+  lookup: 'DNS lookup',
+  connect: 'TCP connect',
+  secureConnect: 'TLS handshake',
+  send: 'sending the request',
+  response: 'time to first byte',
+  request: 'whole request',
+};
+
+/** `TLS handshake: Timeout awaiting 'secureConnect' for 300ms`. */
+function timeoutDetail(error: TimeoutError): string {
+  const phase = TIMEOUT_PHASES[error.event];
+  return phase === undefined ? error.message : `${phase}: ${error.message}`;
 }
 
 /** What failed while a response's body was read: zlib and brotli name their errors `Z_…` and `ERR_…BROTLI…`/`ERR__ERROR_…`. */
