@@ -92,6 +92,16 @@ export interface RobotsPolicyOptions {
    */
   readonly fetchTimeoutMs?: number;
   /**
+   * Stops the policy's work when its process stops: a fetch in flight is cut
+   * (its request aborted), nothing is stored for it (a stop is not the
+   * origin's failure: no `unreachable` for the fleet), its lock is given
+   * back, and every check waiting on it, or on another worker's fetch,
+   * rejects at once with the signal's reason. Without it a check waits for
+   * the fetch to end, up to `fetchTimeoutMs`.
+   * @default undefined (never stopped)
+   */
+  readonly signal?: AbortSignal;
+  /**
    * Origins whose parsed rules this process keeps.
    * @default 10_000
    */
@@ -248,19 +258,30 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
   const inFlight = new Map<string, Promise<LocalRobots>>();
   const lockTtlMs = settings.fetchTimeoutMs + LOCK_SLACK_MS;
 
+  const { signal: stop } = options;
+
   async function fetchOnce(target: Target): Promise<Fetched> {
     const controller = new AbortController();
     const fetchedAt = Date.now();
     let timer: NodeJS.Timeout | undefined;
+    let stopped: (() => void) | undefined;
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
         const error = new Error(`robots.txt fetch took longer than ${settings.fetchTimeoutMs} ms`);
         controller.abort(error);
         reject(error);
       }, settings.fetchTimeoutMs);
+      if (stop !== undefined) {
+        stopped = () => {
+          controller.abort(stop.reason);
+          reject(stop.reason);
+        };
+        stop.addEventListener('abort', stopped, { once: true });
+      }
     });
     try {
-      // The race makes the timeout hold even for a fetch that ignores the signal.
+      stop?.throwIfAborted();
+      // The race makes the timeout (and a stop) hold even for a fetch that ignores the signal.
       const response = await Promise.race([options.fetchRobots(target.robotsUrl, { signal: controller.signal, maxBytes: settings.maxBytes }), timedOut]);
       return {
         robots: fromResponse(response, { fetchedAt, robotsUrl: target.robotsUrl, maxBytes: settings.maxBytes }),
@@ -268,9 +289,12 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
       };
     } catch (error) {
       if (error instanceof RobotsFetchPostponedError) throw error;
+      // Cut by the stop, not failed by the origin: nothing to store.
+      if (stop?.aborted === true) throw stop.reason;
       return { robots: { ...NO_FAILURE, outcome: 'unreachable', status: null, fetchedAt, finalUrl: target.robotsUrl, body: '', truncated: false, error: describe(error) } };
     } finally {
       clearTimeout(timer);
+      if (stopped !== undefined) stop?.removeEventListener('abort', stopped);
     }
   }
 
@@ -300,6 +324,7 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
     const deadline = Date.now() + lockTtlMs + 1_000;
     let pollMs = FIRST_POLL_MS;
     for (;;) {
+      stop?.throwIfAborted();
       const cached = await store.read(target.origin);
       if (cached !== null) return remember(target, cached, previous);
       const lock = await store.tryLock(target.origin, lockTtlMs);
@@ -334,7 +359,7 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
           sitemaps: [],
         };
       }
-      await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
+      await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())), stop);
       pollMs = Math.min(MAX_POLL_MS, Math.round(pollMs * 1.5));
     }
   }
@@ -447,6 +472,25 @@ function describe(error: unknown): string {
   return text.slice(0, 200);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; a stop ends the wait at once, rejecting with its reason. */
+function sleep(ms: number, stop: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (stop === undefined) {
+      setTimeout(resolve, ms);
+      return;
+    }
+    if (stop.aborted) {
+      reject(stop.reason);
+      return;
+    }
+    const onStop = (): void => {
+      clearTimeout(timer);
+      reject(stop.reason);
+    };
+    const timer = setTimeout(() => {
+      stop.removeEventListener('abort', onStop);
+      resolve();
+    }, ms);
+    stop.addEventListener('abort', onStop, { once: true });
+  });
 }

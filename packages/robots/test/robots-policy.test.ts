@@ -262,6 +262,58 @@ describe('one fetch for the fleet', () => {
   });
 });
 
+describe('a stop', () => {
+  // A stopped fetch would otherwise be waited for up to this long: far above the bound.
+  const FETCH_TIMEOUT_MS = 60_000;
+  // Generous for a loaded machine, and far below the fetch timeout a stop used to wait out.
+  const BOUND_MS = 5_000;
+
+  it('cuts a robots.txt fetch in flight: the check rejects with the reason at once, nothing is stored, the lock is given back', async () => {
+    let disconnected = false;
+    const s = await site((request) => {
+      // Never answers; the client going away is what the server sees.
+      request.socket.once('close', () => (disconnected = true));
+    });
+    const prefix = testPrefix();
+    const stop = new AbortController();
+    const robots = policy({ prefix, fetchTimeoutMs: FETCH_TIMEOUT_MS, signal: stop.signal });
+    const checking = robots.check(`${s.origin}/page`);
+    const outcome = checking.then(() => 'resolved', (error: unknown) => error);
+    while (s.hits.get('/robots.txt') === undefined) await sleep(10);
+    const reason = new Error('the worker is stopping');
+    const stoppedAt = performance.now();
+    stop.abort(reason);
+    expect(await outcome).toBe(reason);
+    expect(performance.now() - stoppedAt).toBeLessThan(BOUND_MS);
+    // The request was aborted, not left hanging.
+    await expect.poll(() => disconnected, { timeout: BOUND_MS }).toBe(true);
+    // A stopped policy checks nothing more.
+    await expect(robots.check(`${s.origin}/other`)).rejects.toBe(reason);
+
+    // Nothing stored, lock free: another worker fetches at once and gets the real rules.
+    s.handle = serve('User-agent: *\nDisallow: /page\n');
+    const startedAt = performance.now();
+    expect(await policy({ prefix, fetchTimeoutMs: FETCH_TIMEOUT_MS }).check(`${s.origin}/page`)).toMatchObject({ allowed: false, reason: 'disallowed' });
+    expect(performance.now() - startedAt).toBeLessThan(BOUND_MS);
+    expect(s.hits.get('/robots.txt')).toBe(2);
+  });
+
+  it("ends a wait on another worker's fetch at once", async () => {
+    const s = await site(serve('User-agent: *\nDisallow: /x\n'));
+    const prefix = testPrefix();
+    await client.set(`${prefix}:lock:${s.origin}`, 'busy-worker', 'PX', 60_000);
+    const stop = new AbortController();
+    const outcome = policy({ prefix, fetchTimeoutMs: FETCH_TIMEOUT_MS, signal: stop.signal }).check(`${s.origin}/y`).then(() => 'resolved', (error: unknown) => error);
+    await sleep(100);
+    const reason = new Error('the worker is stopping');
+    const stoppedAt = performance.now();
+    stop.abort(reason);
+    expect(await outcome).toBe(reason);
+    expect(performance.now() - stoppedAt).toBeLessThan(BOUND_MS);
+    expect(s.hits.get('/robots.txt')).toBeUndefined();
+  });
+});
+
 describe('errors', () => {
   it('refuses URLs that are not absolute http(s)', async () => {
     await expect(policy().check('ftp://127.0.0.1/x')).rejects.toBeInstanceOf(InvalidUrlError);

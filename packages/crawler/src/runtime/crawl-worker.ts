@@ -165,7 +165,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       telemetry?.paceChanged?.(change);
     },
   });
-  const fetching = new FetchingParts(services, gate, log);
+  // Aborted when a stop outlasts its grace period: jobs still running give
+  // their slots back and return to the queue (see close).
+  const stopping = new AbortController();
+  // Every job in flight listens to it (its waits and its fetch): up to the
+  // concurrency, not a leak. Node warns past 10 on stderr, outside the log format.
+  setMaxListeners(0, stopping.signal);
+  const fetching = new FetchingParts(services, { gate, log, stopping: stopping.signal });
   const waits = new GroupWaits(services.redis, config.namespace);
   // Crawl-delay only ever slows a group down (the limiter caps it); set once per group per process.
   const crawlDelays = new Map<string, number>();
@@ -182,12 +188,6 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
   });
 
-  // Aborted when a stop outlasts its grace period: jobs still running give
-  // their slots back and return to the queue (see close).
-  const stopping = new AbortController();
-  // Every job in flight listens to it (its waits and its fetch): up to the
-  // concurrency, not a leak. Node warns past 10 on stderr, outside the log format.
-  setMaxListeners(0, stopping.signal);
   // Aborted when a stop begins: a job of several URLs finishes the one in
   // hand and hands the rest back to the backlog, so a graceful stop waits for
   // one request per job, not for every URL a job carries.
@@ -324,8 +324,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         // Jobs still running past the grace period are interrupted, not left
         // to the stalled-job check: each aborts its fetch, gives its gate slot
         // back while Redis is still open, and returns to the queue without
-        // using an attempt (#10). A robots.txt fetch is not interrupted; it
-        // ends within its request timeout.
+        // using an attempt. A robots.txt fetch in flight is cut too (the
+        // robots policy listens to the same signal) and stores nothing.
         if (timedOut) {
           log(`grace period of ${graceMs} ms over: interrupting the jobs still running (they go back to the queue)`, 'warn');
           stopping.abort(new WorkerStoppingError(graceMs));
@@ -456,15 +456,17 @@ class FetchingParts {
   readonly #services: CrawlServices;
   readonly #gate: GroupGate;
   readonly #log: (line: string) => void;
+  readonly #stopping: AbortSignal;
   #key = '';
   #fetcher!: Fetcher;
   #robots: RobotsPolicy | undefined;
   readonly #retired = new Set<Fetcher>();
 
-  constructor(services: CrawlServices, gate: GroupGate, log: (line: string) => void) {
+  constructor(services: CrawlServices, parts: { gate: GroupGate; log: (line: string) => void; stopping: AbortSignal }) {
     this.#services = services;
-    this.#gate = gate;
-    this.#log = log;
+    this.#gate = parts.gate;
+    this.#log = parts.log;
+    this.#stopping = parts.stopping;
     this.refresh();
   }
 
@@ -485,7 +487,7 @@ class FetchingParts {
     this.#key = key;
     const previous = first ? undefined : this.#fetcher;
     this.#fetcher = createFetcher(fetcherOptions);
-    this.#robots = config.ignoreRobots ? undefined : openRobotsPolicy(this.#services, this.#fetcher, { postponeWhenPaused: true, gate: this.#gate });
+    this.#robots = config.ignoreRobots ? undefined : openRobotsPolicy(this.#services, this.#fetcher, { postponeWhenPaused: true, gate: this.#gate, signal: this.#stopping });
     if (!this.#robots) this.#log('robots.txt is ignored (--ignore-robots)');
     if (previous) {
       this.#retired.add(previous);

@@ -52,8 +52,15 @@ export function robotsFetchThrough(fetch: GatedFetch, options: { postponeWhenPau
  * is not waited for in-process; `check` rejects with `RobotsFetchPostponedError`
  * (the worker defers the job instead of holding it through the pause). `gate`:
  * the worker's own, so what robots.txt fetches do to a group's pace is reported like the pages'.
+ * `signal`: the worker's stop; a robots.txt fetch in flight is cut by it, so
+ * its job is given back like any interrupted job instead of holding the stop
+ * up for the fetch's timeouts.
  */
-export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, options: { postponeWhenPaused?: boolean; gate?: GroupGate } = {}): RobotsPolicy {
+export function openRobotsPolicy(
+  services: CrawlServices,
+  fetcher: Fetcher,
+  options: { postponeWhenPaused?: boolean; gate?: GroupGate; signal?: AbortSignal } = {},
+): RobotsPolicy {
   const { config } = services;
   return createRobotsPolicy({
     redis: services.redis,
@@ -63,6 +70,7 @@ export function openRobotsPolicy(services: CrawlServices, fetcher: Fetcher, opti
     maxCrawlDelayMs: config.maxCrawlDelay,
     retryBudgetMs: config.robotsRetryBudget,
     maxRetryAfterMs: config.maxPause,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     fetchRobots: robotsFetchThrough(createGatedFetch({ gate: options.gate ?? new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
       postponeWhenPaused: options.postponeWhenPaused === true,
     }),
