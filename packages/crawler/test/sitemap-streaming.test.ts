@@ -157,6 +157,39 @@ describe('sitemaps stream from the network into the frontier (#10)', () => {
     expect(await inFlight(s, origin)).toBe(0);
   });
 
+  // A download slower than --lease-time keeps its group's lease: a request's
+  // lease lasts the request timeout plus a second however short --lease-time
+  // is (limitPolicyFrom), and the whole-request timeout bounds every download,
+  // so no download can outlive its lease. Sitemaps are read by the coordinator
+  // (`crawl`, `enqueue`), not as queue jobs: there is no job lock to renew.
+  it('a sitemap trickling for more than twice --lease-time keeps its lease throughout: no second request of its group gets in, entries seeded once', async () => {
+    const LEASE_MS = 1_000;
+    const s = await open({ leaseTime: '1s', domainConcurrency: 1 });
+    const group = s.frontier.groupOf(origin);
+    let streamingMs = 0;
+    let leaseAfter = -1;
+    let other: Awaited<ReturnType<typeof s.limiter.acquire>> | undefined;
+    midway = async (response) => {
+      const started = performance.now();
+      // Hold the rest back until more than twice the lease time has passed since the first part went out.
+      while (!response.destroyed && performance.now() - started <= 2 * LEASE_MS + 200) await new Promise((resolve) => setTimeout(resolve, 50));
+      streamingMs = performance.now() - started;
+      leaseAfter = await inFlight(s, origin);
+      // Another request to the group (domain concurrency 1) is refused while the sitemap streams.
+      other = await s.limiter.acquire({ group, leaseId: `other-${randomUUID()}` });
+    };
+    const lines: string[] = [];
+    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/slow.xml`]);
+    expect(lines).toEqual([]);
+    expect(streamingMs).toBeGreaterThan(2 * LEASE_MS);
+    expect(leaseAfter).toBe(1);
+    expect(other).toMatchObject({ admitted: false, reason: 'concurrency' });
+    expect(events).toEqual(['first part sent', 'rest sent', '/slow.xml closed']);
+    expect(result).toMatchObject({ listed: 10, accepted: 10, duplicate: 0, failed: 0 });
+    expect(await queued(s)).toBe(10);
+    expect(await inFlight(s, origin)).toBe(0);
+  });
+
   it('reads a gzipped .xml.gz and a Content-Encoding: gzip sitemap from an index, each slot released', async () => {
     const s = await open();
     const lines: string[] = [];
