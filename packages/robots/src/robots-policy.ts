@@ -273,8 +273,9 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
       }, settings.fetchTimeoutMs);
       if (stop !== undefined) {
         stopped = () => {
-          controller.abort(stop.reason);
-          reject(stop.reason);
+          const reason = stopReason(stop);
+          controller.abort(reason);
+          reject(reason);
         };
         stop.addEventListener('abort', stopped, { once: true });
       }
@@ -290,7 +291,7 @@ export function createRobotsPolicy(options: RobotsPolicyOptions): RobotsPolicy {
     } catch (error) {
       if (error instanceof RobotsFetchPostponedError) throw error;
       // Cut by the stop, not failed by the origin: nothing to store.
-      if (stop?.aborted === true) throw stop.reason;
+      if (stop?.aborted === true) throw stopReason(stop);
       return { robots: { ...NO_FAILURE, outcome: 'unreachable', status: null, fetchedAt, finalUrl: target.robotsUrl, body: '', truncated: false, error: describe(error) } };
     } finally {
       clearTimeout(timer);
@@ -472,6 +473,12 @@ function describe(error: unknown): string {
   return text.slice(0, 200);
 }
 
+/** What a check stopped by `stop` rejects with: its reason (`abort()` without one gives an `AbortError`). */
+function stopReason(stop: AbortSignal): Error {
+  const reason: unknown = stop.reason;
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
+
 /** Waits `ms`; a stop ends the wait at once, rejecting with its reason. */
 function sleep(ms: number, stop: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -480,12 +487,12 @@ function sleep(ms: number, stop: AbortSignal | undefined): Promise<void> {
       return;
     }
     if (stop.aborted) {
-      reject(stop.reason);
+      reject(stopReason(stop));
       return;
     }
     const onStop = (): void => {
       clearTimeout(timer);
-      reject(stop.reason);
+      reject(stopReason(stop));
     };
     const timer = setTimeout(() => {
       stop.removeEventListener('abort', onStop);

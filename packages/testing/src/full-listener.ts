@@ -6,7 +6,7 @@ export interface FullListener {
   readonly port: number;
   /** The connections that fill the accept queue; they stay open until `close`. */
   readonly held: readonly net.Socket[];
-  close(): void;
+  readonly close: () => void;
 }
 
 /**
