@@ -27,7 +27,7 @@ function statsKey(namespace: string): string {
  *
  * Counts are written as a group commit, one MULTI at a time: the pages
  * finished while one is in flight go together in the next, so a busy worker
- * costs Redis about one round trip per round trip, not one per page.
+ * has at most one counters write under way, however many pages it finishes.
  */
 export class CrawlStatsRecorder {
   readonly #redis: RedisClient;
