@@ -180,12 +180,13 @@ describe('a worker with --metrics-port against a real Redis', () => {
       }, { timeoutMs: 30_000, what: '/healthz to turn 503' });
       expect(unhealthy.text).toMatch(/redis/i);
       expect((await get(`${base}/readyz`)).status).toBe(503);
-      // The scrape still answers, without the fleet figures it cannot read (once the reader's short cache expires).
+      // The scrape still answers, with the fleet figures of the last good read and their age (once the reader's short cache expires).
       const outage = await waitFor(async () => {
         const values = samples((await get(`${base}/metrics`)).text);
         return values.get('crawlq_fleet_read_ok') === 0 ? values : undefined;
       }, { timeoutMs: 30_000, what: 'crawlq_fleet_read_ok to turn 0' });
-      expect(outage.has('crawlq_queue_jobs{state="due"}')).toBe(false);
+      expect(outage.get('crawlq_queue_jobs{state="due"}')).toBe(0);
+      expect(outage.get('crawlq_fleet_read_age_seconds')).toBeGreaterThan(0);
 
       // Everything the worker wrote to stderr, outage included, is one JSON object per line.
       const lines = parseLogLines(stderr);

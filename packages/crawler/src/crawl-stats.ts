@@ -16,45 +16,56 @@ function statsKey(namespace: string): string {
 }
 
 /**
- * Page counters of one worker process, added up in memory and written to
- * Redis in one round trip every `flushMs`, not one per page: they feed
- * progress lines, not correctness. Once a second: a fleet of N workers
- * costs Redis N round trips a second whatever the pages, which at a polite
- * crawl's few pages a second is more than the pages cost. `close()` writes
- * what is left.
+ * Page counters of one worker process, counted where the record is written:
+ * a job awaits `page()` after its record is in the sink and before it moves
+ * on (to its next URL, or to completion). So whatever kills a worker, the
+ * records its counts miss are at most one per job it had in flight: the
+ * URL in hand, whose record was written and whose count was not yet in
+ * Redis. (A job's later URLs are not started; its earlier ones were counted
+ * before it moved on.) The same URL is the one the job's next worker starts
+ * at, so its record may be written, and counted, twice.
+ *
+ * Counts are written as a group commit, one MULTI at a time: the pages
+ * finished while one is in flight go together in the next, so a busy worker
+ * has at most one counters write under way, however many pages it finishes.
  */
 export class CrawlStatsRecorder {
   readonly #redis: RedisClient;
   readonly #key: string;
   readonly #pending = new Map<string, number>();
+  /** Resolvers of the counts in `#pending`, released when their MULTI is answered. */
+  #waiters: (() => void)[] = [];
+  #flushing: Promise<void> | undefined;
   readonly #timer: NodeJS.Timeout;
   readonly #onError: (error: unknown) => void;
 
-  constructor(options: { redis: RedisClient; namespace: string; flushMs?: number; onError: (error: unknown) => void }) {
+  constructor(options: { redis: RedisClient; namespace: string; retryMs?: number; onError: (error: unknown) => void }) {
     this.#redis = options.redis;
     this.#key = statsKey(options.namespace);
     this.#onError = options.onError;
-    this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 1_000);
+    // Counts whose write failed are kept and tried again on this beat.
+    this.#timer = setInterval(() => this.#kick(), options.retryMs ?? 1_000);
     this.#timer.unref();
   }
 
-  page(record: PageRecord): void {
+  /** Counts a written page; resolves once the count is in Redis (or its write failed and is kept for the next try). */
+  page(record: PageRecord): Promise<void> {
     this.#add('pages', 1);
     this.#add('bytes', record.bytes);
     this.#add(`status:${Math.floor(record.status / 100)}xx`, 1);
+    return this.#commit();
   }
 
-  /** A URL not fetched on purpose (robots.txt). */
-  skipped(reason: string): void {
+  /** A URL not fetched on purpose (robots.txt); resolves as `page` does. */
+  skipped(reason: string): Promise<void> {
     this.#add(`skipped:${reason}`, 1);
+    return this.#commit();
   }
 
+  /** Writes whatever is pending. */
   async flush(): Promise<void> {
-    if (this.#pending.size === 0) return;
-    const batch = this.#redis.multi();
-    for (const [field, amount] of this.#pending) batch.hincrby(this.#key, field, amount);
-    this.#pending.clear();
-    await batch.exec().catch(this.#onError);
+    this.#kick();
+    while (this.#flushing) await this.#flushing;
   }
 
   async close(): Promise<void> {
@@ -64,6 +75,45 @@ export class CrawlStatsRecorder {
 
   #add(field: string, amount: number): void {
     this.#pending.set(field, (this.#pending.get(field) ?? 0) + amount);
+  }
+
+  #commit(): Promise<void> {
+    const counted = new Promise<void>((resolve) => this.#waiters.push(resolve));
+    this.#kick();
+    return counted;
+  }
+
+  #kick(): void {
+    if (this.#flushing || this.#pending.size === 0) return;
+    this.#flushing = this.#drain().finally(() => {
+      this.#flushing = undefined;
+      // Counts added between the last MULTI's answer and this callback.
+      this.#kick();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.size > 0) {
+      const amounts = [...this.#pending];
+      const waiters = this.#waiters;
+      this.#pending.clear();
+      this.#waiters = [];
+      const batch = this.#redis.multi();
+      for (const [field, amount] of amounts) batch.hincrby(this.#key, field, amount);
+      try {
+        const replies = await batch.exec();
+        const failed = replies?.find(([error]) => error !== null)?.[0];
+        if (replies === null || failed) throw failed ?? new Error('the counters transaction was discarded');
+      } catch (error) {
+        // Kept for the retry beat. The pages are written: their jobs go on
+        // (a job cannot complete while Redis refuses writes anyway).
+        for (const [field, amount] of amounts) this.#add(field, amount);
+        this.#onError(error);
+        for (const resolve of waiters) resolve();
+        return;
+      }
+      for (const resolve of waiters) resolve();
+    }
   }
 }
 

@@ -34,14 +34,17 @@ export interface CrawlJobContext {
   readonly fields: readonly FieldRule[];
   /** Distinct links kept (recorded and followed) from one page. @default 5000 */
   readonly maxLinksPerPage?: number;
-  /** Called once per written record (progress counters). */
-  readonly onPage?: (record: PageRecord) => void;
+  /**
+   * Called once per written record (the fleet's page counters); awaited
+   * before the job goes on, so a job that moved on or completed was counted.
+   */
+  readonly onPage?: (record: PageRecord) => void | Promise<void>;
   /** robots.txt for the fleet; absent with --ignore-robots. */
   readonly robots?: RobotsPolicy;
   /** Called with each group's robots.txt Crawl-delay (it slows the group's rate). */
   readonly onCrawlDelay?: (group: string, crawlDelayMs: number) => Promise<void>;
-  /** Called once per URL skipped because robots.txt disallows it. */
-  readonly onSkipped?: (record: SkippedRecord) => void;
+  /** Called once per skipped record written (robots.txt, a redirect not followed); awaited as `onPage` is. */
+  readonly onSkipped?: (record: SkippedRecord) => void | Promise<void>;
   /** Called when the gate or a server's Retry-After defers the job (metrics). */
   readonly onDeferred?: (reason: DeferReason) => void;
   /**
@@ -291,7 +294,7 @@ type SkipReason =
 async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
   const record: SkippedRecord = { url: task.data.url, depth: task.data.depth, group: task.data.group, decidedAt: new Date().toISOString(), ...reason };
   await context.sink.write(record);
-  context.onSkipped?.(record);
+  await context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };
 }
 
@@ -333,9 +336,9 @@ async function recordPage(
     ...(context.storeBody === true && isHtml(response.contentType) ? { body: decodeBody(response.body, response.contentType).text } : {}),
     ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
   };
-  // Archive, then record, then complete: a job that completed has both.
+  // Archive, then record, then count, then complete: a job that completed has all three.
   await context.sink.write(record);
-  context.onPage?.(record);
+  await context.onPage?.(record);
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
 }
 

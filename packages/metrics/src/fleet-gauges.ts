@@ -1,16 +1,30 @@
 import { Gauge, type Registry } from 'prom-client';
+import type { BoundedReadResult } from './bounded-read.js';
 import type { FleetState, FleetStateReader } from './fleet-state.js';
 
 /**
- * `crawlq_queue_jobs{state}` and `crawlq_groups{state}`, read from Redis at
- * scrape time. When Redis cannot be read the series are left out (no stale
- * figures) and `crawlq_fleet_read_ok` is 0.
+ * Longest a scrape waits for a fleet read from Redis. Prometheus gives up on
+ * a scrape after 10 s by default and a probe after 1 s: a scrape answers
+ * within this plus the time to print the page, whatever Redis does.
  */
-export function registerFleetGauges(registry: Registry, reader: FleetStateReader): void {
+export const FLEET_SCRAPE_WAIT_MS = 500;
+
+/**
+ * `crawlq_queue_jobs{state}` and `crawlq_groups{state}`, read from Redis at
+ * scrape time (at most `FLEET_SCRAPE_WAIT_MS` waited for). When Redis does
+ * not answer, the figures of the last good read stay, `crawlq_fleet_read_ok`
+ * turns 0 and `crawlq_fleet_read_age_seconds` says how old they are.
+ */
+export function registerFleetGauges(registry: Registry, reader: FleetStateReader, options: { readonly waitMs?: number } = {}): void {
   const registers = [registry];
-  // prom-client collects metrics concurrently; each gauge awaits the reader,
-  // whose cache makes that one Redis read per scrape.
-  const read = (): Promise<FleetState | undefined> => reader.read().catch(() => undefined);
+  const waitMs = options.waitMs ?? FLEET_SCRAPE_WAIT_MS;
+  // prom-client collects metrics concurrently: the gauges of one scrape (and
+  // scrapes arriving meanwhile) share one wait and so one view of the fleet.
+  let shared: Promise<BoundedReadResult<FleetState>> | undefined;
+  const snapshot = (): Promise<BoundedReadResult<FleetState>> => {
+    shared ??= reader.snapshot(waitMs).finally(() => (shared = undefined));
+    return shared;
+  };
   new Gauge({
     name: 'crawlq_queue_jobs',
     help: 'Crawl URLs by state, fleet-wide: backlog (admitted, not yet jobs), waiting, delayed, active; due = backlog + waiting + delayed within the next minute',
@@ -18,7 +32,7 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
     registers,
     async collect() {
       this.reset();
-      const state = await read();
+      const { value: state } = await snapshot();
       if (state) for (const [name, value] of Object.entries(state.queue) as [string, number][]) this.labels(name).set(value);
     },
   });
@@ -29,16 +43,25 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
     registers,
     async collect() {
       this.reset();
-      const state = await read();
+      const { value: state } = await snapshot();
       if (state) for (const [name, value] of Object.entries(state.groups) as [string, number][]) this.labels(name).set(value);
     },
   });
   new Gauge({
     name: 'crawlq_fleet_read_ok',
-    help: '1 when the fleet gauges could be read from Redis at this scrape, else 0',
+    help: '1 when the fleet gauges are current: the last read from Redis succeeded and none since went unanswered past its timeout; else 0 (the gauges keep the last good read)',
     registers,
     async collect() {
-      this.set((await read()) ? 1 : 0);
+      this.set((await snapshot()).ok ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'crawlq_fleet_read_age_seconds',
+    help: 'Seconds since the fleet gauges were last read from Redis successfully (+Inf before the first good read)',
+    registers,
+    async collect() {
+      const { readAt } = await snapshot();
+      this.set(readAt === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Date.now() - readAt) / 1000);
     },
   });
 }

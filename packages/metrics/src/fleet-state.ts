@@ -1,6 +1,7 @@
 import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
 import { createShardLimiters, type GroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { BoundedRead, type BoundedReadResult } from './bounded-read.js';
 
 export interface QueueJobCounts {
   /** URLs admitted and waiting in their groups' backlogs (released into the queue as their groups can take them). */
@@ -28,35 +29,53 @@ export interface FleetState {
   readonly groups: GroupCounts;
 }
 
+export interface FleetStateReaderOptions {
+  readonly redis: RedisClient;
+  readonly namespace: string;
+  /**
+   * A read younger than this is served as is: Prometheus, the stats line and
+   * several scrapers share one read.
+   * @default 2000
+   */
+  readonly maxAgeMs?: number;
+  /**
+   * A read unanswered this long counts as failed (a frozen or unreachable
+   * Redis); the next asker starts another.
+   * @default 3000
+   */
+  readonly readTimeoutMs?: number;
+}
+
 /**
  * Reads the fleet's queue and group state from Redis, so any one process (a
- * worker, the dashboard) can report the whole fleet. Reads are cached for
- * `maxAgeMs`: Prometheus, the stats line and several scrapers share one read.
+ * worker, the dashboard) can report the whole fleet. One read at a time, each
+ * with its own timeout; `snapshot()` waits for one no longer than it is told,
+ * so a scrape during an outage gets the last good figures at once.
  */
 export class FleetStateReader {
   readonly #redis: RedisClient;
   /** One limiter per shard, for the shard count last read (see `readShardNamespaces`). */
   #limiters: { readonly shards: readonly string[]; readonly limiters: readonly GroupLimiter[] } = { shards: [], limiters: [] };
   readonly #namespace: string;
-  readonly #maxAgeMs: number;
-  #cached: { at: number; state: Promise<FleetState> } | undefined;
+  readonly #reads: BoundedRead<FleetState>;
 
-  constructor(options: { redis: RedisClient; namespace: string; maxAgeMs?: number }) {
+  constructor(options: FleetStateReaderOptions) {
     this.#redis = options.redis;
     this.#namespace = options.namespace;
-    this.#maxAgeMs = options.maxAgeMs ?? 2_000;
+    this.#reads = new BoundedRead(() => this.#readNow(), { maxAgeMs: options.maxAgeMs ?? 2_000, timeoutMs: options.readTimeoutMs ?? 3_000, what: 'fleet read from Redis' });
   }
 
+  /** The fleet's state, read now unless the last read is fresh; rejects when Redis does not answer within the read timeout. */
   read(): Promise<FleetState> {
-    const now = Date.now();
-    if (this.#cached && now - this.#cached.at < this.#maxAgeMs) return this.#cached.state;
-    const state = this.#readNow();
-    this.#cached = { at: now, state };
-    // A failed read is not cached: the next scrape tries again.
-    state.catch(() => {
-      if (this.#cached?.state === state) this.#cached = undefined;
-    });
-    return state;
+    return this.#reads.read();
+  }
+
+  /**
+   * The last good figures (`value`), after waiting at most `waitMs` for a
+   * read: settles within `waitMs` whatever Redis does, and never rejects.
+   */
+  snapshot(waitMs: number): Promise<BoundedReadResult<FleetState>> {
+    return this.#reads.current(waitMs);
   }
 
   async #readNow(): Promise<FleetState> {

@@ -2,5 +2,5 @@ export { CrawlMetrics, DENIAL_REASONS, PACE_CHANGE_REASONS, type PageObservation
 export { FleetStateReader, type FleetState, type QueueJobCounts, type GroupCounts } from './fleet-state.js';
 export { registerFleetGauges } from './fleet-gauges.js';
 export { startMetricsServer, createOpsHandler, OPS_PATHS, type MetricsServer, type MetricsServerOptions, type HealthReport } from './metrics-server.js';
-export { openProbeConnection, redisHealth } from './redis-health.js';
+export { openProbeConnection, watchRedisHealth, type RedisHealthWatch } from './redis-health.js';
 export { startObservability, type Observability, type ObservabilityOptions } from './observability.js';

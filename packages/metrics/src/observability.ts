@@ -7,7 +7,7 @@ import { registerFleetGauges } from './fleet-gauges.js';
 import { FleetStateReader } from './fleet-state.js';
 import { createOpsHandler, startMetricsServer } from './metrics-server.js';
 import { registerProcessMetrics } from './process-metrics.js';
-import { openProbeConnection, redisHealth } from './redis-health.js';
+import { openProbeConnection, watchRedisHealth } from './redis-health.js';
 
 export interface ObservabilityOptions {
   readonly redisUrl: string;
@@ -65,7 +65,9 @@ export async function startObservability(options: ObservabilityOptions): Promise
   registerFleetGauges(registry, reader);
 
   let ready = false;
-  const ops = { registry, healthy: () => redisHealth(probe), ready: () => ready };
+  // Probes and scrapes answer from memory or after a short wait, never held by a Redis that does not answer.
+  const health = watchRedisHealth(probe);
+  const ops = { registry, healthy: () => Promise.resolve(health.report()), ready: () => ready };
   let server;
   try {
     server =
@@ -73,6 +75,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
         ? undefined
         : await startMetricsServer({ ...ops, host: options.metricsHost ?? '127.0.0.1', port: options.metricsPort });
   } catch (error) {
+    health.stop();
     probe.disconnect();
     throw error;
   }
@@ -113,6 +116,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
     async close() {
       stopStats();
       await server?.close();
+      health.stop();
       probe.disconnect();
     },
   };

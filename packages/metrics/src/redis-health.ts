@@ -1,5 +1,6 @@
 import { isKnownCluster, openCluster, type RedisClient } from '@crawlq/redis';
 import { Redis, type RedisOptions } from 'ioredis';
+import { BoundedRead } from './bounded-read.js';
 import type { HealthReport } from './metrics-server.js';
 
 /**
@@ -21,19 +22,31 @@ export function openProbeConnection(url: string): RedisClient {
   return redis;
 }
 
-export async function redisHealth(redis: RedisClient, timeoutMs = 1_000): Promise<HealthReport> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-    return { ok: true, detail: 'ok' };
-  } catch (error) {
-    return { ok: false, detail: `redis unreachable: ${error instanceof Error ? error.message : String(error)}` };
-  } finally {
-    clearTimeout(timer);
-  }
+/** Liveness of a process's Redis, kept current in the background so a probe never waits for Redis. */
+export interface RedisHealthWatch {
+  /** The latest verdict: healthy while the last PING was answered and none since has gone unanswered past the timeout. */
+  report(): HealthReport;
+  stop(): void;
+}
+
+/**
+ * PINGs `redis` every `intervalMs`, one at a time, each given `timeoutMs`. A
+ * probe reads the verdict from memory: a frozen Redis (its connection open,
+ * nothing answering) would otherwise hold every probe for the whole timeout,
+ * as long as a kubelet waits for the answer.
+ */
+export function watchRedisHealth(redis: RedisClient, options: { readonly intervalMs?: number; readonly timeoutMs?: number } = {}): RedisHealthWatch {
+  const timeoutMs = options.timeoutMs ?? 1_000;
+  const pings = new BoundedRead(() => redis.ping(), { maxAgeMs: 0, timeoutMs, what: 'PING' });
+  void pings.current(0);
+  const timer = setInterval(() => void pings.current(0), options.intervalMs ?? 500);
+  timer.unref();
+  return {
+    report() {
+      const { ok, value, error } = pings.status();
+      if (ok) return { ok: true, detail: 'ok' };
+      return { ok: false, detail: `redis unreachable: ${error?.message ?? (value === undefined ? 'no answer yet' : 'no answer')}` };
+    },
+    stop: () => clearInterval(timer),
+  };
 }

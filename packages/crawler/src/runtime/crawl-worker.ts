@@ -220,9 +220,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       onDeferred: (reason) => telemetry?.denied?.(reason),
       onPage: (record) => {
         if (record.enqueued > 0) releaser.nudge();
-        stats.page(record);
         telemetry?.page?.(record);
         options.onPage?.(record);
+        // Awaited by the job: counted before it moves on (see CrawlStatsRecorder).
+        return stats.page(record);
       },
     });
   const workers = shards.map((namespace) => openWorker<CrawlJobData, CrawlJobResult>(
