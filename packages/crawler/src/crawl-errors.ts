@@ -38,6 +38,22 @@ export class WorkerStoppingError extends Error {
   }
 }
 
+/**
+ * The job is no longer this worker's when its record is due: its lock ran
+ * out (Redis, or the master of its slot, was away longer than the lock) and
+ * the job went back to the queue or to another worker. The record is left to
+ * whoever holds the job now, so the results hold it once; this worker leaves
+ * the job as it is (no failure, no attempt, no hand-back).
+ */
+export class JobLostError extends Error {
+  override readonly name = 'JobLostError';
+  readonly url: string;
+  constructor(url: string) {
+    super(`the job of ${withoutUserinfo(url)} passed to another worker before its record was written: left to that worker`);
+    this.url = url;
+  }
+}
+
 /** A one-off fetch asked not to wait out its group's pause: the group is paused for `retryInMs`. */
 export class GroupPausedError extends Error {
   override readonly name = 'GroupPausedError';

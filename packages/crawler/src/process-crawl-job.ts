@@ -7,7 +7,7 @@ import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from
 import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
 import { withoutUserinfo } from '@crawlq/urls';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
 import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
@@ -19,6 +19,13 @@ export interface CrawlJobContext {
   readonly fetcher: Fetcher;
   readonly frontier: Frontier;
   readonly sink: ResultSink;
+  /**
+   * Asked just before each record is written: true while this worker still
+   * holds the job (and keeps it a lock period longer). False: the job is
+   * another worker's now and its record theirs to write (a JobLostError ends
+   * the job here). Absent: every record is written (one-off fetches).
+   */
+  readonly holdJob?: () => Promise<boolean>;
   /** Page archive (--warc): each fetched page's request and response, written before its record. */
   readonly warc?: WarcWriter;
   /** Keep the decoded HTML in the record's `body` (--store-body). */
@@ -148,6 +155,8 @@ async function processBatch(
       const result = await crawlUrl({ data, owner: unit.id, attempt: job.attemptsMade + 1, ...later }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
+      // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
+      if (error instanceof JobLostError) throw await translateError(error, { job, token, context });
       if (index === 0) {
         await handBack({ units: units.slice(1), data });
         job.data = data;
@@ -291,9 +300,19 @@ type SkipReason =
   | { skipped: 'robots'; robotsUrl: string; redirectTo?: string; status?: number }
   | { skipped: 'redirect-to-seen' | 'redirect-queued' | 'scope'; redirectTo: string; status?: number };
 
+/**
+ * Writes a record if the job is still this worker's: a job whose lock ran out
+ * during an outage may be running on two workers at once, and only the one
+ * holding it writes, so the results hold each URL once.
+ */
+async function writeRecord(task: UrlTask, context: CrawlJobContext, record: PageRecord | SkippedRecord): Promise<void> {
+  if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(task.data.url);
+  await context.sink.write(record);
+}
+
 async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
   const record: SkippedRecord = { url: task.data.url, depth: task.data.depth, group: task.data.group, decidedAt: new Date().toISOString(), ...reason };
-  await context.sink.write(record);
+  await writeRecord(task, context, record);
   await context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };
 }
@@ -337,7 +356,7 @@ async function recordPage(
     ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
   };
   // Archive, then record, then count, then complete: a job that completed has all three.
-  await context.sink.write(record);
+  await writeRecord(task, context, record);
   await context.onPage?.(record);
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
 }
@@ -366,6 +385,8 @@ async function translateError(
   error: unknown,
   { job, token, context }: { job: Job<CrawlJobData>; token: string | undefined; context: CrawlJobContext },
 ): Promise<Error> {
+  // Left as it is, to the worker that holds it now (BullMQ does nothing with a job that throws DelayedError).
+  if (error instanceof JobLostError) return new DelayedError();
   // Whatever the abort made the job throw, it is not the job's failure:
   // another worker takes it up at once, with no attempt used.
   if (context.signal?.aborted === true && context.signal.reason instanceof WorkerStoppingError) {

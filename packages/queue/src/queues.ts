@@ -88,7 +88,10 @@ export function openWorker<Data = unknown, Result = unknown, JobName extends str
   if (cluster !== undefined) boundBlockingReads(cluster);
   const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, connection: cluster ?? connection, prefix: queuePrefix(namespace) });
   worker.on('error', onError ?? dropErrors);
-  if (cluster !== undefined) closeWith(worker, cluster);
+  if (cluster !== undefined) {
+    boundBlockingWaits(worker);
+    closeWith(worker, cluster);
+  }
   return worker;
 }
 
@@ -105,6 +108,55 @@ const BLOCKING_READ_REDIRECTIONS = 16;
 function boundBlockingReads(cluster: Cluster): void {
   const duplicate = cluster.duplicate.bind(cluster);
   cluster.duplicate = (startupNodes?: unknown[], options: object = {}) => duplicate(startupNodes, { ...options, maxRedirections: BLOCKING_READ_REDIRECTIONS });
+}
+
+/**
+ * How long BullMQ's fetch loop may wait for its blocking connection to
+ * recover after a failed or overdue read. BullMQ 6.7 waits for it without a
+ * bound: on a Cluster client that came through a master's restart, the
+ * recovery waits for a `ready` event that had already passed, and the
+ * Worker's loop never fetches again while the client itself serves commands.
+ * A whole fleet stopped taking jobs that way (every process, the same shards)
+ * after a master restart. Bounded, the loop goes on: its next read runs on
+ * the client as it is, and a client that is really gone fails that read and
+ * is recovered again.
+ */
+const BLOCKING_RECOVERY_MS = 5_000;
+/**
+ * A backstop over one whole blocking wait: BullMQ's longest block (10 s),
+ * its own overdue-read margin (1 s) and two recoveries, with room to spare.
+ * A wait that outlives it resolves as a wait that found nothing, which makes
+ * the loop look for a job at once (a marker lost with it only delays a wake).
+ */
+const BLOCKING_WAIT_SLACK_MS = 11_000 + 2 * BLOCKING_RECOVERY_MS + 5_000;
+
+interface BlockingBackend {
+  reconnectBlocking(): Promise<void>;
+  waitForJob(blockTimeoutSeconds: number): Promise<unknown>;
+}
+
+/** Bounds the blocking waits of a Worker on a cluster (see BLOCKING_RECOVERY_MS); BullMQ's own promises are left to settle whenever they do. */
+function boundBlockingWaits(worker: object): void {
+  const backend = (worker as unknown as { backend?: Partial<BlockingBackend> }).backend;
+  if (typeof backend?.reconnectBlocking !== 'function' || typeof backend.waitForJob !== 'function') {
+    // Pinned BullMQ: a version without these would need this looked at again, not silently skipped.
+    throw new Error('BullMQ Worker internals changed: backend.reconnectBlocking/waitForJob not found');
+  }
+  const reconnect = backend.reconnectBlocking.bind(backend);
+  const waitForJob = backend.waitForJob.bind(backend);
+  backend.reconnectBlocking = () => within(reconnect(), BLOCKING_RECOVERY_MS, undefined);
+  backend.waitForJob = (blockTimeoutSeconds: number) => within(waitForJob(blockTimeoutSeconds), blockTimeoutSeconds * 1_000 + BLOCKING_WAIT_SLACK_MS, null);
+}
+
+/** `promise`, or `fallback` once `ms` passed; a late rejection of `promise` is dropped. */
+function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -19,10 +19,11 @@ export interface TestClusterNode {
   readonly halted: boolean;
 }
 
-/** A private 3-master Redis Cluster (no replicas) started for one test file; never the shared 6379. */
+/** A private 3-master Redis Cluster (by default without replicas) started for one test file; never the shared 6379. */
 export interface TestRedisCluster extends AsyncDisposable {
   /** The first master's URL: where crawlq is pointed; it finds the other masters itself. */
   readonly url: string;
+  /** Every node: the three masters first, then their replicas (if any) as they were made. */
   readonly nodes: readonly TestClusterNode[];
   /** A fresh cluster client; closed by `stop()`. */
   client(): Cluster;
@@ -31,10 +32,13 @@ export interface TestRedisCluster extends AsyncDisposable {
   /** The master that serves the slot of `key` (a `{tag}` counts as Redis Cluster counts it). */
   masterOf(key: string): Promise<TestClusterNode>;
   /**
-   * Stops one master as an operator's restart would (SIGTERM: its append-only
-   * file is flushed), keeping its port and directory for `start(node)`.
+   * Stops one master, keeping its port and directory for `start(node)`:
+   * SIGTERM as an operator's restart would, SIGKILL as a crash would (with
+   * `appendfsync always` every acknowledged write is in the append-only file
+   * either way).
+   * @default signal 'SIGTERM'
    */
-  halt(node: TestClusterNode): Promise<void>;
+  halt(node: TestClusterNode, signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts a halted master again on its port and directory, and waits until every master reports `cluster_state:ok`. */
   start(node: TestClusterNode): Promise<void>;
   /** Waits until every running master reports `cluster_state:ok` and all 16384 slots served. */
@@ -51,6 +55,13 @@ export interface TestRedisClusterOptions {
    * @default 5000
    */
   readonly nodeTimeoutMs?: number;
+  /**
+   * Replicas per master. With one, `redis-cli --cluster create` makes the
+   * first three nodes masters and the other three their replicas; a master
+   * away past `nodeTimeoutMs` is then replaced by its replica.
+   * @default 0
+   */
+  readonly replicas?: 0 | 1;
 }
 
 /** Generous: a CPU hog beside the tests slows the gossip that forms the cluster. */
@@ -72,6 +83,7 @@ interface NodeState {
  */
 export async function startTestRedisCluster(options: TestRedisClusterOptions = {}): Promise<TestRedisCluster> {
   const nodeTimeoutMs = options.nodeTimeoutMs ?? 5_000;
+  const replicas = options.replicas ?? 0;
   const states: NodeState[] = [];
   const clients: (Redis | Cluster)[] = [];
   let stopped: Promise<void> | undefined;
@@ -82,9 +94,9 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       await Promise.all(states.map((state) => rm(state.dir, { recursive: true, force: true })));
     })());
   try {
-    for (let index = 0; index < 3; index += 1) states.push(await startNode(nodeTimeoutMs));
+    for (let index = 0; index < 3 * (1 + replicas); index += 1) states.push(await startNode(nodeTimeoutMs));
     const addresses = states.map((state) => `127.0.0.1:${state.port}`);
-    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: CLUSTER_READY_TIMEOUT_MS });
+    await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: CLUSTER_READY_TIMEOUT_MS });
     await waitUntilHealthy(states);
   } catch (error) {
     await stop();
@@ -129,10 +141,10 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
         probe.disconnect();
       }
     },
-    async halt(node) {
+    async halt(node, signal = 'SIGTERM') {
       const state = stateOf(node);
       state.halted = true;
-      await kill(state.child, 'SIGTERM');
+      await kill(state.child, signal);
     },
     async start(node) {
       const state = stateOf(node);

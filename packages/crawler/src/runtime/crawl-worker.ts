@@ -6,7 +6,7 @@ import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts'
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
-import { CRAWL_JOB_RETENTION, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { CRAWL_JOB_RETENTION, holdJobLock, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
@@ -206,6 +206,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       fetcher: fetching.fetcher,
       frontier: services.frontier,
       sink,
+      // The job's lock is checked (and renewed) in its own slot before each record.
+      ...(token === undefined ? {} : { holdJob: () => holdJobLock(services.redis, job, { token, lockDurationMs: config.stallTimeout }) }),
       ...(warc ? { warc } : {}),
       storeBody: config.storeBody,
       maxInlineWaitMs: MAX_INLINE_WAIT_MS,
