@@ -27,6 +27,7 @@ import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 import { BacklogReleaser } from './backlog-releaser.js';
 import { JobSlots } from './job-slots.js';
+import { checkOutputs } from './output-checks.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -113,6 +114,9 @@ const ABANDON_MS = 5_000;
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const { redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
+  // Before the first Redis connection: a worker joining an empty namespace
+  // publishes its definition, and one that cannot store its pages must not.
+  await checkOutputs(options.config, { log });
   const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   // Watched from the first connection on: an outage during start-up counts too.
   // Said once per outage; without onRedisOutage a coordinator decides and reports, so only at debug level.

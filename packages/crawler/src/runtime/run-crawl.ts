@@ -10,6 +10,7 @@ import { crawlSlotKeys, openCrawlServices } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
+import { checkOutputs } from './output-checks.js';
 import { settleWithin } from './settle-within.js';
 import { Seeding } from './seeding.js';
 
@@ -45,6 +46,11 @@ const END_POLL_MS = 50;
 const MAX_RESPAWNS = 5;
 /** How long workers told about a Redis outage get to exit before they are killed (they abandon within about 10 s). */
 const OUTAGE_STOP_MS = 15_000;
+/**
+ * How long `crawl` waits for an unreachable database before it gives up
+ * (exit 1, nothing published): long enough for a server that is starting up.
+ */
+const DATABASE_WAIT_MS = 10_000;
 
 /**
  * The one-machine crawl: enqueue the seeds, run `workers` processes until the
@@ -58,6 +64,9 @@ const OUTAGE_STOP_MS = 15_000;
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
+  // Before anything is cleared, published or enqueued: a sink or WARC
+  // directory the workers cannot write would only make them die one by one.
+  await checkOutputs(config, { log, databaseWaitMs: DATABASE_WAIT_MS });
   // The coordinator only waits for the crawl to end: its connections ride out
   // a Redis restart instead of failing after one retry (#10).
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
