@@ -12,6 +12,8 @@ import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from '.
 import { clearNamespace } from './namespace-state.js';
 import { checkOutputs } from './output-checks.js';
 import { settleWithin } from './settle-within.js';
+import { redisAnswersWithin } from './redis-answers.js';
+import { CrawlStoppedWithoutRedisError } from '../crawl-errors.js';
 import { Seeding } from './seeding.js';
 
 export interface RunCrawlOptions {
@@ -51,6 +53,8 @@ const OUTAGE_STOP_MS = 15_000;
  * (exit 1, nothing published): long enough for a server that is starting up.
  */
 const DATABASE_WAIT_MS = 10_000;
+/** How long a PING may go unanswered, once a stop by signal has stopped the workers, before `crawl` stops without Redis. */
+const REDIS_ANSWER_MS = 1_000;
 
 /**
  * The one-machine crawl: enqueue the seeds, run `workers` processes until the
@@ -61,6 +65,11 @@ const DATABASE_WAIT_MS = 10_000;
  * A Redis outage shorter than `config.redisOutageLimit` is waited out (said
  * once); a longer one stops the workers at once (their jobs in flight stay
  * active in Redis and run again on resume) and rejects with a RedisOutageError.
+ *
+ * Aborting `signal` stops the workers gracefully at once; once they are gone
+ * (within the grace period, or killed 5 s after it), a Redis that does not
+ * answer a PING within a second is not waited for: it rejects with a
+ * CrawlStoppedWithoutRedisError instead of a summary.
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
@@ -80,6 +89,34 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     reportOutage = reject;
   });
   outage.catch(() => undefined); // Observed through the race below; never an unhandled rejection.
+  // A stop by signal that Redis does not let finish: the crawl's own steps
+  // wait for Redis (however long --redis-outage-limit is), so the stop is
+  // bounded here instead (see stopWithinGrace).
+  let stoppedWithoutRedis: CrawlStoppedWithoutRedisError | undefined;
+  let reportStuck: (error: CrawlStoppedWithoutRedisError) => void = () => undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    reportStuck = reject;
+  });
+  stuck.catch(() => undefined);
+  let settled = false;
+  const stopWithinGrace = async (reason: string): Promise<void> => {
+    // The crawl loop may be waiting on Redis and never get to stop them: told now.
+    await stopChildren(children, 'interrupted', config.gracePeriod);
+    // The workers are gone (within the grace period plus a margin, or killed); what is left needs Redis
+    // for a moment: the final counts. Given as long as Redis answers, not a moment more once it does not.
+    while (!settled) {
+      if (!(await redisAnswersWithin(services.redis, REDIS_ANSWER_MS))) {
+        if (settled) return;
+        stoppedWithoutRedis = new CrawlStoppedWithoutRedisError(reason);
+        reportStuck(stoppedWithoutRedis);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, REDIS_ANSWER_MS));
+    }
+  };
+  const onAbort = () => void stopWithinGrace(String(options.signal?.reason ?? 'interrupted'));
+  if (options.signal?.aborted === true) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
   const watch = watchRedisOutage(services.redis, {
     // On a cluster: the masters of this crawl's slots are the ones that must answer.
     clusterProbeKeys: crawlSlotKeys(services),
@@ -163,16 +200,18 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   };
 
   try {
-    return await Promise.race([crawl(), outage]);
+    return await Promise.race([crawl(), outage, stuck]);
   } finally {
+    settled = true;
+    options.signal?.removeEventListener('abort', onAbort);
     stopping = true;
     watch.stop();
-    if (lostRedis === undefined) {
+    if (lostRedis === undefined && stoppedWithoutRedis === undefined) {
       await stopChildren(children, 'interrupted', config.gracePeriod);
       await deadLetters.close();
       await services.close();
     } else {
-      // Redis is gone: the workers are told to stop at once, and nothing here waits for it.
+      // Redis is gone or not answering: the workers are told to stop at once, and nothing here waits for it.
       await stopChildren(children, 'redis-outage', config.gracePeriod);
       await settleWithin(2_000, [services.disconnect(), deadLetters.disconnect()]);
     }
