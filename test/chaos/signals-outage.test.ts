@@ -25,7 +25,7 @@ import { waitFor } from '../support/wait.js';
 // Timing bound (generous, for a loaded machine): with --grace-period 2s the
 // workers are told at once, abandon their jobs once the grace period is over
 // and Redis stays silent, and are killed 5 s after it at the latest; `crawl`
-// then pings Redis for 1 s and drops its connections within 2 s: about 10 s.
+// then pings Redis for 2 s and drops its connections within 2 s: about 11 s.
 // STOP_BOUND_MS is twice that.
 const GRACE = '2s';
 const STOP_BOUND_MS = 20_000;

@@ -472,13 +472,13 @@ export async function runWorkerUntilStopped(
 
 /** How long past the grace period a closing worker may take while Redis answers nothing, before it is abandoned. */
 const STOP_MARGIN_MS = 1_000;
-/** How long a PING may go unanswered before Redis counts as silent. */
-const REDIS_ANSWER_MS = 1_000;
+/** How long a PING may go unanswered before Redis counts as silent (a loaded machine answers well within it). */
+const REDIS_ANSWER_MS = 2_000;
 
 /**
  * Closes the worker gracefully, as long as Redis lets it: once the grace
  * period (and a short margin for the interrupted jobs to go back) is over, a
- * Redis that does not answer a PING within a second ends the wait. A close
+ * Redis that does not answer a PING within REDIS_ANSWER_MS ends the wait. A close
  * that is slow for another reason (a database holding records) is waited
  * for while Redis answers.
  */

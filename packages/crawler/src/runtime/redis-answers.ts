@@ -7,7 +7,7 @@ import type { RedisClient } from '@crawlq/redis';
  */
 export async function redisAnswersWithin(redis: RedisClient, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const silent = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const silent = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms).unref()));
   try {
     return await Promise.race([redis.ping().then(() => true, () => false), silent]);
   } finally {

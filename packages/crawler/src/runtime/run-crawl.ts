@@ -53,8 +53,12 @@ const OUTAGE_STOP_MS = 15_000;
  * (exit 1, nothing published): long enough for a server that is starting up.
  */
 const DATABASE_WAIT_MS = 10_000;
-/** How long a PING may go unanswered, once a stop by signal has stopped the workers, before `crawl` stops without Redis. */
-const REDIS_ANSWER_MS = 1_000;
+/**
+ * How long a PING may go unanswered, once a stop by signal has stopped the
+ * workers, before `crawl` stops without Redis (a loaded machine answers well
+ * within it; a stopped or hung Redis never does).
+ */
+const REDIS_ANSWER_MS = 2_000;
 
 /**
  * The one-machine crawl: enqueue the seeds, run `workers` processes until the
@@ -68,7 +72,7 @@ const REDIS_ANSWER_MS = 1_000;
  *
  * Aborting `signal` stops the workers gracefully at once; once they are gone
  * (within the grace period, or killed 5 s after it), a Redis that does not
- * answer a PING within a second is not waited for: it rejects with a
+ * answer a PING within 2 s is not waited for: it rejects with a
  * CrawlStoppedWithoutRedisError instead of a summary.
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
@@ -111,7 +115,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
         reportStuck(stoppedWithoutRedis);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, REDIS_ANSWER_MS));
+      // Unref'd: a crawl that has settled exits at once, not when this timer is due.
+      await new Promise((resolve) => setTimeout(resolve, REDIS_ANSWER_MS).unref());
     }
   };
   const onAbort = () => void stopWithinGrace(String(options.signal?.reason ?? 'interrupted'));
