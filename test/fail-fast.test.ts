@@ -104,6 +104,19 @@ describe('a sink or path that cannot be used stops the command before anything i
     expect(await keysOf('ff-worker')).toEqual([]);
   }, 240_000);
 
+  it('crawl with a --state-dir that cannot be created: exit 2, one line naming --state-dir, with or without REDIS_URL; no definition, no seeds', async () => {
+    const stateDir = join(aFile, 'state');
+    const args = ['crawl', SEED, '--namespace', 'ff-state', '--allow-private-network', '--out', join(dir, 'ff-state.jsonl'), '--state-dir', stateDir];
+    const shared = await runCli(args, { env: cliEnv(redis.url), timeoutMs: 180_000 });
+    expect(shared.code, shared.stderr).toBe(2);
+    expect(errorLines(shared), shared.stderr).toEqual([`crawlq: --state-dir: cannot create directory ${join(stateDir, 'run')} (ENOTDIR: not a directory)`]);
+    expect(await keysOf('ff-state')).toEqual([]);
+    // Without REDIS_URL the private redis-server would live there.
+    const own = await runCli(args, { env: cliEnv(undefined), timeoutMs: 180_000 });
+    expect(own.code, own.stderr).toBe(2);
+    expect(errorLines(own), own.stderr).toEqual([`crawlq: --state-dir: cannot create directory ${stateDir} (ENOTDIR: not a directory)`]);
+  }, 240_000);
+
   it('enqueue --file with a file that cannot be read: exit 2, one line naming --file; no definition, no seeds', async () => {
     const missing = join(dir, 'no-such-seeds.txt');
     const result = await runCli(['enqueue', SEED, '--namespace', 'ff-enqueue', '--file', missing], { env: cliEnv(redis.url) });
