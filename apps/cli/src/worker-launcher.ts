@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
 import { lineSplitter } from './output.js';
+import { pathError } from './path-errors.js';
 
 /** Names the config file a `crawl` handed to its worker, so the worker can remove it if `crawl` dies. */
 export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
@@ -46,7 +47,12 @@ export function createWorkerLauncher(
   output: { stderrLine?: (line: string) => void } = {},
 ): { prespawn(count: number): void; spawn(index: number): ChildProcess; dispose(): void } {
   const dir = resolve(config.stateDir, 'run');
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    // Before anything is published: a state directory that cannot be made is an input error naming its option.
+    throw pathError('--state-dir', `cannot create directory ${dir}`, error);
+  }
   const file = join(dir, `worker-config-${process.pid}.json`);
   // Only this process's own settings, and only those set explicitly: the
   // crawl-shaping ones come from the fleet's definition, which the parent

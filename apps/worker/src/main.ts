@@ -21,14 +21,20 @@ try {
     metricsHost: config.metricsHost,
     statsIntervalMs: config.statsInterval,
   });
+  let withoutRedis = false;
   try {
     // A fleet worker runs built JavaScript (systemd, containers): its operators use the installed CLI.
     const cli = 'crawlq';
-    // SIGTERM (systemd, a container stop) or SIGINT: a graceful stop within CRAWLQ_GRACE_PERIOD.
-    await runWorkerUntilStopped({ config, redisUrl: config.redisUrl, cli, log: lineLogger(logger), telemetry: observability.telemetry, stop: stopOnSignals() });
+    // SIGTERM (systemd, a container stop), SIGINT or SIGHUP: a graceful stop within CRAWLQ_GRACE_PERIOD.
+    const ended = await runWorkerUntilStopped({ config, redisUrl: config.redisUrl, cli, log: lineLogger(logger), telemetry: observability.telemetry, stop: stopOnSignals() });
+    withoutRedis = ended === 'without-redis';
   } finally {
-    await observability.close();
+    // Its fleet reads may be waiting on a Redis that does not answer: not waited for then.
+    const closing = observability.close();
+    await (withoutRedis ? Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]) : closing);
   }
+  // Stopped without Redis: connections still waiting for it must not keep the process alive.
+  if (withoutRedis) process.exit(0);
 } catch (error) {
   if (error instanceof RedisOutageError) {
     // Redis gone past CRAWLQ_REDIS_OUTAGE_LIMIT: one line and exit code 3, for the supervisor to restart it later (#10).

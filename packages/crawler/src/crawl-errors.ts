@@ -150,3 +150,20 @@ export class RedirectStopError extends Error {
     this.robotsUrl = hop.robotsUrl;
   }
 }
+
+/**
+ * `crawl` was stopped by a signal while Redis did not answer: it stopped its
+ * workers within the grace period (plus a bounded margin) instead of waiting
+ * for Redis, and has no final counts to report. Nothing is lost: the jobs in
+ * flight stay active in Redis and go back to the queue once it is back (the
+ * stalled-job check); running the same command again resumes the crawl.
+ */
+export class CrawlStoppedWithoutRedisError extends Error {
+  override readonly name = 'CrawlStoppedWithoutRedisError';
+  /** What stopped the crawl (SIGTERM, SIGINT, SIGHUP). */
+  readonly reason: string;
+  constructor(reason: string) {
+    super(`${reason} while Redis was not answering`);
+    this.reason = reason;
+  }
+}

@@ -10,6 +10,7 @@ export {
   REDIS_OUTAGE_MESSAGE,
   type CrawlWorker,
   type CrawlWorkerOptions,
+  type WorkerEnd,
   type WorkerTelemetry,
   type LogSeverity,
 } from './runtime/crawl-worker.js';

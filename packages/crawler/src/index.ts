@@ -21,7 +21,7 @@ export { limitPolicyFrom } from './runtime/limit-policy.js';
 export { jobPolicyFrom } from './runtime/job-policy.js';
 export { fetcherOptionsFrom } from './runtime/fetcher-options.js';
 export { describeResults, resultsTargetOf } from './runtime/results-target.js';
-export { DeferJobError, BlockedGroupError, JobLostError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
+export { DeferJobError, BlockedGroupError, CrawlStoppedWithoutRedisError, JobLostError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export {

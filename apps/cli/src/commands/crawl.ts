@@ -1,3 +1,4 @@
+import { formatDuration } from '@crawlq/config';
 import { lineLogger } from '@crawlq/logging';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
@@ -7,8 +8,18 @@ import { formatProgress, progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
+import { EXIT } from '../exit-codes.js';
 import { CLI } from '../review-command.js';
 import { everySeedRejected, printSummary, summaryExitCode } from './summary.js';
+
+/** What stops a crawl early, resumably (exit code 130): Ctrl-C, a supervisor's SIGTERM, a closed terminal. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** After SIGHUP the terminal may be gone: a write to it fails (EIO, EPIPE), and must not crash the stop under way. */
+function ignoreLostTerminal(): void {
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
+}
 
 export function registerCrawl(program: Command): void {
   const command = program
@@ -20,6 +31,7 @@ export function registerCrawl(program: Command): void {
   addConfigOptions(command, [...WORKER_OPTIONS, 'workers']).action(async (seeds: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     let outage: string | undefined;
+    let stoppedWithoutRedis: string | undefined;
     const code = await withRedis(config, async (redisUrl, handle) => {
       const progress = progressWriter((line) => logger.info(line));
       const logger = processLogger(config, 'crawl', { beforeLine: () => progress.clear() });
@@ -30,12 +42,21 @@ export function registerCrawl(program: Command): void {
         },
       });
       const interrupted = new AbortController();
-      const onSignal = () => interrupted.abort();
-      process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+      // SIGHUP (the terminal closed, an ssh session dropped) stops the crawl like
+      // SIGTERM: resumable, with the same exit code, never a silent death.
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (signal === 'SIGHUP') ignoreLostTerminal();
+        if (interrupted.signal.aborted) return;
+        progress.clear();
+        logger.warn(`${signal}: stopping the crawl; the workers finish their jobs within ${formatDuration(config.gracePeriod)} (run the same command again to resume)`);
+        interrupted.abort(signal);
+      };
+      for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
+      // The workers load their code while this process loads the crawl's.
+      launcher.prespawn(config.workers);
+      const loading = Promise.all([import('@crawlq/crawler'), import('@crawlq/crawler/fetching')]);
       try {
-        // The workers load their code while this process loads the crawl's.
-        launcher.prespawn(config.workers);
-        const [{ describeResults }, { runCrawl }] = await Promise.all([import('@crawlq/crawler'), import('@crawlq/crawler/fetching')]);
+        const [{ describeResults }, { runCrawl }] = await loading;
         const summary = await runCrawl({
           config,
           redisUrl,
@@ -52,17 +73,28 @@ export function registerCrawl(program: Command): void {
         if (everySeedRejected(summary)) logger.error('every seed was rejected (see above): nothing to crawl');
         return summaryExitCode(summary);
       } catch (error) {
+        const [{ CrawlStoppedWithoutRedisError }] = await loading;
+        if (error instanceof CrawlStoppedWithoutRedisError) {
+          progress.clear();
+          stoppedWithoutRedis = `crawlq: ${error.message}; crawl stopped without waiting for it. Run the same command again to resume (the jobs in flight go back to the queue once Redis is back).\n`;
+          return EXIT.interrupted;
+        }
         // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).
         if (!(error instanceof RedisOutageError)) throw error;
         progress.clear();
         outage = redisOutageLine(error, 'crawl stopped. Run the same command again to resume.', handle);
         return REDIS_OUTAGE_EXIT_CODE;
       } finally {
-        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
         launcher.dispose();
       }
     });
     if (outage !== undefined) exitOnRedisOutage(outage);
+    if (stoppedWithoutRedis !== undefined) {
+      // Connections still waiting for Redis must not keep the process alive.
+      process.stderr.write(stoppedWithoutRedis);
+      process.exit(EXIT.interrupted);
+    }
     process.exitCode = code;
   });
 }

@@ -1,10 +1,12 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding } from '@crawlq/crawler';
 import { addEnqueueCounts, emptyEnqueueCounts } from '@crawlq/frontier';
 import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
+import { pathError } from '../path-errors.js';
 import { withRedis } from '../redis-session.js';
 
 export function registerEnqueue(program: Command): void {
@@ -24,6 +26,8 @@ export function registerEnqueue(program: Command): void {
       process.exitCode = 2;
       return;
     }
+    // Opened before Redis is touched: a file that cannot be read must not leave a published definition behind.
+    const fileFd = file === undefined || file === '-' ? undefined : openSeedFile(file);
     const totals = await withRedis(config, async (redisUrl) => {
       const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       try {
@@ -39,7 +43,7 @@ export function registerEnqueue(program: Command): void {
         const seeding = new Seeding(services, { log });
         if (urls.length > 0) addEnqueueCounts(sum, await seeding.addSeedLines(urls, { onRejected: rejectedOut }));
         if (file !== undefined) {
-          const input = file === '-' ? process.stdin : createReadStream(file);
+          const input = fileFd === undefined ? process.stdin : createReadStream(file, { fd: fileFd });
           const lines = createInterface({ input, crlfDelay: Infinity });
           addEnqueueCounts(sum, await seeding.addSeedLines(lines, { onRejected: rejectedOut }));
         }
@@ -61,4 +65,21 @@ export function registerEnqueue(program: Command): void {
       `accepted ${totals.accepted}, duplicate ${totals.duplicate}, rejected ${totals.rejected}${totals.overLimit > 0 ? `, over --max-pages ${totals.overLimit}` : ''}\n`,
     );
   });
+}
+
+/**
+ * Opens the seed file `--file` names, or refuses it in one line naming the
+ * option (exit 2): a missing file, a directory, no permission.
+ */
+function openSeedFile(file: string): number {
+  const path = resolve(file);
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    if (fstatSync(fd).isDirectory()) throw Object.assign(new Error('EISDIR: illegal operation on a directory'), { code: 'EISDIR' });
+    return fd;
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    throw pathError('--file', `cannot read ${path}`, error);
+  }
 }

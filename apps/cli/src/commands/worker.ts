@@ -113,6 +113,7 @@ export function registerWorker(program: Command): void {
     const log = lineLogger(logger);
     const coordinator = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
     let outage: string | undefined;
+    let withoutRedis = false;
     await withRedis(config, async (redisUrl, handle) => {
       const metricsPort = metricsPortOf(config);
       const observability = await startObservability({
@@ -129,15 +130,21 @@ export function registerWorker(program: Command): void {
         const signals = stopOnSignals();
         const stop = coordinator ? AbortSignal.any([signals, coordinator]) : signals;
         // Under `crawl` the coordinator decides when Redis has been gone too long, for all its workers.
-        await runWorkerUntilStopped({ config, redisUrl, log, cli: CLI, telemetry: observability.telemetry, stopOnRedisOutage: coordinator === undefined, stop });
+        const ended = await runWorkerUntilStopped({ config, redisUrl, log, cli: CLI, telemetry: observability.telemetry, stopOnRedisOutage: coordinator === undefined, stop });
+        withoutRedis = ended === 'without-redis';
       } catch (error) {
         if (!(error instanceof RedisOutageError)) throw error;
         outage = redisOutageLine(error, 'worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.', handle);
       } finally {
-        await observability.close();
+        // Its fleet reads may be waiting on a Redis that does not answer: not waited for then.
+        const closing = observability.close();
+        await (withoutRedis ? Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]) : closing);
       }
     });
     if (outage !== undefined) exitOnRedisOutage(outage);
+    // Stopped by a signal without Redis (it did not answer once the grace period was over):
+    // connections still waiting for it must not keep the process alive.
+    if (withoutRedis && coordinator?.reason !== REDIS_OUTAGE_MESSAGE) process.exit(0);
     if (coordinator?.reason === REDIS_OUTAGE_MESSAGE) process.exit(REDIS_OUTAGE_EXIT_CODE);
   });
 }

@@ -27,6 +27,8 @@ import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 import { BacklogReleaser } from './backlog-releaser.js';
 import { JobSlots } from './job-slots.js';
+import { checkOutputs } from './output-checks.js';
+import { redisAnswersWithin } from './redis-answers.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -86,7 +88,12 @@ export interface CrawlWorker {
    * second time.
    */
   abandon(): Promise<void>;
+  /** Whether Redis answers a PING within `ms` (a stopped server keeps the connection open and never replies). */
+  redisAnswers(ms: number): Promise<boolean>;
 }
+
+/** How a stopped worker ended: closed gracefully, or abandoned because Redis did not answer once the grace period was over. */
+export type WorkerEnd = 'stopped' | 'without-redis';
 
 const RECONCILE_EVERY_MS = 60_000;
 /** How often a worker checks the crawl definition's version: a change reaches it within about this long. */
@@ -113,6 +120,9 @@ const ABANDON_MS = 5_000;
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const { redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
+  // Before the first Redis connection: a worker joining an empty namespace
+  // publishes its definition, and one that cannot store its pages must not.
+  await checkOutputs(options.config, { log });
   const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   // Watched from the first connection on: an outage during start-up counts too.
   // Said once per outage; without onRedisOutage a coordinator decides and reports, so only at debug level.
@@ -358,6 +368,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       })();
       return abandoning;
     },
+    redisAnswers(ms) {
+      return redisAnswersWithin(services.redis, ms);
+    },
   };
 }
 
@@ -401,10 +414,14 @@ export function alertMailConfig(config: CrawlqConfig, cli: string): AlertMailCon
  * {@link RedisOutageError}; so does nothing when `stopOnRedisOutage` is false
  * (under `crawl`, whose coordinator decides for all its workers and stops
  * them with {@link REDIS_OUTAGE_MESSAGE}: then this resolves once abandoned).
+ * A stop that Redis does not let finish (it answers nothing once the grace
+ * period is over: stopped, hung, or gone) abandons the worker too and
+ * resolves with `without-redis`; the caller should then exit, as connections
+ * still waiting for Redis would keep the process alive.
  */
 export async function runWorkerUntilStopped(
   options: CrawlWorkerOptions & { readonly stop: AbortSignal; readonly stopOnRedisOutage?: boolean },
-): Promise<void> {
+): Promise<WorkerEnd> {
   const { config, log } = options;
   let given: RedisOutageError | undefined;
   let reportOutage: (error: RedisOutageError) => void = () => undefined;
@@ -438,15 +455,49 @@ export async function runWorkerUntilStopped(
   log(`started (concurrency ${config.concurrency}, results to ${describeResults(config)}${config.warc === undefined ? '' : `, WARC to ${config.warc}`})`);
   const why = await Promise.race([stopRequested, outage]);
   if (why !== REDIS_OUTAGE_MESSAGE && !(why instanceof RedisOutageError)) {
-    const closed = await Promise.race([worker.close(config.gracePeriod).then(() => true), outage]);
-    if (closed === true) {
+    const closed = await Promise.race([closeWithinGrace(worker, config.gracePeriod), outage]);
+    if (closed === 'closed') {
       log('stopped');
-      return;
+      return 'stopped';
+    }
+    if (closed === 'redis-silent') {
+      // A stop must not wait out --redis-outage-limit (nor a Redis stopped for good): the grace period is what was promised.
+      await worker.abandon();
+      log('Redis did not answer once the grace period was over: stopped without it; the jobs in flight go back to the queue once it is back', 'warn');
+      return 'without-redis';
     }
   }
   await worker.abandon();
   log('stopped without Redis: the jobs in flight go back to the queue once it is back', 'debug');
   if (given) throw given;
+  return 'without-redis';
+}
+
+/** How long past the grace period a closing worker may take while Redis answers nothing, before it is abandoned. */
+const STOP_MARGIN_MS = 1_000;
+/** How long a PING may go unanswered before Redis counts as silent (a loaded machine answers well within it). */
+const REDIS_ANSWER_MS = 2_000;
+
+/**
+ * Closes the worker gracefully, as long as Redis lets it: once the grace
+ * period (and a short margin for the interrupted jobs to go back) is over, a
+ * Redis that does not answer a PING within REDIS_ANSWER_MS ends the wait. A close
+ * that is slow for another reason (a database holding records) is waited
+ * for while Redis answers.
+ */
+async function closeWithinGrace(worker: CrawlWorker, graceMs: number): Promise<'closed' | 'redis-silent'> {
+  let closed = false;
+  const closing = worker.close(graceMs).then(() => {
+    closed = true;
+  });
+  // Unref'd: a worker that has closed exits at once, not when this timer is due.
+  const waitUpTo = (ms: number) => Promise.race([closing, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  await waitUpTo(graceMs + STOP_MARGIN_MS);
+  while (!closed) {
+    if (!(await worker.redisAnswers(REDIS_ANSWER_MS)) && !closed) return 'redis-silent';
+    await waitUpTo(REDIS_ANSWER_MS);
+  }
+  return 'closed';
 }
 
 /**

@@ -10,7 +10,10 @@ import { crawlSlotKeys, openCrawlServices } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';
 import { clearNamespace } from './namespace-state.js';
+import { checkOutputs } from './output-checks.js';
 import { settleWithin } from './settle-within.js';
+import { redisAnswersWithin } from './redis-answers.js';
+import { CrawlStoppedWithoutRedisError } from '../crawl-errors.js';
 import { Seeding } from './seeding.js';
 
 export interface RunCrawlOptions {
@@ -45,6 +48,17 @@ const END_POLL_MS = 50;
 const MAX_RESPAWNS = 5;
 /** How long workers told about a Redis outage get to exit before they are killed (they abandon within about 10 s). */
 const OUTAGE_STOP_MS = 15_000;
+/**
+ * How long `crawl` waits for an unreachable database before it gives up
+ * (exit 1, nothing published): long enough for a server that is starting up.
+ */
+const DATABASE_WAIT_MS = 10_000;
+/**
+ * How long a PING may go unanswered, once a stop by signal has stopped the
+ * workers, before `crawl` stops without Redis (a loaded machine answers well
+ * within it; a stopped or hung Redis never does).
+ */
+const REDIS_ANSWER_MS = 2_000;
 
 /**
  * The one-machine crawl: enqueue the seeds, run `workers` processes until the
@@ -55,9 +69,17 @@ const OUTAGE_STOP_MS = 15_000;
  * A Redis outage shorter than `config.redisOutageLimit` is waited out (said
  * once); a longer one stops the workers at once (their jobs in flight stay
  * active in Redis and run again on resume) and rejects with a RedisOutageError.
+ *
+ * Aborting `signal` stops the workers gracefully at once; once they are gone
+ * (within the grace period, or killed 5 s after it), a Redis that does not
+ * answer a PING within 2 s is not waited for: it rejects with a
+ * CrawlStoppedWithoutRedisError instead of a summary.
  */
 export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, log } = options;
+  // Before anything is cleared, published or enqueued: a sink or WARC
+  // directory the workers cannot write would only make them die one by one.
+  await checkOutputs(config, { log, databaseWaitMs: DATABASE_WAIT_MS });
   // The coordinator only waits for the crawl to end: its connections ride out
   // a Redis restart instead of failing after one retry (#10).
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
@@ -71,6 +93,35 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     reportOutage = reject;
   });
   outage.catch(() => undefined); // Observed through the race below; never an unhandled rejection.
+  // A stop by signal that Redis does not let finish: the crawl's own steps
+  // wait for Redis (however long --redis-outage-limit is), so the stop is
+  // bounded here instead (see stopWithinGrace).
+  let stoppedWithoutRedis: CrawlStoppedWithoutRedisError | undefined;
+  let reportStuck: (error: CrawlStoppedWithoutRedisError) => void = () => undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    reportStuck = reject;
+  });
+  stuck.catch(() => undefined);
+  let settled = false;
+  const stopWithinGrace = async (reason: string): Promise<void> => {
+    // The crawl loop may be waiting on Redis and never get to stop them: told now.
+    await stopChildren(children, 'interrupted', config.gracePeriod);
+    // The workers are gone (within the grace period plus a margin, or killed); what is left needs Redis
+    // for a moment: the final counts. Given as long as Redis answers, not a moment more once it does not.
+    while (!settled) {
+      if (!(await redisAnswersWithin(services.redis, REDIS_ANSWER_MS))) {
+        if (settled) return;
+        stoppedWithoutRedis = new CrawlStoppedWithoutRedisError(reason);
+        reportStuck(stoppedWithoutRedis);
+        return;
+      }
+      // Unref'd: a crawl that has settled exits at once, not when this timer is due.
+      await new Promise((resolve) => setTimeout(resolve, REDIS_ANSWER_MS).unref());
+    }
+  };
+  const onAbort = () => void stopWithinGrace(String(options.signal?.reason ?? 'interrupted'));
+  if (options.signal?.aborted === true) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
   const watch = watchRedisOutage(services.redis, {
     // On a cluster: the masters of this crawl's slots are the ones that must answer.
     clusterProbeKeys: crawlSlotKeys(services),
@@ -154,16 +205,18 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   };
 
   try {
-    return await Promise.race([crawl(), outage]);
+    return await Promise.race([crawl(), outage, stuck]);
   } finally {
+    settled = true;
+    options.signal?.removeEventListener('abort', onAbort);
     stopping = true;
     watch.stop();
-    if (lostRedis === undefined) {
+    if (lostRedis === undefined && stoppedWithoutRedis === undefined) {
       await stopChildren(children, 'interrupted', config.gracePeriod);
       await deadLetters.close();
       await services.close();
     } else {
-      // Redis is gone: the workers are told to stop at once, and nothing here waits for it.
+      // Redis is gone or not answering: the workers are told to stop at once, and nothing here waits for it.
       await stopChildren(children, 'redis-outage', config.gracePeriod);
       await settleWithin(2_000, [services.disconnect(), deadLetters.disconnect()]);
     }

@@ -1,16 +1,25 @@
 /**
- * Aborted by the first SIGTERM or SIGINT, with the signal's name as reason.
- * The listeners stay for the rest of the process (`on`, not `once`): Ctrl-C
- * under `crawl` delivers SIGINT and then the parent's SIGTERM, and a second
- * signal must not kill the graceful stop the first one began (the worker then
- * ends within `--grace-period`). Call it before the worker starts, so a
- * signal during start-up stops it gracefully once started. Only the
- * executables call it (the CLI's `worker`, `crawlq-worker`, the bench's
- * worker): the package's own code never listens for signals.
+ * Aborted by the first SIGTERM, SIGINT or SIGHUP, with the signal's name as
+ * reason. SIGHUP (the terminal closed, an ssh session dropped) is a stop like
+ * SIGTERM, not a silent death: a worker is not a daemon that reloads its
+ * configuration. The listeners stay for the rest of the process (`on`, not
+ * `once`): Ctrl-C under `crawl` delivers SIGINT and then the parent's
+ * SIGTERM, and a second signal must not kill the graceful stop the first one
+ * began (the worker then ends within `--grace-period`). Call it before the
+ * worker starts, so a signal during start-up stops it gracefully once
+ * started. Only the executables call it (the CLI's `worker`, `crawlq-worker`,
+ * the bench's worker): the package's own code never listens for signals.
  */
 export function stopOnSignals(): AbortSignal {
   const controller = new AbortController();
-  const stop = (signal: NodeJS.Signals) => controller.abort(signal);
-  process.on('SIGTERM', stop).on('SIGINT', stop);
+  const stop = (signal: NodeJS.Signals) => {
+    if (signal === 'SIGHUP') {
+      // The terminal may be gone: a log line written to it fails (EIO, EPIPE), and must not crash the stop under way.
+      process.stdout.on('error', () => undefined);
+      process.stderr.on('error', () => undefined);
+    }
+    controller.abort(signal);
+  };
+  process.on('SIGTERM', stop).on('SIGINT', stop).on('SIGHUP', stop);
   return controller.signal;
 }
