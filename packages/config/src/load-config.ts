@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
-import { formatRate } from './units.js';
+import { formatDuration, formatRate } from './units.js';
 
 /** Where configuration values come from; later sources override earlier ones. */
 export interface ConfigSources {
@@ -50,7 +50,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     result[name] = parsed.data;
   }
   checkSink(result);
-  checkShards(result);
+  checkFleetValues(result);
   if (result.redisSeeds !== undefined && result.redisUrl === undefined) {
     throw new ConfigError('--redis-seeds', 'needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
   }
@@ -101,11 +101,31 @@ function checkSink(config: Record<string, unknown>): void {
   }
 }
 
+/** The fleet-wide options that must agree with each other: checked on every config and on every crawl definition. */
+export function checkFleetValues(values: Readonly<Record<string, unknown>>): void {
+  checkShards(values);
+  checkLeaseTime(values);
+}
+
+/**
+ * A concurrency slot is a lease: one shorter than a request would hand the
+ * slot to another request while the first is still running, and the group
+ * would see more requests at once than --domain-concurrency allows.
+ */
+function checkLeaseTime(values: Readonly<Record<string, unknown>>): void {
+  const { leaseTime, requestTimeout } = values as { leaseTime?: unknown; requestTimeout?: unknown };
+  if (typeof leaseTime !== 'number' || typeof requestTimeout !== 'number' || leaseTime >= requestTimeout) return;
+  throw new ConfigError(
+    '--lease-time',
+    `${formatDuration(leaseTime)} is shorter than --request-timeout ${formatDuration(requestTimeout)}: a concurrency slot would come back while its request may still run; give at least ${formatDuration(requestTimeout)}, or a shorter --request-timeout`,
+  );
+}
+
 /**
  * A sharded crawl splits --global-rate into whole shares, one per shard (a
  * shard's scripts see only its own keys): the cap needs a start per shard.
  */
-export function checkShards(values: Readonly<Record<string, unknown>>): void {
+function checkShards(values: Readonly<Record<string, unknown>>): void {
   const { shards, globalRate } = values as { shards?: unknown; globalRate?: { max: number; durationMs: number } | null };
   if (typeof shards !== 'number' || shards <= 1 || globalRate === undefined || globalRate === null) return;
   if (globalRate.max < shards) {
