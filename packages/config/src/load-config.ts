@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { redactText } from '@crawlq/urls';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
-import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
+import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
 import { formatDuration, formatRate } from './units.js';
 
 /** Where configuration values come from; later sources override earlier ones. */
@@ -45,7 +45,7 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     explicit.push(name);
     const parsed = (option.schema as z.ZodType).safeParse(given[1]);
     if (!parsed.success) {
-      throw new ConfigError(given[0], describe(parsed.error, given[1]));
+      throw new ConfigError(given[0], describe(parsed.error, name, given[1]));
     }
     result[name] = parsed.data;
   }
@@ -81,11 +81,12 @@ function readConfigFile(path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function describe(error: z.ZodError, value: unknown): string {
+function describe(error: z.ZodError, name: OptionName, value: unknown): string {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  // A rejected URL may carry a password (REDIS_URL, SMTP_URL): never echo it (#10).
-  return `${issue?.message ?? 'invalid value'}${where} (got ${redactText(JSON.stringify(value) ?? 'undefined')})`;
+  // A rejected URL may carry a password, however mistyped (`redis//:p/w@host`): all before its last @ is masked.
+  const shown = typeof value === 'string' && optionValueKind(name) === 'url' ? JSON.stringify(redactConnectionUrl(value)) : redactText(JSON.stringify(value) ?? 'undefined');
+  return `${issue?.message ?? 'invalid value'}${where} (got ${shown})`;
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;

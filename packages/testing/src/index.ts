@@ -6,3 +6,4 @@ export { checkWarcFile, type CheckedWarcRecord } from './warc-check.js';
 export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptions } from './nginx-server.js';
 export { waitFor } from './wait-for.js';
 export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, type TestRedisClusterOptions } from './redis-cluster.js';
+export { generatedPasswords, PRINTABLE_ASCII, PRINTABLE_SPECIALS, seededRandom, shuffled, type GeneratedPasswordOptions } from './generated-secrets.js';
