@@ -14,9 +14,9 @@ export function redactWrites(stream: NodeJS.WritableStream): void {
   if (guarded[GUARDED]) return;
   guarded[GUARDED] = true;
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+  stream.write = (chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string') return write(redactOutput(chunk), ...rest);
     if (chunk instanceof Uint8Array) return write(redactOutput(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('utf8')), ...rest);
     return write(chunk, ...rest);
-  }) as NodeJS.WritableStream['write'];
+  };
 }

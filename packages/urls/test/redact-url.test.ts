@@ -1,6 +1,7 @@
 import { generatedPasswords, PRINTABLE_SPECIALS } from '@crawlq/testing';
 import { describe, expect, it } from 'vitest';
-import { InvalidUrlError, redactConnectionUrl, redactOutput, redactText, redactUrl, withoutUserinfo } from '../src/index.js';
+import { PassThrough } from 'node:stream';
+import { InvalidUrlError, redactConnectionUrl, redactOutput, redactText, redactUrl, redactWrites, withoutUserinfo } from '../src/index.js';
 
 /** Every run of six characters of `secret`: a leak of a part of it is a leak too. */
 function windowsOf(secret: string): string[] {
@@ -98,6 +99,17 @@ describe('redaction: the one owner', () => {
     expect(plain).toBe('plain redis://:***@h');
     const clean = JSON.stringify({ msg: 'fine' });
     expect(redactOutput(clean)).toBe(clean);
+  });
+
+  it('guards a stream: text and bytes written to it are redacted, once however often it is guarded', () => {
+    const stream = new PassThrough();
+    const chunks: string[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk.toString()));
+    redactWrites(stream);
+    redactWrites(stream);
+    stream.write('crawlq: cannot reach redis://:p/w#x@h:1\n');
+    stream.write(Buffer.from('{"msg":"at smtp://u:a b@m.test"}\n'));
+    expect(chunks).toEqual(['crawlq: cannot reach redis://:***@h:1\n', '{"msg":"at smtp://u:***@m.test"}\n']);
   });
 
   it('keeps credentials out of InvalidUrlError messages', () => {
