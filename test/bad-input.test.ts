@@ -72,6 +72,18 @@ describe('durations that make no sense at 0 (#10)', () => {
   }, 120_000);
 });
 
+describe('a lease shorter than a request', () => {
+  it.each([
+    { given: 'crawl --lease-time 1s', args: () => [...crawlArgs('short-lease'), '--lease-time', '1s'], env: {}, line: /^crawlq: --lease-time: 1s is shorter than --request-timeout 30s/ },
+    { given: 'worker CRAWLQ_REQUEST_TIMEOUT=2m', args: () => workerArgs('long-request'), env: { CRAWLQ_REQUEST_TIMEOUT: '2m' }, line: /^crawlq: --lease-time: 1m is shorter than --request-timeout 2m/ },
+  ])('$given exits 2 in one line naming --lease-time and starts nothing', async ({ args, env, line }) => {
+    const keys = await keyCount();
+    const result = await runCli(args(), { env: cliEnv(redisUrl, env), timeoutMs: 90_000 });
+    expectRefused(result, line);
+    expect(await keyCount()).toBe(keys);
+  }, 120_000);
+});
+
 describe('an option missing its value (#10)', () => {
   it('refuses `--user-agent --max-depth 1` instead of taking --max-depth as the user agent', async () => {
     const keys = await keyCount();

@@ -54,7 +54,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       dir: mkdtempSync(join(tmpdir(), 'crawlq-two-stage-')),
       flags: [
         '--namespace', `two-stage-${shards}`, '--shards', String(shards), '--allow-private-network', '--concurrency', '8', '--max-depth', '20',
-        '--rate', '10/1s', '--domain-concurrency', '2', '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s',
+        '--rate', '10/1s', '--domain-concurrency', '2', '--lease-time', '6s', '--stall-timeout', '4s', '--request-timeout', '5s',
       ],
     });
     const workers: ChildProcess[] = [await fleet.start(), await fleet.start(), await fleet.start()];
@@ -112,7 +112,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
       dir: mkdtempSync(join(tmpdir(), 'crawlq-batched-')),
       flags: [
         '--namespace', 'batched', '--allow-private-network', '--concurrency', '4', '--max-depth', '0', '--rate', 'none',
-        '--domain-concurrency', '4', '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s',
+        '--domain-concurrency', '4', '--lease-time', '6s', '--stall-timeout', '4s', '--request-timeout', '5s',
       ],
     });
     const seeds = Array.from({ length: 200 }, (_, i) => site.urlOf(host, i));

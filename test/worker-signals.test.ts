@@ -42,7 +42,7 @@ describe('crawlq worker and signals', () => {
     const namespace = 'signals';
     const env = cliEnv(redis.url);
     // The fleet's definition lets the page take its time; the worker follows it.
-    const enqueued = await runCli(['enqueue', `${origin}/slow`, '--namespace', namespace, '--allow-private-network', '--request-timeout', '120s'], { env });
+    const enqueued = await runCli(['enqueue', `${origin}/slow`, '--namespace', namespace, '--allow-private-network', '--request-timeout', '120s', '--lease-time', '120s'], { env });
     expect(enqueued.code, enqueued.stderr).toBe(0);
     const out = join(mkdtempSync(join(tmpdir(), 'crawlq-signals-')), 'out.jsonl');
     const worker = startCli(['worker', '--namespace', namespace, '--out', out, '--grace-period', '120s'], { env });

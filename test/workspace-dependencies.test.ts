@@ -89,6 +89,8 @@ function check(pkg: WorkspacePackage): Findings {
 
   const findings: Findings = { undeclared: [], unusedWorkspace: [], runtimeInDev: [] };
   const used = new Set<string>();
+  // What the shipped code imports: a runtime dependency only tests import belongs in devDependencies.
+  const usedInSrc = new Set<string>();
   const visit = (files: string[], inSrc: boolean) => {
     // This file's own examples of import statements are not imports.
     for (const file of files.filter((path) => path !== import.meta.filename)) {
@@ -96,6 +98,7 @@ function check(pkg: WorkspacePackage): Findings {
         const name = packageOf(site.specifier);
         if (name === undefined || name === manifest.name) continue;
         used.add(name);
+        if (inSrc) usedInSrc.add(name);
         const where = `${relative(root, file)} imports ${name}`;
         if (!runtime.has(name) && !dev.has(name) && (inSrc || !rootTooling.has(name))) findings.undeclared.push(where);
         // Type-only imports vanish at runtime, so a devDependency serves them.
@@ -106,7 +109,9 @@ function check(pkg: WorkspacePackage): Findings {
   visit(srcFiles, true);
   visit(otherFiles, false);
   for (const name of Object.keys(manifest.dependencies ?? {})) {
-    if (name.startsWith('@crawlq/') && !used.has(name)) findings.unusedWorkspace.push(`${manifest.name} declares ${name} but never imports it`);
+    if (!name.startsWith('@crawlq/')) continue;
+    if (!used.has(name)) findings.unusedWorkspace.push(`${manifest.name} declares ${name} but never imports it`);
+    else if (!isTestPackage && !usedInSrc.has(name)) findings.unusedWorkspace.push(`${manifest.name} declares ${name} as a dependency but only its tests import it (a devDependency)`);
   }
   return findings;
 }

@@ -44,8 +44,9 @@ function startCrawl(): { child: ChildProcess; output: { stderr: string; stdout: 
     [
       'crawl', ...site.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000',
       '--workers', '2', '--concurrency', '4', '--state-dir', dir, '--redis-outage-limit', '4s',
-      // Short enough that the jobs and gate slots left by the stopped workers come back soon on resume.
-      '--stall-timeout', '5s', '--lease-time', '5s',
+      // Short enough that the jobs and gate slots left by the stopped workers come back soon on resume
+      // (a lease is at least the request timeout).
+      '--stall-timeout', '5s', '--lease-time', '5s', '--request-timeout', '5s',
     ],
     { env: cliEnv(redis.url) },
   );

@@ -1,3 +1,4 @@
+import { redactWrites } from '@crawlq/urls';
 import { CommanderError, type Command } from 'commander';
 import { EXIT } from './exit-codes.js';
 import { checkOptionValues, UsageError } from './option-values.js';
@@ -9,6 +10,8 @@ import { checkOptionValues, UsageError } from './option-values.js';
  */
 export async function runProgram(program: Command, register: (program: Command, args: readonly string[]) => Promise<void>): Promise<void> {
   const args = process.argv.slice(2);
+  // Whatever reaches stderr (errors, log lines, a worker's relayed lines) shows no credentials.
+  redactWrites(process.stderr);
   try {
     await register(program, args);
     if (args.length === 0) {

@@ -7,6 +7,10 @@ import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
 import { createLogger, lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
+import { redactWrites } from '@crawlq/urls';
+
+// Whatever reaches stderr (errors, log lines) shows no credentials.
+redactWrites(process.stderr);
 
 try {
   const config = loadConfig({ env: process.env });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { checkShards } from './load-config.js';
+import { checkFleetValues } from './load-config.js';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
@@ -141,7 +141,7 @@ export function mergeDefinition(base: DefinitionValues | null, config: CrawlqCon
     else values[name] = config[name];
     changed.push(name);
   }
-  checkShards(values);
+  checkFleetValues(values);
   return { values: Object.freeze(values), changed };
 }
 

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { redactText } from '@crawlq/urls';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
-import { OPTION_TABLE, type CrawlqConfig, type OptionName } from './schema.js';
-import { formatRate } from './units.js';
+import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
+import { formatDuration, formatRate } from './units.js';
 
 /** Where configuration values come from; later sources override earlier ones. */
 export interface ConfigSources {
@@ -45,12 +45,12 @@ export function loadConfig(sources: ConfigSources = {}): CrawlqConfig {
     explicit.push(name);
     const parsed = (option.schema as z.ZodType).safeParse(given[1]);
     if (!parsed.success) {
-      throw new ConfigError(given[0], describe(parsed.error, given[1]));
+      throw new ConfigError(given[0], describe(parsed.error, name, given[1]));
     }
     result[name] = parsed.data;
   }
   checkSink(result);
-  checkShards(result);
+  checkFleetValues(result);
   if (result.redisSeeds !== undefined && result.redisUrl === undefined) {
     throw new ConfigError('--redis-seeds', 'needs --redis-url (or REDIS_URL): the seeds are more nodes of the cluster it names');
   }
@@ -81,11 +81,12 @@ function readConfigFile(path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function describe(error: z.ZodError, value: unknown): string {
+function describe(error: z.ZodError, name: OptionName, value: unknown): string {
   const issue = error.issues[0];
   const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
-  // A rejected URL may carry a password (REDIS_URL, SMTP_URL): never echo it (#10).
-  return `${issue?.message ?? 'invalid value'}${where} (got ${redactText(JSON.stringify(value) ?? 'undefined')})`;
+  // A rejected URL may carry a password, however mistyped (`redis//:p/w@host`): all before its last @ is masked.
+  const shown = typeof value === 'string' && optionValueKind(name) === 'url' ? JSON.stringify(redactConnectionUrl(value)) : redactText(JSON.stringify(value) ?? 'undefined');
+  return `${issue?.message ?? 'invalid value'}${where} (got ${shown})`;
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
@@ -101,11 +102,31 @@ function checkSink(config: Record<string, unknown>): void {
   }
 }
 
+/** The fleet-wide options that must agree with each other: checked on every config and on every crawl definition. */
+export function checkFleetValues(values: Readonly<Record<string, unknown>>): void {
+  checkShards(values);
+  checkLeaseTime(values);
+}
+
+/**
+ * A concurrency slot is a lease: one shorter than a request would hand the
+ * slot to another request while the first is still running, and the group
+ * would see more requests at once than --domain-concurrency allows.
+ */
+function checkLeaseTime(values: Readonly<Record<string, unknown>>): void {
+  const { leaseTime, requestTimeout } = values as { leaseTime?: unknown; requestTimeout?: unknown };
+  if (typeof leaseTime !== 'number' || typeof requestTimeout !== 'number' || leaseTime >= requestTimeout) return;
+  throw new ConfigError(
+    '--lease-time',
+    `${formatDuration(leaseTime)} is shorter than --request-timeout ${formatDuration(requestTimeout)}: a concurrency slot would come back while its request may still run; give at least ${formatDuration(requestTimeout)}, or a shorter --request-timeout`,
+  );
+}
+
 /**
  * A sharded crawl splits --global-rate into whole shares, one per shard (a
  * shard's scripts see only its own keys): the cap needs a start per shard.
  */
-export function checkShards(values: Readonly<Record<string, unknown>>): void {
+function checkShards(values: Readonly<Record<string, unknown>>): void {
   const { shards, globalRate } = values as { shards?: unknown; globalRate?: { max: number; durationMs: number } | null };
   if (typeof shards !== 'number' || shards <= 1 || globalRate === undefined || globalRate === null) return;
   if (globalRate.max < shards) {

@@ -113,11 +113,18 @@ const list = z.preprocess(
   z.array(z.string({ error: 'expected a comma-separated list of words' }), { error: 'expected a comma-separated list of words' }),
 );
 
-const redisUrl = z
+/** Every schema of a value that can carry credentials (a URL with a password), so `optionValueKind` knows one. */
+const URL_SCHEMAS = new WeakSet<z.ZodType>();
+function urlSchema<T extends z.ZodType>(schema: T): T {
+  URL_SCHEMAS.add(schema);
+  return schema;
+}
+
+const redisUrl = urlSchema(z
   .string({ error: 'expected a redis:// or rediss:// URL' })
   .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL')
   // ioredis would read `/db2` as no database and use 0 without a word (#10).
-  .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2');
+  .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2'));
 
 // host:port of a Redis Cluster node: a name, an IPv4 address or an [IPv6] literal.
 const SEEDS_EXPECTED = 'expected host:port of a cluster node, comma-separated (such as 10.0.0.2:6379,[::1]:7000)';
@@ -133,13 +140,20 @@ const redisSeeds = z.preprocess(
 );
 
 // Never echoed back in an error: the value can hold a password.
-const postgresUrl = z
+const postgresUrl = urlSchema(z
   .string({ error: 'expected a postgres:// or postgresql:// URL' })
-  .refine((value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL');
+  .refine((value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL'));
 
-const smtpUrl = z
+const smtpUrl = urlSchema(z
   .string({ error: 'expected an smtp:// or smtps:// URL' })
-  .refine((value) => /^smtps?:\/\//.test(value) && URL.canParse(value), 'expected an smtp:// or smtps:// URL');
+  .refine((value) => /^smtps?:\/\//.test(value) && URL.canParse(value), 'expected an smtp:// or smtps:// URL'));
+
+const httpUrl = urlSchema(z.string({ error: 'expected an http:// or https:// URL' }).url());
+
+/** A results file, or a postgres:// URL, which can carry a password. */
+const outTarget = urlSchema(
+  z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
+);
 
 /** A per-group limit rule from the config file; first match wins. */
 export const limitRuleSchema = z.strictObject({
@@ -188,7 +202,7 @@ export const OPTION_TABLE = {
   concurrency: { scope: 'process', flag: '--concurrency', env: 'CRAWLQ_CONCURRENCY', schema: integer(1, 10_000), default: 16, doc: 'Jobs in flight per worker process' },
   out: {
     scope: 'process', flag: '--out', env: 'CRAWLQ_OUT',
-    schema: z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
+    schema: outTarget,
     default: './crawl-results.jsonl', doc: 'Where page records go: a JSONL file, or a postgres:// URL (the PostgreSQL sink)',
   },
   sink: { scope: 'process', flag: '--sink', env: 'CRAWLQ_SINK', schema: oneOf(['jsonl', 'postgres'] as const).optional(), default: undefined, doc: 'Results sink: jsonl (the --out file) or postgres (--database-url); default: postgres when a database URL is given' },
@@ -211,7 +225,7 @@ export const OPTION_TABLE = {
   adaptiveRecovery: { scope: 'fleet', flag: '--adaptive-recovery', env: 'CRAWLQ_ADAPTIVE_RECOVERY', schema: durationAtLeast(1_000, 'expected at least 1s'), default: 50_000, doc: '--adaptive: how long a group cut to half pace takes to climb back to full pace while no new signal comes (the additive increase)' },
   safetyMargin: { scope: 'fleet', flag: '--safety-margin', env: 'CRAWLQ_SAFETY_MARGIN', schema: duration, default: 50, doc: 'Added to each rate window to absorb jitter between the gate and the server (0: none)' },
   spacingMargin: { scope: 'fleet', flag: '--spacing-margin', env: 'CRAWLQ_SPACING_MARGIN', schema: ratio, default: 0.05, doc: 'Share of a rate\'s spacing (DURATION/MAX) added to it, so a server with a zero-burst leaky bucket (nginx limit_req) never sees two starts too close' },
-  leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: positiveDuration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this' },
+  leaseTime: { scope: 'fleet', flag: '--lease-time', env: 'CRAWLQ_LEASE_TIME', schema: positiveDuration, default: 60_000, doc: 'A concurrency slot held by a dead worker comes back after this; at least --request-timeout' },
   stallTimeout: { scope: 'process', flag: '--stall-timeout', env: 'CRAWLQ_STALL_TIMEOUT', schema: positiveDuration, default: 30_000, doc: "A job whose worker died is handed to another worker after this (BullMQ lock duration)" },
   maxBlocked: { scope: 'fleet', flag: '--max-blocked', env: 'CRAWLQ_MAX_BLOCKED', schema: positiveDuration, default: 1_800_000, doc: 'A job whose group stays blocked (paused, robots.txt unreachable) longer is dead-lettered' },
   maxPause: { scope: 'fleet', flag: '--max-pause', env: 'CRAWLQ_MAX_PAUSE', schema: positiveDuration, default: 3_600_000, doc: 'Cap on a Retry-After or admin pause of a group' },
@@ -246,7 +260,7 @@ export const OPTION_TABLE = {
   outboxDir: { scope: 'process', flag: '--outbox-dir', env: 'CRAWLQ_OUTBOX_DIR', schema: text().optional(), default: undefined, doc: 'Where alerts go as .eml files without SMTP (default: <state-dir>/outbox)' },
   alertDelay: { scope: 'process', flag: '--alert-delay', env: 'CRAWLQ_ALERT_DELAY', schema: duration, default: 30_000, doc: 'Delay before the first dead-letter alert goes out (0: at once)' },
   alertWindow: { scope: 'process', flag: '--alert-window', env: 'CRAWLQ_ALERT_WINDOW', schema: duration, default: 900_000, doc: 'At most one alert e-mail per window, fleet-wide (0: no wait between e-mails)' },
-  dashboardUrl: { scope: 'process', flag: '--dashboard-url', env: 'CRAWLQ_DASHBOARD_URL', schema: z.string({ error: 'expected an http:// or https:// URL' }).url().optional(), default: undefined, doc: 'Public dashboard address, quoted in alert e-mails' },
+  dashboardUrl: { scope: 'process', flag: '--dashboard-url', env: 'CRAWLQ_DASHBOARD_URL', schema: httpUrl.optional(), default: undefined, doc: 'Public dashboard address, quoted in alert e-mails' },
   dashboardHost: { scope: 'process', flag: '--host', env: 'CRAWLQ_DASHBOARD_HOST', schema: text(), default: '127.0.0.1', doc: 'Dashboard bind address' },
   dashboardPort: { scope: 'process', flag: '--port', env: 'CRAWLQ_DASHBOARD_PORT', schema: integer(0, 65_535), default: 3100, doc: 'Dashboard port' },
   dashboardUser: { scope: 'process', flag: undefined, env: 'CRAWLQ_DASHBOARD_USER', schema: text().optional(), default: undefined, doc: 'Dashboard basic-auth user (required off loopback)' },
@@ -274,11 +288,12 @@ export type CrawlqConfig = {
 };
 
 /** How a value of this option is spelled on the command line (for messages that quote it back). */
-export function optionValueKind(name: OptionName): 'duration' | 'bytes' | 'rate' | 'other' {
+export function optionValueKind(name: OptionName): 'duration' | 'bytes' | 'rate' | 'url' | 'other' {
   const schema: z.ZodType = OPTION_TABLE[name].schema;
   const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema;
   if (DURATION_SCHEMAS.has(inner)) return 'duration';
   if (inner === bytes) return 'bytes';
   if (inner === rate) return 'rate';
+  if (URL_SCHEMAS.has(inner)) return 'url';
   return 'other';
 }

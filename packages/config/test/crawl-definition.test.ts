@@ -138,3 +138,18 @@ describe('--shards (#13)', () => {
     expect(mergeDefinition(single, loadConfig({ flags: { groupBy: 'domain' } })).changed).toEqual(['groupBy']);
   });
 });
+
+describe('--lease-time against --request-timeout', () => {
+  it('refuses a lease shorter than a request, whoever gives which', () => {
+    expect(() => loadConfig({ flags: { leaseTime: '1s' } })).toThrow('--lease-time: 1s is shorter than --request-timeout 30s');
+    expect(() => loadConfig({ env: { CRAWLQ_REQUEST_TIMEOUT: '2m' } })).toThrow('--lease-time: 1m is shorter than --request-timeout 2m');
+    expect(loadConfig({ flags: { leaseTime: '30s' } }).leaseTime).toBe(30_000);
+    expect(loadConfig({ flags: { leaseTime: '1s', requestTimeout: '1s' } }).leaseTime).toBe(1_000);
+  });
+
+  it('refuses a change to the fleet that would leave its lease shorter than its requests', () => {
+    const base = mergeDefinition(null, loadConfig({ flags: { leaseTime: '10s', requestTimeout: '10s' } })).values;
+    expect(() => mergeDefinition(base, loadConfig({ flags: { requestTimeout: '20s' } }))).toThrow('--lease-time: 10s is shorter than --request-timeout 20s');
+    expect(mergeDefinition(base, loadConfig({ flags: { requestTimeout: '5s' } })).changed).toEqual(['requestTimeout']);
+  });
+});

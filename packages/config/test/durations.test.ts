@@ -12,6 +12,13 @@ const POSITIVE: readonly OptionName[] = [
 /** 0 has a documented meaning for these (no wait, no margin, never): each doc says so. */
 const ZERO_ALLOWED: readonly OptionName[] = ['backoff', 'fetchBackoff', 'gracePeriod', 'safetyMargin', 'alertDelay', 'alertWindow', 'statsInterval'];
 
+/** What another option must be for this one to take any value alone: a lease is at least the request timeout. */
+function partners(name: OptionName): Record<string, string> {
+  if (name === 'leaseTime') return { requestTimeout: '1ms' };
+  if (name === 'requestTimeout') return { leaseTime: '1h' };
+  return {};
+}
+
 function flagOf(name: OptionName): string {
   const flag = OPTION_TABLE[name].flag;
   if (flag === undefined) throw new Error(`${name} has no flag`);
@@ -39,7 +46,7 @@ describe('durations', () => {
     // A duration option is one that reads `5m` as 300,000 ms.
     const durations = (Object.keys(OPTION_TABLE) as OptionName[]).filter((name) => {
       try {
-        return loadConfig({ flags: { [name]: '5m' } })[name] === 300_000;
+        return loadConfig({ flags: { ...partners(name), [name]: '5m' } })[name] === 300_000;
       } catch {
         return false;
       }
@@ -67,7 +74,7 @@ describe('durations', () => {
     });
 
     it.each([['1ms', 1], ['250ms', 250], ['10s', 10_000], ['5m', 300_000], [1, 1]])('accepts %j', (value, ms) => {
-      expect(loadConfig({ flags: { [name]: value } })[name]).toBe(ms);
+      expect(loadConfig({ flags: { ...partners(name), [name]: value } })[name]).toBe(ms);
     });
   });
 

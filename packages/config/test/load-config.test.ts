@@ -53,7 +53,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { CRAWLQ_RATE: '5 per second' } })).toThrow(/^CRAWLQ_RATE: /);
     expect(() => loadConfig({ env: { REDIS_URL: 'http://x' } })).toThrow(ConfigError);
     // ioredis would take a path that is not a number as database 0 (#10).
-    expect(() => loadConfig({ env: { REDIS_URL: 'redis://:pw@h:6379/db2' } })).toThrow(/^REDIS_URL: expected a database number as the path.*"redis:\/\/h:6379\/db2"/);
+    expect(() => loadConfig({ env: { REDIS_URL: 'redis://:pw@h:6379/db2' } })).toThrow(/^REDIS_URL: expected a database number as the path.*"redis:\/\/:\*\*\*@h:6379\/db2"/);
     expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/2' } }).redisUrl).toBe('redis://h:6379/2');
     expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/' } }).redisUrl).toBe('redis://h:6379/');
     expect(() => loadConfig({ configFile: configFile({ scope: 'planet' }) })).toThrow(/scope/);

@@ -21,8 +21,8 @@ describe('results sink options', () => {
   it('rejects a malformed database URL without echoing its password', () => {
     const error = errorOf(() => loadConfig({ env: { CRAWLQ_DATABASE_URL: 'postgres://crawlq:s3cr3t-pw@bad host/db' } }));
     expect(error.option).toBe('CRAWLQ_DATABASE_URL');
-    // The one redaction owner (@crawlq/urls) drops user:password from an echoed URL.
-    expect(error.message).toContain('postgres://bad host/db');
+    // The one redaction owner (@crawlq/urls) masks the password of an echoed URL.
+    expect(error.message).toContain('postgres://crawlq:***@bad host/db');
     expect(error.message).not.toContain('s3cr3t-pw');
     const out = errorOf(() => loadConfig({ flags: { out: 'postgres://u:hidden-pw@ho st/db' } }));
     expect(out.message).not.toContain('hidden-pw');

@@ -46,7 +46,8 @@ export interface PageRecord {
   /**
    * Only when a record cap cut something (#10): `title` (over 1,000 code
    * points), `description` (2,000), `fields.NAME` (a value over 10,000, or
-   * more than 1,000 values).
+   * more than 1,000 values), `canonical` (over 2,048 characters: dropped),
+   * `lang` (over 100 code points).
    */
   readonly truncated?: readonly string[];
   /** Decoded HTML, with --store-body. */

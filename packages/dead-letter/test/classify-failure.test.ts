@@ -60,7 +60,7 @@ describe('classifyFailure', () => {
     expect(classifyFailure('plain string')).toMatchObject({ reason: 'error', message: 'plain string' });
     expect(classifyFailure(undefined)).toMatchObject({ reason: 'error', message: 'unknown error' });
     const { message } = classifyFailure(new Error('GET https://bob:hunter2@x.test/p?token=abc&page=2 failed; Authorization: Bearer xyz'));
-    expect(message).toBe('GET https://x.test/p?token=***&page=2 failed; Authorization: ***');
+    expect(message).toBe('GET https://bob:***@x.test/p?token=***&page=2 failed; Authorization: ***');
     expect(classifyFailure(new Error('x'.repeat(5000))).message.length).toBeLessThanOrEqual(1000);
   });
 });

@@ -110,7 +110,6 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
     if (!nofollowAll && !nofollow) followable.add(result.url);
   }
 
-  const canonical = scan?.canonicalHref === undefined ? undefined : tryNormalizeUrl(scan.canonicalHref, normalizeOptions);
   const truncated = new TruncatedFields();
   const title = truncated.cap('title', collapse(scan?.title), RECORD_CAPS.title);
   const description = truncated.cap('description', collapse(scan?.description), RECORD_CAPS.description);
@@ -118,8 +117,8 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
   return {
     title,
     description,
-    canonical: canonical?.ok === true ? canonical.url : null,
-    lang: blankToNull(scan?.lang?.trim()),
+    canonical: canonicalOf(scan?.canonicalHref, normalizeOptions, truncated),
+    lang: truncated.cap('lang', blankToNull(scan?.lang?.trim()), RECORD_CAPS.lang),
     links,
     // Filter `links` rather than keep a second list so both share one order.
     followLinks: nofollowAll ? [] : links.filter((link) => followable.has(link)),
@@ -130,6 +129,20 @@ export function extractWithLoader(input: ExtractInput, loadHtml: HtmlLoader): Ex
     linksTruncated,
     truncated: truncated.names,
   };
+}
+
+/** `<link rel="canonical">` normalised; null when unusable, or too long to keep (then noted in `truncated`). */
+function canonicalOf(href: string | undefined, options: NormalizeOptions, truncated: TruncatedFields): string | null {
+  if (href === undefined) return null;
+  // As for links: a multi-megabyte href is not worth the URL parser's time.
+  if (href.length > MAX_HREF_LENGTH) {
+    truncated.note('canonical');
+    return null;
+  }
+  const result = tryNormalizeUrl(href, { ...options, maxLength: Math.min(options.maxLength ?? RECORD_CAPS.canonical, RECORD_CAPS.canonical) });
+  if (result.ok) return result.url;
+  if (result.reason === 'too-long') truncated.note('canonical');
+  return null;
 }
 
 /** `<base href>` resolved against the page URL; the page URL when absent or unusable. */

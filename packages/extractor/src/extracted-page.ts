@@ -20,9 +20,9 @@ export interface ExtractedPage {
   readonly title: string | null;
   /** `<meta name="description">` content, trimmed, whitespace collapsed, at most 2,000 code points. */
   readonly description: string | null;
-  /** `<link rel="canonical">` as a normalised absolute URL. */
+  /** `<link rel="canonical">` as a normalised absolute URL; null when over 2,048 characters once normalised. */
   readonly canonical: string | null;
-  /** `<html lang>`, trimmed. */
+  /** `<html lang>`, trimmed, at most 100 code points. */
   readonly lang: string | null;
   /**
    * Every `<a href>` and `<area href>`, resolved (honouring `<base href>`),
@@ -55,7 +55,8 @@ export interface ExtractedPage {
   /**
    * What the record caps (`RECORD_CAPS`) shortened, in this order: `title`
    * (over 1,000 code points), `description` (2,000), `fields.NAME` (a value
-   * over 10,000, or an `all` field over 1,000 values). Empty when nothing was cut.
+   * over 10,000, or an `all` field over 1,000 values), `canonical` (over 2,048
+   * characters: dropped, not cut), `lang` (over 100). Empty when nothing was cut.
    */
   readonly truncated: string[];
 }

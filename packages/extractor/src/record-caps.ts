@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_URL_LENGTH } from '@crawlq/urls';
+
 /**
  * Caps on what one page can put into its record (#10): a 9 MB page made a
  * 19 MB record. Lengths are in code points, so an emoji counts once and is
@@ -12,6 +14,13 @@ export const RECORD_CAPS = Object.freeze({
   fieldValue: 10_000,
   /** Values of a field with `all: true`. */
   fieldValues: 1_000,
+  /** Code points of `lang`: a language tag is a few dozen at most (RFC 5646 asks room for 35). */
+  lang: 100,
+  /**
+   * Characters of `canonical`, as for any URL crawlq keeps (the normaliser's
+   * limit). A URL cut short names another page, so a longer one is dropped (null).
+   */
+  canonical: DEFAULT_MAX_URL_LENGTH,
 });
 
 /**

@@ -74,4 +74,25 @@ describe('record caps in extractPage (#10)', () => {
     expect(result.fields.items).toHaveLength(1_000);
     expect(result.truncated).toEqual([]);
   });
+
+  it('cuts a huge lang at 100 code points and drops a canonical URL over 2,048 characters', () => {
+    const result = page(`<link rel="canonical" href="/c?${'q'.repeat(1_000_000)}">`, '');
+    expect(result.canonical).toBeNull();
+    expect(result.truncated).toEqual(['canonical']);
+    const lang = extractPage({ body: Buffer.from(`<html lang="${EMOJI.repeat(200_000)}"><title>t</title></html>`), contentType: 'text/html', url: 'http://a.test/' });
+    expect(lang.lang).toBe(EMOJI.repeat(RECORD_CAPS.lang));
+    expect(lang.truncated).toEqual(['lang']);
+  });
+
+  it('keeps a canonical of exactly the cap, and drops one that normalising lengthens past it', () => {
+    const prefix = 'http://a.test/c?a=';
+    const exact = page(`<link rel="canonical" href="${prefix}${'q'.repeat(RECORD_CAPS.canonical - prefix.length)}">`);
+    expect(exact.canonical).toHaveLength(RECORD_CAPS.canonical);
+    expect(exact.truncated).toEqual([]);
+    // 1,601 characters written, over 2,400 once each space is percent-encoded.
+    const encoded = page(`<link rel="canonical" href="/c?a=${'x '.repeat(800)}x">`);
+    expect(encoded.canonical).toBeNull();
+    expect(encoded.truncated).toEqual(['canonical']);
+    expect(page('<link rel="canonical" href="/short">', '').canonical).toBe('http://a.test/short');
+  });
 });

@@ -1,3 +1,4 @@
+import { redactOutput } from '@crawlq/urls';
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
 import { formatPrettyLine } from './pretty-line.js';
 
@@ -62,12 +63,13 @@ function destination(stream: LogStream, format: 'json' | 'pretty', beforeLine: (
   if (format === 'json') {
     // process.stderr is synchronous for files and pipes in Node, so each line
     // is out before a following process.exit.
-    return { write: (line: string) => void stream.write(line) };
+    // Credentials in a message (a URL with a password) are masked string by string, the line stays JSON.
+    return { write: (line: string) => void stream.write(redactOutput(line)) };
   }
   return {
     write(line: string) {
       beforeLine?.();
-      stream.write(formatPrettyLine(line));
+      stream.write(redactOutput(formatPrettyLine(line)));
     },
   };
 }

@@ -29,6 +29,19 @@ describe('createLogger', () => {
     expect(lines[0]).not.toContain('hunter2');
   });
 
+  it('masks a URL password in a message however spelt, JSON lines staying JSON and pretty lines too', () => {
+    const { stream, lines } = capture();
+    const logger = createLogger({ worker: 'w', namespace: 'ns', stream });
+    logger.warn({ target: 'redis//:p"w/x@cache.test' }, 'mail ops@example.test: cannot reach redis://:p"w/x#y@cache.test:6379');
+    const line = JSON.parse(lines[0] ?? '') as { msg: string; target: string };
+    expect(line.msg).toBe('mail ops@example.test: cannot reach redis://:***@cache.test:6379');
+    expect(line.target).toBe('redis//:***@cache.test');
+    const pretty = capture(true);
+    createLogger({ worker: 'w', namespace: 'ns', stream: pretty.stream }).error('PostgreSQL at postgres://u:a b/c@db.test/x refused');
+    expect(pretty.lines.join('')).toContain('postgres://u:***@db.test/x refused');
+    expect(pretty.lines.join('')).not.toContain('a b/c');
+  });
+
   it('chooses pretty lines on a terminal and JSON elsewhere unless told', () => {
     expect(resolveFormat('auto', { write: () => true, isTTY: true })).toBe('pretty');
     expect(resolveFormat('auto', { write: () => true })).toBe('json');

@@ -1,4 +1,4 @@
-import { redactUrl } from '@crawlq/urls';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { detectRedisCluster, hasClusterSeeds, isClusterNode, isKnownCluster, openCluster, rememberTopology, type RedisClient } from './cluster.js';
 import { assertClusterDatabase, assertDatabase } from './database-check.js';
@@ -143,8 +143,8 @@ export class RedisUnavailableError extends Error {
   override readonly name = 'RedisUnavailableError';
   readonly url: string;
   constructor(url: string, options?: ErrorOptions) {
-    super(`cannot reach Redis at ${redactUrl(url)}: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
-    this.url = redactUrl(url);
+    super(`cannot reach Redis at ${redactConnectionUrl(url)}: ${redactText((options?.cause as Error | undefined)?.message ?? 'no answer', url)}`, options);
+    this.url = redactConnectionUrl(url);
   }
 }
 

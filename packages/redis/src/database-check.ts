@@ -1,5 +1,5 @@
 import { ConfigError } from '@crawlq/config';
-import { redactUrl } from '@crawlq/urls';
+import { redactConnectionUrl } from '@crawlq/urls';
 import { Redis, ReplyError } from 'ioredis';
 import { isClusterNode } from './cluster.js';
 
@@ -126,9 +126,9 @@ async function databaseCount(redis: Redis): Promise<number | undefined> {
 /** `redis://host:port`: no credentials, no database, no query. */
 function serverOf(url: string): string {
   try {
-    const parsed = new URL(redactUrl(url));
+    const parsed = new URL(redactConnectionUrl(url));
     return `${parsed.protocol}//${parsed.host}`;
   } catch {
-    return redactUrl(url);
+    return redactConnectionUrl(url);
   }
 }

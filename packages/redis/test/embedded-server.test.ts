@@ -43,7 +43,7 @@ describe('resolveRedis without a URL', () => {
   it('never shows the password of a Redis it cannot reach', async () => {
     const error = await connectRedis('redis://user:S3cr3t@127.0.0.1:1/0', { role: 'producer' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toContain('redis://127.0.0.1:1/0');
+    expect((error as Error).message).toContain('redis://user:***@127.0.0.1:1/0');
     expect((error as Error).message).not.toContain('S3cr3t');
   });
 });

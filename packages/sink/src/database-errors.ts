@@ -1,5 +1,5 @@
 import { ConfigError } from '@crawlq/config';
-import { redactDatabaseUrl, scrubPassword } from './database-url.js';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 
 /**
  * The database refused us for a reason waiting will not fix: wrong password,
@@ -7,7 +7,7 @@ import { redactDatabaseUrl, scrubPassword } from './database-url.js';
  */
 export class DatabaseConfigError extends ConfigError {
   constructor(url: string, cause: unknown) {
-    super('--database-url', `PostgreSQL at ${redactDatabaseUrl(url)} refused the connection: ${scrubPassword(messageOf(cause), url)}`, { cause });
+    super('--database-url', `PostgreSQL at ${redactConnectionUrl(url)} refused the connection: ${redactText(messageOf(cause), url)}`, { cause });
   }
 }
 

@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '@crawlq/config';
 import { messageOf } from './database-errors.js';
-import { redactDatabaseUrl, scrubPassword } from './database-url.js';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type { SinkTarget } from './open-result-sink.js';
 import { openPool } from './postgres-pool.js';
 
@@ -33,7 +33,7 @@ export class DatabaseUnavailableError extends Error {
   readonly option: string;
 
   constructor(option: string, url: string, cause: unknown) {
-    super(`${option}: PostgreSQL at ${redactDatabaseUrl(url)} is unavailable (${scrubPassword(messageOf(cause), url)})`, { cause });
+    super(`${option}: PostgreSQL at ${redactConnectionUrl(url)} is unavailable (${redactText(messageOf(cause), url)})`, { cause });
     this.option = option;
   }
 }

@@ -1,6 +1,6 @@
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type pg from 'pg';
 import { DatabaseConfigError, isDatabaseConfigError, isTransientDatabaseError, messageOf } from './database-errors.js';
-import { redactDatabaseUrl, scrubPassword } from './database-url.js';
 import { migrate } from './postgres-schema.js';
 
 export interface OpenPoolOptions {
@@ -35,7 +35,7 @@ export async function openPool(options: OpenPoolOptions): Promise<pg.Pool> {
     application_name: options.applicationName,
   });
   // An idle client whose server went away emits here; without a listener the process would crash.
-  pool.on('error', (error) => log(`PostgreSQL connection lost: ${scrubPassword(messageOf(error), url)}`));
+  pool.on('error', (error) => log(`PostgreSQL connection lost: ${redactText(messageOf(error), url)}`));
   const deadline = options.waitMs === undefined ? Infinity : Date.now() + options.waitMs;
   await retryWhileTransient(() => migrate(pool), {
     url,
@@ -62,19 +62,19 @@ async function retryWhileTransient(action: () => Promise<void>, options: RetryOp
   for (;;) {
     try {
       await action();
-      if (said !== '') log(`PostgreSQL at ${redactDatabaseUrl(url)} is reachable`);
+      if (said !== '') log(`PostgreSQL at ${redactConnectionUrl(url)} is reachable`);
       return;
     } catch (error) {
       if (isDatabaseConfigError(error)) {
         await options.onGiveUp?.();
         throw new DatabaseConfigError(url, error);
       }
-      const reason = scrubPassword(messageOf(error), url);
+      const reason = redactText(messageOf(error), url);
       if (!isTransientDatabaseError(error) || Date.now() + delay > options.deadline || options.signal?.aborted === true) {
         await options.onGiveUp?.();
-        throw new Error(`PostgreSQL at ${redactDatabaseUrl(url)}: ${reason}`, { cause: error });
+        throw new Error(`PostgreSQL at ${redactConnectionUrl(url)}: ${reason}`, { cause: error });
       }
-      if (reason !== said) log(`waiting for PostgreSQL at ${redactDatabaseUrl(url)} (${reason}); retrying`);
+      if (reason !== said) log(`waiting for PostgreSQL at ${redactConnectionUrl(url)} (${reason}); retrying`);
       said = reason;
       await sleep(delay, options.signal);
       delay = Math.min(RETRY_MAX_MS, delay * 2);

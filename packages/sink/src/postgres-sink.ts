@@ -1,5 +1,5 @@
 import { isTransientDatabaseError, messageOf, SinkClosedError, SinkWriteError } from './database-errors.js';
-import { redactDatabaseUrl, scrubPassword } from './database-url.js';
+import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import { openPool, sleep } from './postgres-pool.js';
 import { lastPerKey, toRow, type ResultRow } from './postgres-rows.js';
 import { RESULTS_TABLE } from './postgres-schema.js';
@@ -103,8 +103,8 @@ export async function openPostgresSink(options: PostgresSinkOptions): Promise<Re
           for (const item of items) item.reject(new SinkClosedError());
           return;
         }
-        const reason = scrubPassword(messageOf(error), url);
-        if (reason !== said) log(`cannot write to PostgreSQL at ${redactDatabaseUrl(url)} (${reason}); holding ${items.length} record(s) and retrying`);
+        const reason = redactText(messageOf(error), url);
+        if (reason !== said) log(`cannot write to PostgreSQL at ${redactConnectionUrl(url)} (${reason}); holding ${items.length} record(s) and retrying`);
         said = reason;
         await sleep(delay, closing.signal);
         delay = Math.min(RETRY_MAX_MS, delay * 2);

@@ -7,3 +7,4 @@ export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptio
 export { waitFor } from './wait-for.js';
 export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, type TestRedisClusterOptions } from './redis-cluster.js';
 export { startFullListener, type FullListener } from './full-listener.js';
+export { generatedPasswords, PRINTABLE_ASCII, PRINTABLE_SPECIALS, seededRandom, shuffled, type GeneratedPasswordOptions } from './generated-secrets.js';

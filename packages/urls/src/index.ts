@@ -13,7 +13,8 @@ export { hostMatchesGlob, isHostGlob } from './host-glob.js';
 export { classifyIp, isPublicIp } from './classify-ip.js';
 export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
-export { redactUrl, redactText, withoutUserinfo } from './redact-url.js';
+export { redactConnectionUrl, redactOutput, redactText, redactUrl, withoutUserinfo } from './redact-url.js';
+export { redactWrites } from './redact-stream.js';
 export { escapeHtml } from './escape-html.js';
 export {
   FAILURE_REASONS,

@@ -1,5 +1,6 @@
 import type { CrawlqConfig } from '@crawlq/config';
-import { redactDatabaseUrl, sinkTargetOf, type SinkTarget } from '@crawlq/sink';
+import { sinkTargetOf, type SinkTarget } from '@crawlq/sink';
+import { redactConnectionUrl } from '@crawlq/urls';
 
 /** Where this configuration sends page records. */
 export function resultsTargetOf(config: CrawlqConfig): SinkTarget {
@@ -9,5 +10,5 @@ export function resultsTargetOf(config: CrawlqConfig): SinkTarget {
 /** The results target for logs and summaries, password hidden. */
 export function describeResults(config: CrawlqConfig): string {
   const target = resultsTargetOf(config);
-  return target.kind === 'jsonl' ? target.path : `PostgreSQL ${redactDatabaseUrl(target.url)} (namespace ${config.namespace})`;
+  return target.kind === 'jsonl' ? target.path : `PostgreSQL ${redactConnectionUrl(target.url)} (namespace ${config.namespace})`;
 }
