@@ -48,7 +48,7 @@ describe('page counters after a kill -9', () => {
       dir: mkdtempSync(join(tmpdir(), 'crawlq-counters-kill-')),
       flags: [
         '--namespace', namespace, '--allow-private-network', '--concurrency', String(CONCURRENCY), '--max-depth', '0', '--rate', 'none',
-        '--domain-concurrency', String(CONCURRENCY), '--lease-time', '3s', '--stall-timeout', '4s', '--request-timeout', '5s', '--ignore-robots',
+        '--domain-concurrency', String(CONCURRENCY), '--lease-time', '6s', '--stall-timeout', '4s', '--request-timeout', '5s', '--ignore-robots',
       ],
     });
     try {
