@@ -6,3 +6,4 @@ export { checkWarcFile, type CheckedWarcRecord } from './warc-check.js';
 export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptions } from './nginx-server.js';
 export { waitFor } from './wait-for.js';
 export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, type TestRedisClusterOptions } from './redis-cluster.js';
+export { readWarcWithAllReaders, resolveWarcPointer, type WarcPointer } from './warc-readers.js';
