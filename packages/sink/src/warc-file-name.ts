@@ -14,8 +14,8 @@ export function warcWriterId(host: string, pid: number, token: string): string {
 }
 
 /** `PREFIX-TIMESTAMP-SERIAL-HOST-PID-RANDOM.warc.gz`: sortable, unique across machines and restarts. */
-export function warcFileName(prefix: string, openedAt: Date, serial: number, writer: string): string {
-  return `${prefix}-${stamp(openedAt)}-${String(serial).padStart(5, '0')}-${writer}.warc.gz`;
+export function warcFileName(file: { readonly prefix: string; readonly openedAt: Date; readonly serial: number; readonly writer: string }): string {
+  return `${file.prefix}-${stamp(file.openedAt)}-${String(file.serial).padStart(5, '0')}-${file.writer}.warc.gz`;
 }
 
 /** What the name of a `.open` file says about its writer. */

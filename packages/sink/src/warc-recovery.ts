@@ -131,7 +131,9 @@ export function startWarcRecovery(options: WarcRecoveryOptions & { readonly log:
   let running: Promise<void> | undefined;
   const later = (only: ReadonlySet<string> | undefined, ms: number) => {
     if (stopped) return;
-    timer = setTimeout(() => (running = pass(only)), ms);
+    timer = setTimeout(() => {
+      running = pass(only);
+    }, ms);
     timer.unref();
   };
   const pass = async (only: ReadonlySet<string> | undefined): Promise<void> => {

@@ -120,7 +120,7 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
     // The lease first: from the moment the file exists, no recovery may take it.
     if (!leaseFresh()) await renewLease();
     heartbeat ??= setInterval(() => void renewLease().catch(() => undefined), WARC_LEASE_RENEW_MS).unref();
-    const name = warcFileName(options.prefix, new Date(), serial, id);
+    const name = warcFileName({ prefix: options.prefix, openedAt: new Date(), serial, writer: id });
     serial += 1;
     const path = join(dir, `${name}${OPEN_SUFFIX}`);
     const { WARCRecord, WARCSerializer } = await loadWarcio();

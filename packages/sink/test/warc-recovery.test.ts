@@ -20,14 +20,16 @@ function exchange(i: number, body: Uint8Array = gzipSync(`<html><title>page ${i}
 /** The lease store's contract in memory (the worker's is Redis, tested end to end): a lease lasts until released or expired. */
 class MemoryLease implements WarcWriterLease {
   readonly until = new Map<string, number>();
-  async hold(writer: string, ttlMs: number) {
+  hold(writer: string, ttlMs: number) {
     this.until.set(writer, Date.now() + ttlMs);
+    return Promise.resolve();
   }
-  async release(writer: string) {
+  release(writer: string) {
     this.until.delete(writer);
+    return Promise.resolve();
   }
-  async remainingMs(writer: string) {
-    return Math.max(0, (this.until.get(writer) ?? 0) - Date.now());
+  remainingMs(writer: string) {
+    return Promise.resolve(Math.max(0, (this.until.get(writer) ?? 0) - Date.now()));
   }
 }
 

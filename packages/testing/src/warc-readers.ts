@@ -45,7 +45,7 @@ export async function readWarcWithAllReaders(bytes: Buffer, what = 'WARC data'):
 
 async function listWithWarcio(bytes: Buffer): Promise<Listed[]> {
   const listed: Listed[] = [];
-  for await (const record of new WARCParser(new Blob([bytes]).stream())) {
+  for await (const record of new WARCParser(new Blob([new Uint8Array(bytes)]).stream())) {
     // Read to the end: a record cut short fails here.
     await record.readFully();
     listed.push({ type: record.warcType ?? '', id: record.warcHeaders.headers.get('WARC-Record-ID') ?? '', target: record.warcTargetURI ?? '' });
