@@ -23,7 +23,12 @@ interface Listed {
  * record id, target URI); returns the strict reader's records.
  */
 export async function readWarcWithAllReaders(bytes: Buffer, what = 'WARC data'): Promise<CheckedWarcRecord[]> {
-  const strict = checkWarcFile(bytes);
+  let strict: CheckedWarcRecord[];
+  try {
+    strict = checkWarcFile(bytes);
+  } catch (error) {
+    throw new Error(`${what}: the strict reader could not read it: ${String(error)}`, { cause: error });
+  }
   const expected = strict.map((record) => ({ type: record.headers['warc-type'] ?? '', id: record.headers['warc-record-id'] ?? '', target: record.headers['warc-target-uri'] ?? '' }));
   const readers: [string, () => Promise<Listed[]>][] = [
     ['warcio', () => listWithWarcio(bytes)],
