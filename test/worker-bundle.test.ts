@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { checkWarcFile, mimePart, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis } from '@crawlq/testing';
+import { mimePart, readWarcWithAllReaders, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis } from '@crawlq/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, REPO_ROOT, runCli } from './support/cli.js';
@@ -94,12 +94,13 @@ describe('the bundled worker', () => {
       // nodemailer: the alert names the page that failed.
       const email = readFileSync(join(outbox, emails()[0] ?? ''), 'utf8');
       expect(mimePart(email, 'text/plain')).toContain(FAILING);
-      // warcio: closed WARC files that an independent reader accepts, with a response record for every page.
+      // warcio: closed WARC files that three independent readers accept, with a response record for every page.
       const files = readdirSync(warcDir).filter((name) => name.endsWith('.warc.gz'));
       expect(files.length).toBeGreaterThan(0);
+      const read = await Promise.all(files.map((name) => readWarcWithAllReaders(readFileSync(join(warcDir, name)), name)));
       const responses = new Set(
-        files
-          .flatMap((name) => checkWarcFile(readFileSync(join(warcDir, name))))
+        read
+          .flat()
           .filter((record) => record.headers['warc-type'] === 'response')
           .map((record) => record.headers['warc-target-uri']),
       );

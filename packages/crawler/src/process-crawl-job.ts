@@ -4,7 +4,7 @@ import type { Frontier } from '@crawlq/frontier';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
-import type { ResultSink, WarcLocation, WarcWriter } from '@crawlq/sink';
+import { WarcWriteError, type ResultSink, type WarcLocation, type WarcWriter } from '@crawlq/sink';
 import { withoutUserinfo } from '@crawlq/urls';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
@@ -425,6 +425,8 @@ async function translateError(
     await job.moveToDelayed(Date.now() + retryInMs, token);
     return new DelayedError();
   }
+  // A page that cannot be archived fails at once: see WarcWriteError.
+  if (error instanceof WarcWriteError) return new PermanentJobError('warc', error.message, { cause: error });
   if (error instanceof FetchError && !error.retryable) {
     return new PermanentJobError(error.failureReason ?? 'error', error.message, { cause: error, status: statusOf(error) ?? null });
   }

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type * as Warcio from 'warcio';
+import { WarcDirectoryError, WarcWriteError } from './warc-errors.js';
+import { hostLabel, OPEN_SUFFIX, warcFileName, warcWriterId } from './warc-file-name.js';
+import { WARC_LEASE_FENCE_MS, WARC_LEASE_RENEW_MS, WARC_LEASE_TTL_MS, type WarcWriterLease } from './warc-lease.js';
 
 type HeaderLine = readonly [name: string, value: string];
 
@@ -42,50 +45,104 @@ export interface WarcWriterOptions {
   readonly prefix: string;
   /** Written into each file's warcinfo record. */
   readonly software: string;
+  /**
+   * Where this writer holds its lease while it has a file open, so that
+   * another worker's recovery (see `recoverWarcFiles`) never takes a file it
+   * still writes. Absent: no lease is held, and such a recovery would take the
+   * writer's open files for a stopped writer's.
+   */
+  readonly lease?: WarcWriterLease;
 }
 
 /** Writes WARC 1.1 files for one process: one gzip member per record, rotated by size. */
 export interface WarcWriter {
+  /** `HOST-PID-RANDOM`: the tail of this writer's file names, and the name of its lease. */
+  readonly id: string;
+  /**
+   * Appends a page's records. A failed write (a full disk, say) cuts the file
+   * back to its last whole record, closes it and rejects with a
+   * {@link WarcWriteError}; the next page starts a new file.
+   */
   write(exchange: ArchivedExchange): Promise<WarcLocation>;
-  /** Closes the current file (dropping its `.open` suffix). */
+  /** Closes the current file (dropping its `.open` suffix) and ends the lease. */
   close(): Promise<void>;
 }
 
 const WARC_VERSION = 'WARC/1.1';
 
 let warcio: Promise<typeof Warcio> | undefined;
-/** warcio is loaded with the first record: only `--warc` crawls need it, and workers start faster without it (issue 12). */
+/** warcio is loaded with the first record: only `--warc` crawls need it, and workers start faster without it. */
 const loadWarcio = (): Promise<typeof Warcio> => (warcio ??= import('warcio'));
+
+interface OpenFile {
+  readonly handle: FileHandle;
+  readonly name: string;
+  /** Bytes of whole records: where the next page goes, and where a failed write is cut back to. */
+  size: number;
+  pages: number;
+}
 
 /**
  * One writer per worker process. File names are unique across machines and
  * restarts: prefix, open time, serial, host, pid and a random token (two
  * containers can share a host name and pid 1). A file being written ends in
  * `.open` and is renamed when closed, the convention Heritrix uses, so a
- * reader knows which files are complete; a killed worker leaves `.open` files
- * whose records up to the last whole gzip member are readable.
+ * reader knows which files are complete. A killed worker leaves `.open` files;
+ * the next worker to start recovers them (`recoverWarcFiles`).
  */
 export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
   const dir = resolve(options.dir);
-  mkdirSync(dir, { recursive: true });
-  const host = hostname().replace(/[^A-Za-z0-9.-]/g, '_');
-  const token = randomBytes(3).toString('hex');
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new WarcDirectoryError(dir, error);
+  }
+  const id = warcWriterId(hostLabel(), process.pid, randomBytes(3).toString('hex'));
+  const { lease } = options;
   let serial = 0;
-  let current: { handle: FileHandle; name: string; size: number; pages: number } | undefined;
+  let current: OpenFile | undefined;
   // Writes are chained: each page's records are appended whole, in order.
   let queue: Promise<unknown> = Promise.resolve();
+  // When (performance.now()) the last renewal that the store took was sent.
+  let leaseSentAt = Number.NEGATIVE_INFINITY;
+  let heartbeat: NodeJS.Timeout | undefined;
 
-  const startFile = async () => {
-    const name = `${options.prefix}-${stamp(new Date())}-${String(serial).padStart(5, '0')}-${host}-${process.pid}-${token}.warc.gz`;
+  const renewLease = async () => {
+    if (!lease) return;
+    const sentAt = performance.now();
+    await lease.hold(id, WARC_LEASE_TTL_MS);
+    leaseSentAt = Math.max(leaseSentAt, sentAt);
+  };
+  const leaseFresh = () => !lease || performance.now() - leaseSentAt < WARC_LEASE_FENCE_MS;
+
+  const startFile = async (): Promise<OpenFile> => {
+    // The lease first: from the moment the file exists, no recovery may take it.
+    if (!leaseFresh()) await renewLease();
+    heartbeat ??= setInterval(() => void renewLease().catch(() => undefined), WARC_LEASE_RENEW_MS).unref();
+    const name = warcFileName({ prefix: options.prefix, openedAt: new Date(), serial, writer: id });
     serial += 1;
+    const path = join(dir, `${name}${OPEN_SUFFIX}`);
     const { WARCRecord, WARCSerializer } = await loadWarcio();
-    const handle = await open(join(dir, `${name}.open`), 'wx');
     const info = WARCRecord.createWARCInfo(
       { filename: name, warcVersion: WARC_VERSION },
       { software: options.software, format: 'WARC File Format 1.1', conformsTo: 'https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/', hostname: hostname(), isPartOf: options.prefix },
     );
     const bytes = await WARCSerializer.serialize(info, { gzip: true });
-    await handle.write(bytes);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'wx');
+    } catch (error) {
+      throw new WarcWriteError(path, error);
+    }
+    try {
+      await writeAll(handle, bytes, 0);
+    } catch (error) {
+      // No record points into a file without its warcinfo: it goes.
+      await handle.close().catch(() => undefined);
+      await unlink(path).catch(() => undefined);
+      throw new WarcWriteError(path, error);
+    }
     current = { handle, name, size: bytes.length, pages: 0 };
     return current;
   };
@@ -94,9 +151,36 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
     const file = current;
     current = undefined;
     if (!file) return;
-    await file.handle.sync();
-    await file.handle.close();
-    await rename(join(dir, `${file.name}.open`), join(dir, file.name));
+    const path = join(dir, `${file.name}${OPEN_SUFFIX}`);
+    try {
+      // Every write before this one succeeded, so the bytes are readable; a
+      // failed flush must not keep the records' file name from existing.
+      await file.handle.sync().catch(() => undefined);
+      await file.handle.close();
+    } catch (error) {
+      throw new WarcWriteError(path, error);
+    }
+    await rename(path, join(dir, file.name)).catch((error: unknown) => {
+      // Our lease lapsed (a long stall) and another worker recovered the file: it is closed.
+      if ((error as { code?: unknown }).code !== 'ENOENT') throw new WarcWriteError(path, error);
+    });
+  };
+
+  /**
+   * A write failed part-way: the file is cut back to its last whole record
+   * and closed, so what it holds resolves and no later page lands after a
+   * broken member. A file that cannot even be cut stays `.open` for recovery.
+   */
+  const abandonFile = async (file: OpenFile) => {
+    current = undefined;
+    try {
+      await file.handle.truncate(file.size);
+    } catch {
+      await file.handle.close().catch(() => undefined);
+      return;
+    }
+    current = file;
+    await finishFile().catch(() => undefined);
   };
 
   const writeNow = async (exchange: ArchivedExchange): Promise<WarcLocation> => {
@@ -127,6 +211,8 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
       [],
     );
     const bytes = Buffer.concat([await WARCSerializer.serialize(response, { gzip: true }), await WARCSerializer.serialize(request, { gzip: true })]);
+    // A file is written only while the lease surely covers it; past that, another worker may recover it.
+    if (current && !leaseFresh()) await finishFile();
     let file = current ?? (await startFile());
     // A page larger than the cap still gets a file of its own rather than being refused.
     if (file.size + bytes.length > options.maxFileBytes && file.pages > 0) {
@@ -134,13 +220,19 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
       file = await startFile();
     }
     const offset = file.size;
-    await file.handle.write(bytes);
+    try {
+      await writeAll(file.handle, bytes, offset);
+    } catch (error) {
+      await abandonFile(file);
+      throw new WarcWriteError(join(dir, `${file.name}${OPEN_SUFFIX}`), error);
+    }
     file.size += bytes.length;
     file.pages += 1;
     return { file: file.name, offset, length: bytes.length };
   };
 
   return {
+    id,
     write(exchange) {
       const written = queue.then(() => writeNow(exchange));
       queue = written.catch(() => undefined);
@@ -148,9 +240,26 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
     },
     async close() {
       await queue;
+      clearInterval(heartbeat);
       await finishFile();
+      // Held only while a file was open; ended once every file is closed.
+      if (lease && heartbeat) await lease.release(id);
     },
   };
+}
+
+/**
+ * Writes all of `bytes` at `position`. A write may take only part (a disk that
+ * fills takes what fits, then fails the rest): the loop goes on until it is all
+ * down or the file system says why not. Positioned, so a retry after a cut
+ * never lands behind stray bytes.
+ */
+async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let written = 0; written < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, position + written);
+    if (bytesWritten <= 0) throw Object.assign(new Error('the file system took no bytes'), { code: 'EIO' });
+    written += bytesWritten;
+  }
 }
 
 /**
@@ -160,9 +269,4 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
  */
 function responseHeaders(headers: readonly HeaderLine[]): [string, string][] {
   return headers.map(([name, value]) => (name.toLowerCase() === 'transfer-encoding' ? [`X-Crawlq-Orig-${name}`, value] : [name, value]));
-}
-
-/** 20261202181502123: sortable, no separators (the usual WARC file-name timestamp). */
-function stamp(date: Date): string {
-  return date.toISOString().replace(/[-:TZ.]/g, '');
 }

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { checkWarcFile } from '@crawlq/testing';
+import { readWarcWithAllReaders } from '@crawlq/testing';
 import { WARCParser } from 'warcio';
 import { describe, expect, it } from 'vitest';
 import { openWarcWriter, type ArchivedExchange } from '../src/index.js';
@@ -25,7 +25,7 @@ function exchange(i: number): ArchivedExchange {
 }
 
 describe('openWarcWriter', () => {
-  it('writes request and response records, gzip per record, rotated by size, readable by warcio and by an independent reader', async () => {
+  it('writes request and response records, gzip per record, rotated by size, readable by three independent readers', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-'));
     const writer = openWarcWriter({ dir, maxFileBytes: 8_000, prefix: 'test', software: 'crawlq-test' });
     const locations = await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write(exchange(i))));
@@ -43,7 +43,8 @@ describe('openWarcWriter', () => {
       const bytes = readFileSync(join(dir, name));
       // Each file but the last stays under the cap (a file takes one more page only when empty).
       if (name !== files.at(-1)) expect(bytes.length).toBeLessThanOrEqual(8_000);
-      const checked = checkWarcFile(bytes);
+      // Three readers that share no code must read it alike (a strict member walker, warcio, node-warc).
+      const checked = await readWarcWithAllReaders(bytes, name);
       expect(checked[0]?.headers['warc-type']).toBe('warcinfo');
       expect(checked.every((record) => record.version === 'WARC/1.1')).toBe(true);
       // The locations the writer returned point at the response members.

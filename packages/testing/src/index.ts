@@ -8,3 +8,4 @@ export { waitFor } from './wait-for.js';
 export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, type TestRedisClusterOptions } from './redis-cluster.js';
 export { startFullListener, type FullListener } from './full-listener.js';
 export { generatedPasswords, PRINTABLE_ASCII, PRINTABLE_SPECIALS, seededRandom, shuffled, type GeneratedPasswordOptions } from './generated-secrets.js';
+export { readWarcWithAllReaders, resolveWarcPointer, type WarcPointer } from './warc-readers.js';

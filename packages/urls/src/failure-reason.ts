@@ -22,6 +22,10 @@ export const FAILURE_REASONS = [
   'robots',
   'robots-unreachable',
   'blocked-group',
+  // The page was fetched but its records could not be written to the --warc
+  // archive (a full disk, a read-only directory): no retry, as no retry heals
+  // that without an operator, and each would fetch the page again.
+  'warc',
   // BullMQ's own: the job's lock expired more often than allowed.
   'stalled',
   // Nothing more specific is known.

@@ -9,7 +9,7 @@ import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, holdJobLock, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
-import { openResultSink, openWarcWriter, type ResultSink, type WarcWriter } from '@crawlq/sink';
+import { openResultSink, openWarcWriter, startWarcRecovery, type ResultSink, type WarcRecovery, type WarcWriter } from '@crawlq/sink';
 import type { Job } from 'bullmq';
 import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
 import { crawlSlotKeys, openCrawlServices, type CrawlServices } from './crawl-services.js';
@@ -29,6 +29,7 @@ import { BacklogReleaser } from './backlog-releaser.js';
 import { JobSlots } from './job-slots.js';
 import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin } from './redis-answers.js';
+import { redisWarcLease } from './warc-lease.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -164,9 +165,20 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     await Promise.allSettled([alerts.close(), deadLetters.close(), services.close()]);
     throw error;
   }
-  const warc: WarcWriter | undefined = config.warc === undefined
-    ? undefined
-    : openWarcWriter({ dir: config.warc, maxFileBytes: config.warcMaxSize, prefix: config.namespace, software: 'crawlq' });
+  let warc: WarcWriter | undefined;
+  let warcRecovery: WarcRecovery | undefined;
+  if (config.warc !== undefined) {
+    const lease = redisWarcLease(services.redis, config.namespace);
+    try {
+      warc = openWarcWriter({ dir: config.warc, maxFileBytes: config.warcMaxSize, prefix: config.namespace, software: 'crawlq', lease });
+    } catch (error) {
+      outageWatch.stop();
+      await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), services.close()]);
+      throw error;
+    }
+    // What a killed worker left `.open` is closed under the names its records carry.
+    warcRecovery = startWarcRecovery({ dir: config.warc, prefix: config.namespace, lease, self: [warc.id], log });
+  }
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`, 'warn') });
   // Every cut of a group's adaptive pace is a large change: logged with the group and why.
   const gate = new GroupGate(services.limiter, {
@@ -345,7 +357,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         }
         await graceful;
         await alertWorker.close();
-        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close()]);
+        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close(), warcRecovery?.stop()]);
         fetching.close();
         // Watched until here: Redis gone during a graceful stop still ends in abandon().
         outageWatch.stop();
@@ -362,7 +374,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(watchTimer);
         void releaser.stop();
         // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
-        await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : [])]);
+        await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : []), ...(warcRecovery ? [warcRecovery.stop()] : [])]);
         fetching.close();
         await settleWithin(ABANDON_MS, [services.disconnect()]);
       })();

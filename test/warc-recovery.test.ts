@@ -1,0 +1,193 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { readWarcWithAllReaders, resolveWarcPointer, startTestRedis, type TestRedis, type WarcPointer } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exited } from './support/cli.js';
+import { Fleet } from './support/fleet.js';
+import { waitFor } from './support/wait.js';
+
+// WARC files must always resolve: a page record's `warc: {file, offset, length}`
+// names a closed file holding its response and request records, after a worker
+// was killed mid-write and after the disk filled up. Every file is read by
+// three readers (a strict member walker, warcio, node-warc).
+
+let redis: TestRedis;
+let site: DemoSite;
+const fleets: Fleet[] = [];
+
+beforeAll(async () => {
+  [redis, site] = await Promise.all([
+    startTestRedis(),
+    startDemoSite({ hosts: ['127.0.0.31', '127.0.0.32'], pagesPerHost: 120, linksPerPage: 4, crossHostLinksPerPage: 1, brokenLinksPerPage: 0 }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.allSettled(fleets.map((fleet) => fleet.stop()));
+  await Promise.allSettled([site?.close(), redis?.stop()]);
+});
+
+interface PageLine {
+  url: string;
+  finalUrl?: string;
+  status?: number;
+  skipped?: string;
+  warc?: WarcPointer;
+}
+
+/** The records of every worker's results file; a line a kill -9 cut short is no record. */
+function records(files: readonly string[]): PageLine[] {
+  return files.flatMap((file) => {
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8').split('\n').flatMap((line) => {
+      try {
+        return [JSON.parse(line) as PageLine];
+      } catch {
+        return [];
+      }
+    });
+  });
+}
+
+/** The crawl's definition, as `enqueue` publishes it. */
+// A slow crawl (3 pages/s per host): it must outlast three workers' start-up on a loaded machine.
+const definition = ['--allow-private-network', '--rate', '3/1s', '--domain-concurrency', '2', '--scope', 'any', '--max-depth', '50', '--request-timeout', '10s', '--lease-time', '10s'];
+const workerFlags = (namespace: string) => ['--namespace', namespace, ...definition, '--stall-timeout', '5s', '--grace-period', '5s'];
+
+/** Every page record's pointer resolves; the failure counts those that do not, as an operator would. */
+async function resolveAll(dir: string, pages: readonly PageLine[]): Promise<void> {
+  const failures: string[] = [];
+  for (const page of pages) {
+    try {
+      if (!page.warc) throw new Error('no WARC pointer');
+      const [response] = await resolveWarcPointer(dir, page.warc);
+      if (response?.headers['warc-target-uri'] !== page.finalUrl) throw new Error(`the response there is for ${response?.headers['warc-target-uri']}`);
+    } catch (error) {
+      failures.push(`${page.url} -> ${JSON.stringify(page.warc)}: ${(error as Error).message}`);
+    }
+  }
+  expect(failures, `${failures.length} of ${pages.length} records do not resolve, first: ${failures[0]}`).toEqual([]);
+}
+
+/** The files in `dir` that some reader cannot read whole, with why. */
+async function unreadable(dir: string): Promise<string[]> {
+  const failures: string[] = [];
+  for (const name of readdirSync(dir)) {
+    await readWarcWithAllReaders(readFileSync(join(dir, name)), name).catch((error: Error) => failures.push(error.message));
+  }
+  return failures;
+}
+
+describe('WARC files always resolve', () => {
+  it('kill -9 of a worker mid-write: the next worker to start closes its files at the last whole record, and leaves a live worker\'s alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-kill-'));
+    const warcDir = join(dir, 'warc');
+    const namespace = 'warckill';
+    const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlags(namespace) });
+    fleets.push(fleet);
+    const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definition]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    // Small files: the victim leaves closed files and an open one, the survivor rotates while the third one starts.
+    const warcFlags = ['--warc', warcDir, '--warc-max-size', '24kb', '--concurrency', '4'];
+    // The survivor first: its own start-up recovery must not see the victim's files (that is the third worker's job).
+    const survivor = await fleet.start(warcFlags);
+    const victim = await fleet.start(warcFlags);
+    const victimResults = () => records(fleet.resultFiles().slice(1, 2)).filter((page) => page.warc);
+    // Killed once its latest record points into the file it is writing.
+    const writingRecorded = () => {
+      const latest = victimResults();
+      const last = latest.at(-1)?.warc?.file;
+      return latest.length >= 12 && last !== undefined && existsSync(join(warcDir, `${last}.open`)) ? true : undefined;
+    };
+    await waitFor(writingRecorded, { timeoutMs: 180_000, intervalMs: 50, what: 'the victim to archive 12 pages' });
+    victim.kill('SIGKILL');
+    await exited(victim);
+    const victimOpen = readdirSync(warcDir).filter((name) => name.endsWith('.open') && name.includes(`-${victim.pid}-`));
+    // What makes the case: the killed worker's records point into a file that is still `.open`.
+    expect(victimOpen).toHaveLength(1);
+    const pointingIntoOpen = victimResults().filter((page) => `${page.warc!.file}.open` === victimOpen[0]);
+    expect(pointingIntoOpen.length).toBeGreaterThan(0);
+
+    // A worker that starts now, beside the live survivor, sharing the directory.
+    const restarted = await fleet.start(warcFlags);
+    // Within a lease's life (20 s) on an idle machine; the checks below say what is wrong if it never happens.
+    await waitFor(() => (readdirSync(warcDir).includes(victimOpen[0]!) ? undefined : true), { timeoutMs: 120_000, intervalMs: 200, what: `${victimOpen[0]} to be recovered` }).catch(() => undefined);
+    await fleet.waitUntilDone(300_000);
+    const codes = await fleet.stop();
+    expect([codes[0], codes[2]], fleet.logs.join('\n').slice(-3_000)).toEqual([0, 0]);
+    expect(survivor.exitCode).toBe(0);
+    expect(restarted.exitCode).toBe(0);
+
+    // Every page record of every worker, the victim's included, resolves to its records in a closed file.
+    const pages = records(fleet.resultFiles()).filter((page) => page.skipped === undefined);
+    expect(pages.length).toBeGreaterThan(100);
+    await resolveAll(warcDir, pages);
+    // Recovered: the victim's file, and nothing of the survivor's (its files were closed by the survivor itself).
+    const recoveredLines = fleet.logs[2]!.split('\n').filter((line) => line.includes('recovered the WARC file'));
+    expect(recoveredLines, fleet.logs[2]).toHaveLength(1);
+    expect(recoveredLines[0]).toContain(victimOpen[0]!.slice(0, -'.open'.length));
+    expect(fleet.logs[0]).not.toContain('recovered the WARC file');
+    const files = readdirSync(warcDir);
+    expect(files.filter((name) => name.endsWith('.open'))).toEqual([]);
+    expect(await unreadable(warcDir)).toEqual([]);
+  }, 600_000);
+
+  describe('on a full disk', () => {
+    // A real 48 KiB file system: tests run as root here; without mount the test is skipped and says why.
+    const mountPoint = join(tmpdir(), `crawlq-warc-enospc-${process.pid}`);
+    let mounted = false;
+    beforeAll(() => {
+      mkdirSync(mountPoint, { recursive: true });
+      mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48k', 'tmpfs', mountPoint]).status === 0;
+    });
+    const fullFleets: Fleet[] = [];
+    afterAll(async () => {
+      // Workers first: a file still open keeps the mount busy.
+      await Promise.allSettled(fullFleets.map((fleet) => fleet.stop()));
+      if (mounted && spawnSync('umount', [mountPoint]).status !== 0) spawnSync('umount', ['-l', mountPoint]);
+      rmSync(mountPoint, { recursive: true, force: true });
+    });
+
+    it('ENOSPC: files end at a whole record, the pages that did not fit fail once with reason warc naming --warc, the worker goes on', async (context) => {
+      if (!mounted) context.skip('cannot mount a tmpfs here');
+      const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-full-'));
+      const namespace = 'warcfull';
+      const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlags(namespace) });
+      fullFleets.push(fleet);
+      const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definition]);
+      expect(enqueued.code, enqueued.stderr).toBe(0);
+      const worker = await fleet.start(['--warc', mountPoint, '--concurrency', '4']);
+      // Run until the disk has refused several pages, then stop: the disk stays full, so the rest would fail the same way.
+      const refused = () => (fleet.logs[0]!.match(/dead-lettered \S+: warc: /g) ?? []).length;
+      await waitFor(() => (refused() >= 8 ? true : undefined), { timeoutMs: 300_000, intervalMs: 200, what: '8 pages refused by the full disk' }).catch(async (error: Error) => {
+        throw new Error(`${error.message}; the worker ${worker.exitCode === null && worker.signalCode === null ? 'runs' : `exited (${worker.exitCode ?? worker.signalCode})`}; unreadable files: ${JSON.stringify(await unreadable(mountPoint))}\n${fleet.logs[0]!.slice(-2_000)}`);
+      });
+      const [code] = await fleet.stop();
+      expect(code, fleet.logs[0]).toBe(0);
+      expect(worker.exitCode).toBe(0);
+
+      // What the disk holds ends at whole records: every reader reads every file to its end.
+      expect(await unreadable(mountPoint)).toEqual([]);
+      const files = readdirSync(mountPoint);
+      expect(files.length).toBeGreaterThan(0);
+      expect(files.filter((name) => name.endsWith('.open'))).toEqual([]);
+      const listed = await fleet.cli(['dlq', 'list', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      const dead = JSON.parse(listed.stdout) as { url: string; reason: string; attempts: number }[];
+      // The disk held some pages, not all: the rest are dead letters, each tried once (no retry heals a full disk).
+      const unarchived = dead.filter((entry) => entry.reason === 'warc');
+      expect(unarchived.length).toBeGreaterThan(0);
+      for (const entry of unarchived) expect(entry.attempts, entry.url).toBe(1);
+      expect(fleet.logs[0]).toMatch(/dead-lettered \S+: warc: --warc: could not write to \S+ \(ENOSPC: no space left on device/);
+      const pages = records(fleet.resultFiles()).filter((page) => page.skipped === undefined);
+      expect(pages.length).toBeGreaterThan(10);
+      await resolveAll(mountPoint, pages);
+      // A page is archived and recorded, or a dead letter, never both (the links of a page that failed are not followed).
+      const recorded = new Set(pages.map((page) => page.url));
+      expect(pages).toHaveLength(recorded.size);
+      expect(unarchived.filter((entry) => recorded.has(entry.url))).toEqual([]);
+    }, 600_000);
+  });
+});
