@@ -22,7 +22,7 @@ export const FAILURE_REASONS = [
   'robots',
   'robots-unreachable',
   'blocked-group',
-  // BullMQ's own: the job's lock expired more often than allowed.
+  // The URL was in hand when its workers died or hung (lock expired) more often than allowed.
   'stalled',
   // Nothing more specific is known.
   'error',
