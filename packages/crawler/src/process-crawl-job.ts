@@ -105,11 +105,17 @@ export async function processCrawlJob(
   token: string | undefined,
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
-  const units = crawlJobUnits(String(job.id), job.data);
+  let units = crawlJobUnits(String(job.id), job.data);
+  const stalledOut = job.stalledCounter > MAX_STALLS_OF_A_URL;
   if (units.length > 1) {
     // Handing URLs back needs the job's lock; BullMQ's worker always passes it.
     if (token === undefined) throw new Error(`job ${String(job.id)} carries ${units.length} URLs but came without its lock token`);
-    return processBatch({ job, units, token }, context);
+    if (job.stalledCounter > 0) units = await endAtUrlInHand({ job, units, token, alone: stalledOut }, context);
+    // Every URL handled (the last one's worker died before the job completed): it completes.
+    if (units.length > 1 && (!stalledOut || resumeAt(job.progress, units.length) >= units.length)) return processBatch({ job, units, token }, context);
+  }
+  if (stalledOut) {
+    throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
   try {
     return await crawlUrl({ data: job.data, owner: String(job.id), attempt: job.attemptsMade + 1 }, context);
@@ -167,6 +173,43 @@ async function processBatch(
     }
   }
   return total;
+}
+
+/**
+ * Stalls a URL may be in hand at (its worker killed or hung until its lock
+ * lapsed, the job handed over by BullMQ's stalled-job check) before it is
+ * dead-lettered as `stalled`: a page that kills every worker that parses it
+ * must not take the fleet down forever, while a worker or two killed by a
+ * deploy or an OOM elsewhere is no fault of the URL. The crawl workers set
+ * BullMQ's own bound out of reach (see crawl-worker.ts), so this one decides:
+ * BullMQ's would fail a job of several URLs whole, without running it, and
+ * drop every URL it had not yet fetched.
+ */
+export const MAX_STALLS_OF_A_URL = 3;
+
+/**
+ * A job of several URLs taken over after a stall ends at the URL in hand (the
+ * one its progress names): the URLs after it go back to the front of the
+ * backlog, in one atomic step with the job's change, so they are not tied to
+ * a job that stalls again and may be dead-lettered, and its later stalls are
+ * that URL's. `alone`: the job becomes that URL alone (it is about to be
+ * dead-lettered, and its entry must name that URL). Returns the job's URLs
+ * from now on; as they were when every URL was handled or the lock is no
+ * longer this worker's (nothing changed: the job goes on as it is).
+ */
+async function endAtUrlInHand(
+  { job, units, token, alone }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; alone: boolean },
+  context: CrawlJobContext,
+): Promise<readonly CrawlJobUnit[]> {
+  const from = resumeAt(job.progress, units.length);
+  const inHand = units[from];
+  if (inHand === undefined) return units;
+  // The URLs before it were recorded (the progress says so) and stay in the
+  // job: a resumed job fetches the one in hand as that URL's own owner.
+  const data: CrawlJobData = alone || from === 0 ? unitJobData(job.data, inHand) : { ...job.data, batch: units.slice(1, from + 1) };
+  if (!(await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, units: units.slice(from + 1), data }))) return units;
+  job.data = data;
+  return crawlJobUnits(String(job.id), data);
 }
 
 /** The URL a job of several starts at: 0, or where a worker before it got to (BullMQ's `progress`). */

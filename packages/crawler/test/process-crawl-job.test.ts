@@ -11,6 +11,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, readCrawlStats, readGroupWaits, publishCrawlDefinition, type CrawlServices, type PageRecord } from '../src/index.js';
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
+import { MAX_STALLS_OF_A_URL } from '../src/process-crawl-job.js';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;
@@ -323,6 +324,49 @@ describe('jobs of several URLs', () => {
     for (const url of urls.slice(0, 5)) expect(requests(url), url).toHaveLength(0);
     for (const url of urls.slice(5)) expect(requests(url), url).toHaveLength(1);
     expect(pages).toHaveLength(35);
+  });
+
+  /**
+   * Leaves the job as BullMQ leaves one whose worker was killed at its sixth
+   * URL: in the active list, its lock gone, its progress at 5, and stalled
+   * `before` times already (earlier workers died with it too). The crawl
+   * worker's own stalled-job check then finds it.
+   */
+  async function killedWorkerLeft(jobKey: string, before: number): Promise<void> {
+    const queue = services!.queue;
+    const id = jobKey.slice(queue.toKey('').length);
+    await redis.client().multi().zrem(queue.toKey('prioritized'), id).lpush(queue.toKey('active'), id).hset(jobKey, 'progress', '5', 'stc', String(before)).exec();
+  }
+
+  it('a job whose workers were killed twice with it in hand goes on from the URL in hand: none of its URLs lost', async () => {
+    batchSite.setFaults([]);
+    const { urls, pages, requests, cfg } = await crawlBatched({ stallTimeout: '500ms' }, (jobKey) => killedWorkerLeft(jobKey, 1));
+    for (const url of urls.slice(0, 5)) expect(requests(url), url).toHaveLength(0);
+    for (const url of urls.slice(5)) expect(requests(url), url).toHaveLength(1);
+    expect(pages).toHaveLength(35);
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
+    try {
+      expect(await deadLetters.count()).toBe(0);
+    } finally {
+      await deadLetters.close();
+    }
+  });
+
+  it(`a URL in hand at more than ${MAX_STALLS_OF_A_URL} stalls is dead-lettered as stalled, alone: the job's URLs after it go back to the backlog and are fetched`, async () => {
+    batchSite.setFaults([]);
+    const { urls, pages, requests, cfg } = await crawlBatched({ stallTimeout: '500ms' }, (jobKey) => killedWorkerLeft(jobKey, MAX_STALLS_OF_A_URL));
+    for (const url of urls.slice(0, 6)) expect(requests(url), url).toHaveLength(0);
+    for (const url of urls.slice(6)) expect(requests(url), url).toHaveLength(1);
+    expect(pages).toHaveLength(34);
+    const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
+    try {
+      for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      const entries = await deadLetters.list();
+      expect(entries).toMatchObject([{ url: urls[5], reason: 'stalled' }]);
+      expect(entries[0]?.job.batch).toBeUndefined();
+    } finally {
+      await deadLetters.close();
+    }
   });
 
   it('a worker that begins to stop finishes the URL in hand and hands the rest of its job back: the stop waits for one request, not the job', async () => {

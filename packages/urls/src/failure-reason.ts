@@ -26,7 +26,7 @@ export const FAILURE_REASONS = [
   // archive (a full disk, a read-only directory): no retry, as no retry heals
   // that without an operator, and each would fetch the page again.
   'warc',
-  // BullMQ's own: the job's lock expired more often than allowed.
+  // The URL was in hand when its workers died or hung (lock expired) more often than allowed.
   'stalled',
   // Nothing more specific is known.
   'error',

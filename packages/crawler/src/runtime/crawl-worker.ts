@@ -260,6 +260,10 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
+      // Out of reach: BullMQ's own bound fails a stalled job without running
+      // it, which would drop every URL of a job of several not yet fetched.
+      // processCrawlJob hands those back first, then applies MAX_STALLS_OF_A_URL.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
       onError: (error) => {
         if (!abandoned) unlessRedisDown(`worker error: ${error.message}`, 'error');
       },
