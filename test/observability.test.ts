@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
+import { samples } from './support/metrics-text.js';
 
 // Logs, metrics and health of real worker processes against a real Redis
 // (issue 12). Metrics text is checked by Prometheus's own parser and linter.
@@ -64,16 +65,6 @@ function parseLogLines(text: string): LogLine[] {
     });
 }
 
-/** Sample values by series name with labels, e.g. `crawlq_pages_total{status_class="2xx"}`. */
-function samples(text: string): Map<string, number> {
-  const values = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^(\S+)\s+(\S+)$/.exec(line);
-    if (match?.[1] && match[2]) values.set(match[1], Number(match[2]));
-  }
-  return values;
-}
 
 function sum(values: Map<string, number>, name: string): number {
   let total = 0;

@@ -7,6 +7,7 @@ import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
+import { samples } from '../support/metrics-text.js';
 
 // A worker's ops endpoints while its Redis is frozen (SIGSTOP: the connection
 // stays open and nothing answers, the worst case for a client without a
@@ -32,16 +33,6 @@ afterAll(async () => {
   await redis.stop();
 });
 
-/** Sample values by series name with labels, e.g. `crawlq_groups{state="paused"}`. */
-function samples(text: string): Map<string, number> {
-  const values = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^(\S+)\s+(\S+)$/.exec(line);
-    if (match?.[1] && match[2]) values.set(match[1], Number(match[2]));
-  }
-  return values;
-}
 
 interface Timed {
   readonly status: number;

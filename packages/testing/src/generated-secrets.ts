@@ -1,20 +1,13 @@
+import { createSeededRandom } from '@crawlq/demo-site';
+
 /** Every printable ASCII character, space to tilde. */
 export const PRINTABLE_ASCII = Array.from({ length: 95 }, (_, index) => String.fromCharCode(32 + index)).join('');
 
 /** The printable characters that are neither letters nor digits: the ones a URL may trip on. */
 export const PRINTABLE_SPECIALS = PRINTABLE_ASCII.replace(/[A-Za-z0-9]/g, '');
 
-/** A seeded generator (mulberry32): the same seed gives the same sequence on every run and machine. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** A seeded generator: the same seed gives the same sequence on every run and machine (the demo site's own). */
+export const seededRandom: (seed: number) => () => number = createSeededRandom;
 
 export interface GeneratedPasswordOptions {
   readonly seed: number;
