@@ -169,8 +169,8 @@ export class Backlog {
   /** See {@link Frontier.requeue}. */
   async requeue(request: RequeueRequest): Promise<boolean> {
     const jobKey = `${this.#jobPrefix}${request.jobId}`;
-    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? ''];
-    for (const unit of request.units) args.push(unit.depth, unit.id, unit.url, unit.redirects ?? 0);
+    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS];
+    for (const unit of request.units) args.push(unit.depth, unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
   }

@@ -214,6 +214,47 @@ describe('Frontier', () => {
     expect(order).toEqual([2, 3, 4, 5].map((i) => `http://back.test/${i}`));
   });
 
+  it("gives back the start slots of the URLs a job hands back: a rate-limited group whose jobs fail at their first URL is due again at once, not after the job's last slot", async () => {
+    // 3 a second, short requests: a release gives one job 8 slots in a row, 2.3 s of them.
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: 'fail.test', rate: { max: 3, durationMs: 1_000 }, concurrency: 2 }] };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const probe = await limiter.acquire({ group: 'fail.test', leaseId: 'probe' });
+    if (!probe.admitted) throw new Error('the probe was not admitted');
+    await limiter.release(probe.lease, { sent: true, status: 200 });
+    await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group('fail.test'), 'holdMs', '10');
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(Array.from({ length: 20 }, (_, i) => `http://fail.test/${i}`));
+    const client = redis.client();
+    const releaseOptions = { room: 10, readyTarget: 10, slowStart: false, maxUrlsPerJob: 8 } as const;
+    // Each job's first URL fails for good (a full disk): it hands the rest back and becomes that URL alone.
+    const failed: string[] = [];
+    const deadline = Date.now() + 60_000;
+    while (failed.length < 3 && Date.now() < deadline) {
+      const released = await f.release(releaseOptions);
+      const jobs = await queue.getJobs(['prioritized']);
+      if (released.jobs === 0 || jobs.length === 0) {
+        // Not due: the group's score says when. Before the fix, that is after the last slot the
+        // failed job handed back (2 s and more), however many URLs it handed back.
+        expect(released.nextDueMs ?? 0, `${failed.length} jobs failed, the group waits`).toBeLessThanOrEqual(400);
+        await sleep(Math.max(10, released.nextDueMs ?? 0));
+        continue;
+      }
+      for (const job of jobs) {
+        const units = crawlJobUnits(String(job.id), job.data);
+        expect(units.length).toBeGreaterThan(1);
+        await client.set(`${queue.toKey(String(job.id))}:lock`, 'token');
+        const alone = { url: units[0]!.url, depth: units[0]!.depth, group: 'fail.test' };
+        expect(await f.requeue({ group: 'fail.test', jobId: String(job.id), token: 'token', units: units.slice(1), data: alone })).toBe(true);
+        await client.del(`${queue.toKey(String(job.id))}:lock`);
+        await job.remove();
+        failed.push(units[0]!.url);
+      }
+    }
+    expect(failed).toEqual(['http://fail.test/0', 'http://fail.test/1', 'http://fail.test/2']);
+    // Nothing lost: the URLs not yet failed are all back in the backlog.
+    expect(await f.backlogSize()).toBe(17);
+  });
+
   it('releases a group lowest depth first, first in first out within a depth (breadth-first)', async () => {
     const f = frontier({ scope: 'any', maxDepth: 5 });
     await f.addDiscovered(['http://a.test/d3-1', 'http://a.test/d3-2'], 2);
