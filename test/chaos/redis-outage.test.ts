@@ -44,9 +44,10 @@ function startCrawl(): { child: ChildProcess; output: { stderr: string; stdout: 
     [
       'crawl', ...site.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000',
       '--workers', '2', '--concurrency', '4', '--state-dir', dir, '--redis-outage-limit', '4s',
-      // Short enough that the jobs and gate slots left by the stopped workers come back soon on resume
-      // (a lease is at least the request timeout).
-      '--stall-timeout', '5s', '--lease-time', '5s', '--request-timeout', '5s',
+      // Short enough that the jobs and gate slots left by the stopped workers come back soon on resume.
+      // The request timeout outlasts the slow page (6 s), or every request for it is cut off, retried
+      // and dead-lettered (a dozen fetches); a lease is at least the request timeout.
+      '--stall-timeout', '5s', '--lease-time', '12s', '--request-timeout', '12s',
     ],
     { env: cliEnv(redis.url) },
   );

@@ -78,7 +78,9 @@ function startCrawl(): Started {
     'crawl', ...site.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000',
     '--workers', '2', '--concurrency', '4', '--state-dir', dir, '--grace-period', GRACE, '--redis-outage-limit', '10m',
     // Short enough that the jobs and gate slots left by the stopped workers come back soon on resume.
-    '--stall-timeout', '5s', '--lease-time', '5s', '--request-timeout', '5s',
+    // The request timeout outlasts the slow page (8 s), or every request for it is cut off and the
+    // page dead-lettered instead of recorded; a lease is at least the request timeout.
+    '--stall-timeout', '5s', '--lease-time', '15s', '--request-timeout', '15s',
   ]);
 }
 
