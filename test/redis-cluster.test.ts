@@ -327,9 +327,14 @@ describe('crawlq on 3 masters with a replica each', () => {
       const urls = readRecords(out).map((record) => record.url);
       expect(pagesAtStop).toBeLessThan(expected.size);
       expect(new Set(urls), `${stderr}\n${stdout}`).toEqual(expected);
-      expect(duplicates(urls)).toEqual([]);
+      // Replication is asynchronous: writes the killed master had not yet sent to its replica
+      // (a job's completion, a lock) are lost with it, so a job can run again after the
+      // failover and write its page a second time (as the README says). Bounded like the
+      // refetches: at most the jobs the two workers had in hand, never a page lost.
+      const writtenTwice = duplicates(urls);
+      expect(writtenTwice.length, JSON.stringify(writtenTwice)).toBeLessThanOrEqual(16);
       const fetchedTwice = expectPagesOncePolitely(web, expected, { refetches: 16 });
-      process.stdout.write(`redis cluster failover: master :${home.port} killed after ${pagesAtStop} of ${expected.size} pages, replica :${promoted.port} promoted; ${fetchedTwice} pages fetched twice, none written twice\n`);
+      process.stdout.write(`redis cluster failover: master :${home.port} killed after ${pagesAtStop} of ${expected.size} pages, replica :${promoted.port} promoted; ${fetchedTwice} pages fetched twice, ${writtenTwice.length} written twice\n`);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     }
