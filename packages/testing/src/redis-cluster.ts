@@ -1,5 +1,5 @@
 import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,8 +41,14 @@ export interface TestRedisCluster extends AsyncDisposable {
   halt(node: TestClusterNode, signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts a halted master again on its port and directory, and waits until every master reports `cluster_state:ok`. */
   start(node: TestClusterNode): Promise<void>;
-  /** Waits until every running master reports `cluster_state:ok` and all 16384 slots served. */
+  /**
+   * Waits until every running node reports `cluster_state:ok` and all 16384
+   * slots served, and every running replica has finished its sync with its
+   * master (`master_link_status:up`).
+   */
   waitUntilHealthy(): Promise<void>;
+  /** The node's redis-server log (replication, failure detection, elections), for a failing test's message. */
+  log(node: TestClusterNode): Promise<string>;
   /** Kills every master and removes their directories. */
   stop(): Promise<void>;
 }
@@ -58,11 +64,16 @@ export interface TestRedisClusterOptions {
   /**
    * Replicas per master. With one, `redis-cli --cluster create` makes the
    * first three nodes masters and the other three their replicas; a master
-   * away past `nodeTimeoutMs` is then replaced by its replica.
+   * away past `nodeTimeoutMs` is then replaced by its replica. The cluster is
+   * handed over only once every replica has synced: a replica that never
+   * had its master's data refuses to stand in for it (and rightly, it would
+   * come up empty), so a master killed before that sync is never replaced.
    * @default 0
    */
   readonly replicas?: 0 | 1;
 }
+
+const LOG_FILE = 'redis.log';
 
 /** Generous: a CPU hog beside the tests slows the gossip that forms the cluster. */
 const CLUSTER_READY_TIMEOUT_MS = 90_000;
@@ -154,6 +165,7 @@ export async function startTestRedisCluster(options: TestRedisClusterOptions = {
       await waitUntilHealthy(states);
     },
     waitUntilHealthy: () => waitUntilHealthy(states),
+    log: (node) => readFile(join(stateOf(node).dir, LOG_FILE), 'utf8').catch((error: unknown) => `no log of :${node.port}: ${String(error)}`),
     stop,
     [Symbol.asyncDispose]: stop,
   };
@@ -178,7 +190,13 @@ async function startNode(nodeTimeoutMs: number): Promise<NodeState> {
       '--appendfsync', 'always',
       '--dir', dir,
       '--maxmemory-policy', 'noeviction',
-      '--loglevel', 'warning',
+      // A replica's first sync starts at once instead of after Redis' 5 s wait for more replicas.
+      '--repl-diskless-sync-delay', '0',
+      // A synced replica always stands for election, however long a loaded machine kept its
+      // link quiet before the kill (Redis' default refuses after node timeout x 10 + 10 s).
+      '--cluster-replica-validity-factor', '0',
+      '--loglevel', 'notice',
+      '--logfile', LOG_FILE,
     ];
     try {
       const child = await launch(args, port);
@@ -191,10 +209,14 @@ async function startNode(nodeTimeoutMs: number): Promise<NodeState> {
   }
 }
 
-/** Polls every running master for `cluster_state:ok` and full slot coverage. */
+/**
+ * Polls every running node for `cluster_state:ok` and full slot coverage, and
+ * every running replica for a finished sync: a master killed while its
+ * replica still waits for its first copy is never failed over.
+ */
 async function waitUntilHealthy(states: readonly NodeState[]): Promise<void> {
   await waitFor(
-    'cluster_state:ok on every master',
+    'cluster_state:ok on every node and every replica in sync',
     async () => {
       for (const state of states) {
         if (state.halted) continue;
@@ -204,6 +226,8 @@ async function waitUntilHealthy(states: readonly NodeState[]): Promise<void> {
           await probe.connect();
           const info = String(await probe.call('CLUSTER', 'INFO'));
           if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false;
+          const replication = String(await probe.call('INFO', 'replication'));
+          if (replication.includes('role:slave') && (!replication.includes('master_link_status:up') || !replication.includes('master_sync_in_progress:0'))) return false;
         } catch {
           return false;
         } finally {
