@@ -10,6 +10,7 @@ export function formatDefault(name: OptionName, options: { markdown?: boolean } 
   const value: unknown = OPTION_TABLE[name].default;
   const literal = (text: string) => (options.markdown === true ? `\`${text}\`` : text);
   if (value === undefined) return 'unset';
+  if (value === null) return literal('none');
   const kind = optionValueKind(name);
   if (kind === 'rate') return formatRate(value as { max: number; durationMs: number } | null);
   if (kind === 'duration' && typeof value === 'number') return formatDuration(value);
