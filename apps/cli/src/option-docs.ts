@@ -10,9 +10,9 @@ export function formatDefault(name: OptionName, options: { markdown?: boolean } 
   const value: unknown = OPTION_TABLE[name].default;
   const literal = (text: string) => (options.markdown === true ? `\`${text}\`` : text);
   if (value === undefined) return 'unset';
-  if (value === null) return literal('none');
   const kind = optionValueKind(name);
   if (kind === 'rate') return formatRate(value as { max: number; durationMs: number } | null);
+  if (value === null) return literal('none');
   if (kind === 'duration' && typeof value === 'number') return formatDuration(value);
   if (kind === 'bytes' && typeof value === 'number') return formatBytes(value) ?? literal(String(value));
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');
