@@ -37,8 +37,9 @@ export class NameSites {
   static async start(options: { readonly addresses: readonly string[]; readonly pages: (host: string) => number; readonly redirects?: ReadonlyMap<string, string> }): Promise<NameSites> {
     const servers: Server[] = [];
     let port = 0;
-    let sites: NameSites | undefined;
-    const handle = (request: IncomingMessage, response: ServerResponse) => sites?.handle(request, response);
+    // The servers need their handler before the site exists (it needs their port).
+    const holder: { sites?: NameSites } = {};
+    const handle = (request: IncomingMessage, response: ServerResponse) => holder.sites?.handle(request, response);
     for (const address of options.addresses) {
       const server = createServer(handle);
       server.keepAliveTimeout = 5_000;
@@ -49,7 +50,8 @@ export class NameSites {
       port = (server.address() as AddressInfo).port;
       servers.push(server);
     }
-    sites = new NameSites(servers, port, options.pages, options.redirects ?? new Map());
+    const sites = new NameSites(servers, port, options.pages, options.redirects ?? new Map());
+    holder.sites = sites;
     return sites;
   }
 

@@ -1,5 +1,4 @@
 import { createSocket, type Socket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
 
 /**
  * A tiny DNS server on loopback for tests: answers A queries from a table
@@ -34,7 +33,7 @@ export class TestDns {
 
   /** `127.0.0.1:PORT`, as `--dns-servers` takes it. */
   get server(): string {
-    const { port } = this.#socket.address() as AddressInfo;
+    const { port } = this.#socket.address();
     return `127.0.0.1:${port}`;
   }
 

@@ -529,7 +529,7 @@ class RedisGroupLimiter implements GroupLimiter {
   async servers(): Promise<ServerStatus[]> {
     await this.#reload('servers');
     try {
-      return await readServerStatuses(this.#redis, this.#serverKeys, this.#serverLevel, this.#shard.count);
+      return await readServerStatuses(this.#redis, this.#serverKeys, { level: this.#serverLevel, shards: this.#shard.count });
     } catch (error) {
       throw redisFailure('servers', error);
     }

@@ -64,11 +64,11 @@ export interface ServerTarget {
  * Validates a server policy and fills in defaults; problems go to `issues`.
  */
 export function normalizeServerPolicy(input: ServerPolicyInput, issues: string[]): ServerPolicy {
-  const prefix = (value: unknown, path: string, max: number, fallback: number): number => {
-    if (value === undefined) return fallback;
-    if (typeof value === 'number' && Number.isInteger(value) && value >= 8 && value <= max) return value;
-    issues.push(`${path} must be an integer in [8, ${max}], got ${JSON.stringify(value)}`);
-    return fallback;
+  const prefix = (value: unknown, path: string, bits: { max: number; fallback: number }): number => {
+    if (value === undefined) return bits.fallback;
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 8 && value <= bits.max) return value;
+    issues.push(`${path} must be an integer in [8, ${bits.max}], got ${JSON.stringify(value)}`);
+    return bits.fallback;
   };
   const limits = (value: Partial<ServerLimits>, path: string): Partial<ServerLimits> => {
     const out: { rate?: RateLimit | null; concurrency?: number | null } = {};
@@ -95,8 +95,8 @@ export function normalizeServerPolicy(input: ServerPolicyInput, issues: string[]
       }
       return out;
     }),
-    prefixV4: prefix(input.prefixV4, 'servers.prefixV4', 32, 32),
-    prefixV6: prefix(input.prefixV6, 'servers.prefixV6', 128, 64),
+    prefixV4: prefix(input.prefixV4, 'servers.prefixV4', { max: 32, fallback: 32 }),
+    prefixV6: prefix(input.prefixV6, 'servers.prefixV6', { max: 128, fallback: 64 }),
   };
 }
 

@@ -25,7 +25,8 @@ export interface ServerStatus {
 const CHUNK = 500;
 
 /** Every server the level admitted a start for under these keys, sorted by name. */
-export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, level: ServerLevel, shards: number): Promise<ServerStatus[]> {
+export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, layout: { readonly level: ServerLevel; readonly shards: number }): Promise<ServerStatus[]> {
+  const { level, shards } = layout;
   const servers = (await redis.smembers(keys.servers)).sort();
   const [seconds = '0', micros = '0'] = await redis.time();
   const now = Number(seconds) * 1000 + Number(micros) / 1000;
