@@ -1,5 +1,10 @@
 import { cidrContains, ipBits, parseCidr, serverOfAddress, type Cidr } from '@crawlq/urls';
-import type { RateLimit } from './policy.js';
+
+/** At most `max` starts per `durationMs` (the same shape as the policy's `RateLimit`; declared here so the two files do not import each other). */
+interface RateLimit {
+  readonly max: number;
+  readonly durationMs: number;
+}
 
 /** The limits of one server (the machine an address belongs to), over every group it serves. */
 export interface ServerLimits {
