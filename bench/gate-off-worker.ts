@@ -31,6 +31,7 @@ const openGate: GroupLimiter = {
   status: (): Promise<GroupStatus> => Promise.reject(new Error('the open gate keeps no status')),
   list: () => Promise.resolve([]),
   globalStatus: () => Promise.resolve({ rate: null, paceMs: 0, admitted: 0, deferred: 0 }),
+  servers: () => Promise.resolve([]),
 };
 
 const concurrency = Number(process.argv[2] ?? '16');

@@ -20,6 +20,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   politeness: () => benchPoliteness(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
+  'server-gate': async () => (await import('./server-gate.js')).benchServerGate(log),
   'seen-set': () => benchSeenSet(log),
   shards: async () => (await import('./shards.js')).benchShards(log),
   sinks: () => benchSinks(log),

@@ -44,6 +44,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: 'Inspect, pause and resume politeness groups (domains) for the whole fleet',
     load: async () => (await import('./commands/group.js')).registerGroup,
   },
+  server: {
+    term: 'server',
+    description: "Inspect the servers (addresses) behind the crawl's hosts: the second level of politeness",
+    load: async () => (await import('./commands/server.js')).registerServer,
+  },
   dlq: {
     term: 'dlq',
     description: 'Review dead letters: jobs that used all their attempts or failed permanently',

@@ -12,6 +12,7 @@ export function formatDefault(name: OptionName, options: { markdown?: boolean } 
   if (value === undefined) return 'unset';
   const kind = optionValueKind(name);
   if (kind === 'rate') return formatRate(value as { max: number; durationMs: number } | null);
+  if (value === null) return literal('none');
   if (kind === 'duration' && typeof value === 'number') return formatDuration(value);
   if (kind === 'bytes' && typeof value === 'number') return formatBytes(value) ?? literal(String(value));
   if (Array.isArray(value)) return value.length === 0 ? 'none' : value.join(', ');

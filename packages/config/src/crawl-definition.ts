@@ -165,6 +165,8 @@ export function formatOptionValue(name: OptionName, value: unknown): string {
   if (kind === 'rate') return value === null ? 'none' : formatRate(value as Rate);
   if (kind === 'duration' && typeof value === 'number') return formatDuration(value);
   if (OPTION_TABLE[name].flag === undefined) return canonicalJson(value);
+  if (value === null) return 'none';
+  if (name === 'serverRate' && typeof value === 'object') return formatRate(value as Rate);
   if (Array.isArray(value)) return value.length === 0 ? '""' : value.map(String).join(',');
   if (typeof value === 'string') return value;
   return canonicalJson(value);

@@ -102,6 +102,29 @@ const rate = z.preprocess((value) => {
   return parsed === undefined ? value : parsed;
 }, rateSchema.nullable());
 
+/** A server rate: `auto` (derived from --rate, see limitPolicyFrom), MAX/DURATION, or none. */
+const serverRate = z.preprocess((value) => {
+  if (typeof value !== 'string' || value.trim().toLowerCase() === 'auto') return typeof value === 'string' ? 'auto' : value;
+  const parsed = parseRate(value);
+  return parsed === undefined ? value : parsed;
+}, z.union([z.literal('auto'), rateSchema.nullable()], { error: 'expected auto, MAX/DURATION such as 10/1s, or none' }));
+
+/** A count or none (no cap). */
+const countOrNone = z.preprocess((value) => {
+  if (typeof value !== 'string') return value;
+  if (value.trim().toLowerCase() === 'none') return null;
+  return /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+}, z.number({ error: 'expected a whole number of 1 or more, or none' }).int().min(1).max(1_000_000).nullable());
+
+/** A server rule from the config file (or the shipped CDN list): an address range with its own server limits, or none. */
+export const serverRuleSchema = z.strictObject({
+  cidr: z.string().min(1),
+  rate: rate.optional(),
+  concurrency: integer(1, 1_000_000).nullable().optional(),
+  unlimited: z.boolean().optional(),
+  name: z.string().min(1).max(100).optional(),
+});
+
 const list = z.preprocess(
   (value) =>
     typeof value === 'string'
@@ -218,6 +241,15 @@ export const OPTION_TABLE = {
   burst: { scope: 'fleet', flag: '--burst', env: 'CRAWLQ_BURST', schema: integer(1, 10_000), default: 1, doc: 'Starts a group may make back to back (1: evenly spaced)' },
   domainConcurrency: { scope: 'fleet', flag: '--domain-concurrency', env: 'CRAWLQ_DOMAIN_CONCURRENCY', schema: integer(1, 10_000), default: 2, doc: 'Per-group requests in flight, across all workers' },
   globalRate: { scope: 'fleet', flag: '--global-rate', env: 'CRAWLQ_GLOBAL_RATE', schema: rate, default: null, doc: 'Request starts of the whole crawl, all groups and workers together, MAX/DURATION or none (enforced by the group gate; with --shards S each shard paces a whole share of it, so MAX >= S)' },
+  serverRate: { scope: 'fleet', flag: '--server-rate', env: 'CRAWLQ_SERVER_RATE', schema: serverRate, default: 'auto', doc: 'Request starts per server (the address a connection goes to: IPv4 address, IPv6 /64), over every group behind it and across all workers, MAX/DURATION or none; auto: 4 times --rate, which a one-host crawl never reaches' },
+  serverConcurrency: { scope: 'fleet', flag: '--server-concurrency', env: 'CRAWLQ_SERVER_CONCURRENCY', schema: countOrNone, default: null, doc: 'Requests in flight per server, over every group behind it and across all workers, or none' },
+  serverPrefixV4: { scope: 'fleet', flag: '--server-prefix-v4', env: 'CRAWLQ_SERVER_PREFIX_V4', schema: integer(8, 32), default: 32, doc: 'Leading bits of an IPv4 address that name its server (32: each address is a server)' },
+  serverPrefixV6: { scope: 'fleet', flag: '--server-prefix-v6', env: 'CRAWLQ_SERVER_PREFIX_V6', schema: integer(8, 128), default: 64, doc: 'Leading bits of an IPv6 address that name its server (64: one machine usually holds a whole /64)' },
+  serverRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(serverRuleSchema), default: [], doc: 'Config file only: per-server limits by address range, {cidr, rate?, concurrency?, unlimited?, name?}, first match wins, before the CDN list' },
+  cdnRanges: { scope: 'fleet', flag: '--cdn-ranges', env: 'CRAWLQ_CDN_RANGES', schema: boolean, default: true, doc: "Treat the major CDNs' published address ranges (a data file shipped with crawlq) as unlimited servers: an edge serving thousands of sites is not one machine" },
+  dnsServers: { scope: 'fleet', flag: '--dns-servers', env: 'CRAWLQ_DNS_SERVERS', schema: list, default: [], doc: 'DNS servers (host or host:port, comma-separated) to resolve with; unset: the system resolver' },
+  dnsTtlMin: { scope: 'fleet', flag: '--dns-ttl-min', env: 'CRAWLQ_DNS_TTL_MIN', schema: positiveDuration, default: 60_000, doc: "Shortest time a host's address is kept (fleet-wide, in Redis): its server, as every worker sees it, changes no more often" },
+  dnsTtlMax: { scope: 'fleet', flag: '--dns-ttl-max', env: 'CRAWLQ_DNS_TTL_MAX', schema: positiveDuration, default: 900_000, doc: "Longest time a host's address is kept, whatever its DNS record's TTL says" },
   groupRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(z.strictObject({ match: z.string().min(1), group: z.string().regex(GROUP_NAME_PATTERN, 'letters, digits and . _ : ~ - only') })), default: [], doc: 'Config file only: custom groups, {match: host glob, group: name}, first match wins' },
   limitRules: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(limitRuleSchema), default: [], doc: 'Config file only: per-group overrides by host glob, first match wins' },
   adaptive: { scope: 'fleet', flag: '--adaptive', env: 'CRAWLQ_ADAPTIVE', schema: boolean, default: false, doc: "Adapt each group's pace between --adaptive-floor and its limits to the latency and errors all workers see: cut on congestion, regained step by step (limitRules may set adaptive per group)" },

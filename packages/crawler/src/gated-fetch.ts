@@ -105,7 +105,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const answer = await gate.pass(request.group, request.kind === 'first' ? firstRequest : laterRequest);
+        const answer = await gate.pass(request.group, { ...(request.kind === 'first' ? firstRequest : laterRequest), host: hostOf(request.url) });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();
@@ -141,6 +141,15 @@ function openGateSession(options: GatedFetchOptions): GateSession {
     return end(outcome);
   };
   return { start, end, finish, hooks, waitMs: () => waitMs, requestedAt: () => requestedAt };
+}
+
+/** A URL's host name (the server gate resolves it); undefined for text that is no URL (the fetch fails on it). */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a retry or redirect hook still at the gate throws once its fetch is over (nobody awaits it). */

@@ -39,6 +39,11 @@ export interface RequestOutcome {
 export interface GateOptions {
   /** A release changed its group's adaptive pace (the worker logs it and counts it). Must not throw. */
   readonly onPaceChange?: (change: PaceChange) => void;
+  /**
+   * The address a host's connections go to (see AddressBook): the request's
+   * server must admit it too. Undefined (or no answer): the group's gate only.
+   */
+  readonly addressOf?: (host: string) => Promise<string | undefined>;
 }
 
 /**
@@ -140,8 +145,10 @@ export class GroupGate {
   async pass(group: string, options: PassOptions): Promise<{ readonly admitted: true; readonly lease: GateLease } | GateDenial> {
     const limiter = this.#limiter;
     await this.#untilNear(group, options);
+    // Asked each time: a host whose address changed moves to its new server's gate.
+    const address = options.host === undefined ? undefined : await this.#options.addressOf?.(options.host);
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
-      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress });
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
       try {
         const waitMs = admission.localStartAt - performance.now();
@@ -192,6 +199,8 @@ export class GroupGate {
 export interface PassOptions {
   /** Longest in-process wait for a reserved start; longer waits are denials. */
   readonly maxInlineWaitMs: number;
+  /** The request's host: its address names the server whose gate it also passes (see GateOptions.addressOf). */
+  readonly host?: string | undefined;
   readonly signal?: AbortSignal | undefined;
   /** The start slot the release step gave the job (`CrawlJobData.due`, Redis clock). */
   readonly due?: number | undefined;

@@ -33,5 +33,6 @@ export {
   type GroupList,
   type GroupOverview,
 } from './admin/group-admin.js';
+export { listServers, serversOfGroups, type ServerOverview } from './admin/server-admin.js';
 export { Seeding } from './runtime/seeding.js';
 export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-seeding.js';

@@ -53,7 +53,7 @@ export interface CrawlJobContext {
   /** Called once per skipped record written (robots.txt, a redirect not followed); awaited as `onPage` is. */
   readonly onSkipped?: (record: SkippedRecord) => void | Promise<void>;
   /** Called when the gate or a server's Retry-After defers the job (metrics). */
-  readonly onDeferred?: (reason: DeferReason) => void;
+  readonly onDeferred?: (reason: DeferReason, retryInMs: number) => void;
   /**
    * Aborted with a WorkerStoppingError when the worker stops and the grace
    * period is over: the fetch and gate waits stop, the slot is given back and
@@ -438,7 +438,7 @@ async function translateError(
   }
   const deferral = deferralOf(error);
   if (deferral) {
-    context.onDeferred?.(deferral.reason);
+    context.onDeferred?.(deferral.reason, deferral.retryInMs);
     let retryInMs = deferral.retryInMs;
     if (deferral.reason === 'paused' || deferral.reason === 'robots') {
       const now = Date.now();

@@ -1,5 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import type https from 'node:https';
 import type { ClientRequest } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
@@ -12,6 +12,7 @@ import { drainRedirectBody } from './drain-redirect-body.js';
 import { noResponseFailure, PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
 import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
 import { resolveFetcherOptions } from './fetcher-options.js';
+import { keyedAgents } from './keyed-agents.js';
 import type { AttemptHooks, Fetcher, FetchRequest, FetchResult, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
 import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
 import { ExchangeRecorder, type RawExchange } from './raw-exchange.js';
@@ -113,8 +114,9 @@ class GotFetcher implements Fetcher {
       // Reuse the most recently used socket: the least likely to have been closed by the server.
       scheduling: 'lifo' as const,
     };
-    this.#httpAgent = new http.Agent(agentOptions);
-    this.#httpsAgent = new https.Agent(agentOptions);
+    const agents = keyedAgents(agentOptions, config.connectionKey);
+    this.#httpAgent = agents.http;
+    this.#httpsAgent = agents.https;
     this.#got = got.extend(this.#gotOptions());
   }
 

@@ -86,7 +86,17 @@ export interface FetcherOptions {
    * @default undefined (node:dns lookup, i.e. getaddrinfo)
    */
   readonly resolve?: HostResolver;
+  /**
+   * Pooled keep-alive sockets are also keyed by this (say, the address `resolve`
+   * currently gives the host): when it changes, the next request opens a new
+   * connection rather than reusing one to the old address.
+   * @default undefined (sockets keyed by host and port, as Node does)
+   */
+  readonly connectionKey?: ConnectionKey;
 }
+
+/** A pool key part for a hostname; undefined adds nothing. Must be quick (called for every request). */
+export type ConnectionKey = (hostname: string) => string | undefined;
 
 /** {@link FetcherOptions} with every default applied. */
 export interface ResolvedFetcherOptions {
@@ -100,6 +110,7 @@ export interface ResolvedFetcherOptions {
   readonly allowPrivateNetwork: boolean;
   readonly isAddressAllowed: AddressPolicy | undefined;
   readonly resolve: HostResolver | undefined;
+  readonly connectionKey: ConnectionKey | undefined;
 }
 
 /** Default `User-Agent`. */
@@ -145,5 +156,6 @@ export function resolveFetcherOptions(options: FetcherOptions = {}): ResolvedFet
     allowPrivateNetwork: options.allowPrivateNetwork ?? false,
     isAddressAllowed: options.isAddressAllowed,
     resolve: options.resolve,
+    connectionKey: options.connectionKey,
   };
 }

@@ -5,6 +5,7 @@ export { DEFAULT_ACCEPT, DEFAULT_USER_AGENT, resolveFetcherOptions } from './fet
 export type {
   AddressPolicy,
   AgentOptions,
+  ConnectionKey,
   FetcherOptions,
   HostResolver,
   ResolvedFetcherOptions,

@@ -8,10 +8,15 @@ export interface Lease {
    * that cut's episode. Unset: the lease's reserved start stands in.
    */
   readonly admittedAt?: number;
+  /** The server whose concurrency cap this start also holds (see `AcquireRequest.address`): release gives that slot back too. */
+  readonly server?: string;
 }
 
-/** Why a request may not start now: the group's rate, its concurrency cap, its pause, or the crawl-wide cap. */
-export type DenialReason = 'rate' | 'concurrency' | 'paused' | 'global-rate';
+/**
+ * Why a request may not start now: the group's rate, its concurrency cap, its
+ * pause, the crawl-wide cap, or its server's rate or concurrency cap.
+ */
+export type DenialReason = 'rate' | 'concurrency' | 'paused' | 'global-rate' | 'server-rate' | 'server-concurrency';
 
 /** The gate's answer to `acquire`. */
 export type Admission =

@@ -32,6 +32,8 @@ import {
 } from './policy.js';
 import { RedisClock } from './redis-clock.js';
 import { resolveLimits, type ResolvedLimits } from './resolve-limits.js';
+import { ServerLevel, serverKeys, type ServerKeys } from './server-level.js';
+import { readServerStatuses, type ServerStatus } from './server-status.js';
 import type { RedisClient } from '@crawlq/redis';
 
 /** Options for `createGroupLimiter`. */
@@ -81,6 +83,12 @@ export interface AcquireRequest {
    * the next one to start where it was. The key must share the group's hash slot.
    */
   readonly progress?: { readonly jobKey: string; readonly value: number } | undefined;
+  /**
+   * The address the request's connection goes to (as resolved for it): its
+   * server (the policy's `servers`: the address, IPv6 by its /64) must admit
+   * the start too, in the same script. Unset: the group's gate only.
+   */
+  readonly address?: string | undefined;
 }
 
 /** What a `runPaced` caller adds: its operation's name (for errors), and its own keys and arguments. */
@@ -167,6 +175,8 @@ export interface GroupLimiter {
   list(): Promise<GroupStatus[]>;
   /** The crawl-wide cap in force (the stored policy's) and its counters. */
   globalStatus(): Promise<GlobalStatus>;
+  /** Every server the server level admitted a start for, sorted by name (refreshes the policy first). */
+  servers(): Promise<ServerStatus[]>;
 }
 
 /** Version a limiter assumes while no policy is stored. */
@@ -202,6 +212,8 @@ class RedisGroupLimiter implements GroupLimiter {
   readonly #limits = new Map<string, ResolvedLimits>();
   readonly #clock = new RedisClock();
   readonly #shard: { readonly index: number; readonly count: number };
+  readonly #serverKeys: ServerKeys;
+  #serverLevel: ServerLevel;
   #reloading: Promise<LimitPolicy | null> | undefined;
 
   constructor(options: GroupLimiterOptions) {
@@ -217,6 +229,8 @@ class RedisGroupLimiter implements GroupLimiter {
       throw new GroupLimiterArgumentError(`shard must be { index, count } with 0 <= index < count, got ${JSON.stringify(shard)}`, { operation: 'createGroupLimiter', argument: 'shard' });
     }
     this.#shard = shard;
+    this.#serverKeys = serverKeys(options.prefix);
+    this.#serverLevel = new ServerLevel(this.#policy, this.#serverKeys, shard);
   }
 
   async setPolicy(input: LimitPolicyInput): Promise<SetPolicyResult> {
@@ -247,12 +261,16 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(leaseId, 'leaseId', 'acquire');
     const maxInlineWaitMs = request.maxInlineWaitMs ?? 0;
     checkDuration(maxInlineWaitMs, 'maxInlineWaitMs', 'acquire');
+    // A bad address is the caller's mistake, said before any round trip.
+    this.#serverCall(request.address);
     let sentAt = 0;
+    let server: ReturnType<ServerLevel['call']> | undefined;
     const reply = await this.#call('acquire', acquireScript, () => {
       sentAt = performance.now();
       const limits = this.#resolved(group);
+      server = this.#serverCall(request.address);
       return {
-        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global, request.progress?.jobKey ?? this.#keys.group(group)],
+        keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global, request.progress?.jobKey ?? this.#keys.group(group), ...server.keys],
         args: [
           this.#version,
           group,
@@ -271,6 +289,7 @@ class RedisGroupLimiter implements GroupLimiter {
           this.#adaptive.risePerSecond,
           request.slot === undefined ? '' : request.slot,
           request.progress?.value ?? '',
+          ...server.args,
         ],
       };
     });
@@ -286,7 +305,7 @@ class RedisGroupLimiter implements GroupLimiter {
         startAt,
         ...this.#localStart(group, startAt, receivedAt + startInMs),
         confirmBeforeStart: asNumber(reply[4]) === 1,
-        lease: { group, leaseId, admittedAt: asNumber(reply[3]) },
+        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.capped === true && server.server !== undefined ? { server: server.server } : {}) },
       };
     }
     const wakeInMs = asNumber(reply[1]);
@@ -302,9 +321,28 @@ class RedisGroupLimiter implements GroupLimiter {
         return { admitted: false, retryInMs, reason: 'rate' };
       case ScriptCode.DeniedGlobalRate:
         return { admitted: false, retryInMs, reason: 'global-rate' };
+      case ScriptCode.DeniedServerRate:
+        return { admitted: false, retryInMs, reason: 'server-rate' };
+      case ScriptCode.DeniedServerConcurrency:
+        return { admitted: false, retryInMs, reason: 'server-concurrency' };
       default:
         throw unexpectedReply('acquire', reply);
     }
+  }
+
+  /** The server level's keys and arguments for `address` (none without one, or with no server limits). */
+  #serverCall(address: string | undefined): ReturnType<ServerLevel['call']> {
+    try {
+      return this.#serverLevel.call(address, this.#keys.policy);
+    } catch {
+      throw new GroupLimiterArgumentError(`address must be an IP address, got ${JSON.stringify(String(address).slice(0, 100))}`, { operation: 'acquire', argument: 'address' });
+    }
+  }
+
+  /** A server concurrency slot goes back with its lease (ZREM is idempotent, like release). */
+  async #releaseServer(lease: Lease): Promise<void> {
+    if (lease.server === undefined) return;
+    await this.#redis.zrem(this.#serverKeys.leases(lease.server), lease.leaseId).catch(() => undefined);
   }
 
   localTimeOf(_group: string, redisMs: number): number | undefined {
@@ -324,7 +362,10 @@ class RedisGroupLimiter implements GroupLimiter {
       throw redisFailure('retakeLateStart', error);
     }
     if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('retakeLateStart', reply);
-    if (reply[0] === ScriptCode.DeniedRate) return null;
+    if (reply[0] === ScriptCode.DeniedRate) {
+      await this.#releaseServer(lease);
+      return null;
+    }
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply('retakeLateStart', reply);
     const startAt = asNumber(reply[1]);
     return { startAt, ...this.#localStart(lease.group, startAt, performance.now()) };
@@ -333,10 +374,12 @@ class RedisGroupLimiter implements GroupLimiter {
   async abandon(lease: Lease): Promise<void> {
     checkName(lease.group, 'group', 'abandon');
     checkName(lease.leaseId, 'leaseId', 'abandon');
+    const server = this.#releaseServer(lease);
     await this.#call('abandon', releaseScript, () => ({
       keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
       args: [this.#version, lease.leaseId, '', '', this.#policy.leaseMs, 0, 0, 0, '1', '0'],
     }));
+    await server;
   }
 
   async reportSlip(group: string, lateMs: number): Promise<void> {
@@ -364,6 +407,8 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   async #release(lease: Lease, outcome: Outcome): Promise<PaceChange | null> {
+    // The server's slot goes back in parallel: its own round trip, only for a server with a concurrency cap.
+    const server = this.#releaseServer(lease);
     const reply = await this.#call('release', releaseScript, () => {
       const adaptive = this.#adaptive;
       return {
@@ -390,6 +435,7 @@ class RedisGroupLimiter implements GroupLimiter {
         ],
       };
     });
+    await server;
     return paceChangeOf(lease.group, reply);
   }
 
@@ -436,6 +482,8 @@ class RedisGroupLimiter implements GroupLimiter {
       throw redisFailure('confirmStart', error);
     }
     if (!Array.isArray(reply) || reply.length === 0) throw unexpectedReply('confirmStart', reply);
+    // A start given back here gives its server slot back too.
+    if (reply[0] !== ScriptCode.Ok) await this.#releaseServer(lease);
     switch (reply[0]) {
       case ScriptCode.Ok:
         return { go: true };
@@ -476,6 +524,15 @@ class RedisGroupLimiter implements GroupLimiter {
     const [status] = await this.#readStatus([group]);
     if (!status) throw unexpectedReply('status', []);
     return status;
+  }
+
+  async servers(): Promise<ServerStatus[]> {
+    await this.#reload('servers');
+    try {
+      return await readServerStatuses(this.#redis, this.#serverKeys, { level: this.#serverLevel, shards: this.#shard.count });
+    } catch (error) {
+      throw redisFailure('servers', error);
+    }
   }
 
   async list(): Promise<GroupStatus[]> {
@@ -610,6 +667,12 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#policy = policy;
     this.#version = version;
     this.#limits.clear();
+    this.#serverLevel = new ServerLevel(policy, this.#serverKeys, this.#shard);
+  }
+
+  /** The server level under the policy in use (see server-level.ts). */
+  get serverLevel(): ServerLevel {
+    return this.#serverLevel;
   }
 
   /**

@@ -19,6 +19,8 @@ export {
 } from './policy.js';
 export { ADAPTIVE_IMPLIED_CONCURRENCY, paceIntervalMs, resolveLimits, type ResolvedLimits } from './resolve-limits.js';
 export { limiterKeys, type LimiterKeys } from './keys.js';
+export { DEFAULT_SERVER_POLICY, ServerLimitsBook, type ServerLimits, type ServerPolicy, type ServerPolicyInput, type ServerRule, type ServerTarget } from './server-policy.js';
+export { mergeServerStatuses, type ServerStatus } from './server-status.js';
 export { ScriptCode } from './commands/script-code.js';
 export { PACED_GROUPS_INCLUDE, luaPolicyCheck } from './commands/limiter-lua.js';
 export {

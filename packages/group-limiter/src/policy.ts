@@ -1,5 +1,6 @@
 import { isHostGlob } from '@crawlq/urls';
 import { InvalidLimitPolicyError } from './errors.js';
+import { DEFAULT_SERVER_POLICY, normalizeServerPolicy, type ServerPolicy, type ServerPolicyInput } from './server-policy.js';
 
 /** At most `max` request starts per `durationMs`. */
 export interface RateLimit {
@@ -121,6 +122,14 @@ export interface LimitPolicy {
    * @default DEFAULT_ADAPTIVE_PACING (off)
    */
   readonly adaptive?: AdaptivePacing;
+  /**
+   * The server level of the gate: limits per server (the address a request's
+   * connection goes to), over all the groups behind it, admitted in the same
+   * script as the group's. Optional in the type for policies written before
+   * it existed; `normalizePolicy` fills it in.
+   * @default DEFAULT_SERVER_POLICY (no server limits)
+   */
+  readonly servers?: ServerPolicy;
 }
 
 /** A `LimitPolicy` with every field optional; missing fields take the documented defaults. */
@@ -135,6 +144,7 @@ export interface LimitPolicyInput {
   readonly spacingMargin?: number;
   readonly globalRate?: RateLimit | null;
   readonly adaptive?: Partial<AdaptivePacing>;
+  readonly servers?: ServerPolicyInput;
 }
 
 /** Adaptive pacing as `normalizePolicy` fills it in: off, floor 0.1, 0.01 per second back up. */
@@ -174,6 +184,7 @@ export const DEFAULT_LIMIT_POLICY: LimitPolicy = Object.freeze({
   spacingMargin: DEFAULT_SPACING_MARGIN,
   globalRate: null,
   adaptive: DEFAULT_ADAPTIVE_PACING,
+  servers: DEFAULT_SERVER_POLICY,
 });
 
 /**
@@ -200,6 +211,7 @@ export function normalizePolicy(input: LimitPolicyInput, operation = 'normalizeP
     spacingMargin: check.number(input.spacingMargin ?? DEFAULT_SPACING_MARGIN, 'spacingMargin', { min: 0, max: 1 }),
     globalRate: check.rate(input.globalRate ?? null, 'globalRate'),
     adaptive: check.adaptive(input.adaptive ?? {}),
+    servers: normalizeServerPolicy(input.servers ?? {}, check.issues),
   };
   if (policy.backoff429.maxMs < policy.backoff429.baseMs) check.issues.push('backoff429.maxMs must be >= backoff429.baseMs');
   if (check.issues.length > 0) throw new InvalidLimitPolicyError(check.issues, { operation });

@@ -1,5 +1,6 @@
 import { createGroupLimiter, type GroupLimiter } from './group-limiter.js';
 import type { GroupStatus } from './group-status.js';
+import { mergeServerStatuses } from './server-status.js';
 import type { RedisClient } from '@crawlq/redis';
 
 /**
@@ -57,6 +58,9 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
     async list() {
       const lists = await Promise.all(shards.map((limiter) => limiter.list()));
       return lists.flat().sort((a: GroupStatus, b: GroupStatus) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
+    },
+    async servers() {
+      return mergeServerStatuses(await Promise.all(shards.map((limiter) => limiter.servers())));
     },
     // Each shard paces its share of the crawl-wide cap (see GroupLimiterOptions.shard): the crawl's
     // pace is theirs together (their rates add up).

@@ -14,7 +14,20 @@ export interface PageObservation {
  * Gate denial reasons a label may take. Anything else is counted as `other`,
  * so no caller can grow the label set.
  */
-export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'robots', 'other'] as const;
+export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'server-rate', 'server-concurrency', 'robots', 'other'] as const;
+
+/**
+ * The gate level a denial came from (`crawlq_gate_deferred_seconds{level}`):
+ * the group's own limits, its server's, the crawl-wide cap, or robots.txt.
+ */
+export const GATE_LEVELS = ['group', 'server', 'crawl', 'robots'] as const;
+
+function levelOf(reason: string): (typeof GATE_LEVELS)[number] {
+  if (reason.startsWith('server-')) return 'server';
+  if (reason === 'global-rate') return 'crawl';
+  if (reason === 'robots') return 'robots';
+  return 'group';
+}
 
 /**
  * Why an adaptive pace changed, as a label: the cut's signal class, or
@@ -57,6 +70,7 @@ export class CrawlMetrics {
   readonly #paceChanges: Counter<'direction' | 'reason'>;
   readonly #fetch: Histogram;
   readonly #gateWait: Histogram;
+  readonly #deferredWait: Histogram<'level'>;
   readonly #counts = { pages: 0, retries: 0, deadLetters: 0, statuses: {} as Record<string, number> };
 
   constructor(options: { registry?: Registry; processMetrics?: boolean } = {}) {
@@ -84,6 +98,13 @@ export class CrawlMetrics {
       name: 'crawlq_gate_wait_seconds',
       help: 'Time a job waited in-process for its group gate before its request',
       buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#deferredWait = new Histogram({
+      name: 'crawlq_gate_deferred_seconds',
+      help: 'How long the gate sent a job away for when it denied it, by the level that denied it: group, server, crawl (--global-rate) or robots',
+      labelNames: ['level'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
     // Zero series up front: a rate() over a counter that appears late misses its first step.
@@ -117,8 +138,10 @@ export class CrawlMetrics {
     this.#counts.deadLetters += 1;
   }
 
-  denied(reason: string): void {
+  /** A job the gate deferred, why, and for how long (ms; when known, it is observed by the denying level). */
+  denied(reason: string, retryInMs?: number): void {
     this.#denials.labels((DENIAL_REASONS as readonly string[]).includes(reason) ? reason : 'other').inc();
+    if (retryInMs !== undefined && Number.isFinite(retryInMs) && retryInMs >= 0) this.#deferredWait.labels(levelOf(reason)).observe(retryInMs / 1000);
   }
 
   paceChanged(change: PaceChangeObservation): void {

@@ -10,7 +10,7 @@ import type { FleetState, FleetStateReader } from './fleet-state.js';
 export const FLEET_SCRAPE_WAIT_MS = 500;
 
 /**
- * `crawlq_queue_jobs{state}` and `crawlq_groups{state}`, read from Redis at
+ * `crawlq_queue_jobs{state}`, `crawlq_groups{state}` and `crawlq_servers{state}`, read from Redis at
  * scrape time (at most `FLEET_SCRAPE_WAIT_MS` waited for). When Redis does
  * not answer, the figures of the last good read stay, `crawlq_fleet_read_ok`
  * turns 0 and `crawlq_fleet_read_age_seconds` says how old they are.
@@ -45,6 +45,17 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
       this.reset();
       const { value: state } = await snapshot();
       if (state) for (const [name, value] of Object.entries(state.groups) as [string, number][]) this.labels(name).set(value);
+    },
+  });
+  new Gauge({
+    name: 'crawlq_servers',
+    help: 'Servers (the addresses behind the hosts) the server level counted, by state, fleet-wide: known, active (requests in flight, capped servers only), blocked (at their concurrency cap), waiting (denied requests wait for a slot)',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      if (state) for (const [name, value] of Object.entries(state.servers) as [string, number][]) this.labels(name).set(value);
     },
   });
   new Gauge({

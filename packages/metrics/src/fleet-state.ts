@@ -1,5 +1,5 @@
 import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
-import { createShardLimiters, type GroupLimiter } from '@crawlq/group-limiter';
+import { createShardLimiters, mergeServerStatuses, type GroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { BoundedRead, type BoundedReadResult } from './bounded-read.js';
 
@@ -24,9 +24,22 @@ export interface GroupCounts {
   readonly slowed: number;
 }
 
+/** Servers (addresses) the server level counted, fleet-wide. */
+export interface ServerCounts {
+  /** Servers the server level admitted a start for. */
+  readonly known: number;
+  /** Servers with a request in flight (only servers with a concurrency cap count their requests). */
+  readonly active: number;
+  /** Servers at their concurrency cap. */
+  readonly blocked: number;
+  /** Servers with denied requests waiting for a slot on them now. */
+  readonly waiting: number;
+}
+
 export interface FleetState {
   readonly queue: QueueJobCounts;
   readonly groups: GroupCounts;
+  readonly servers: ServerCounts;
 }
 
 export interface FleetStateReaderOptions {
@@ -93,6 +106,13 @@ export class FleetStateReader {
       if (group.effectiveConcurrency !== null && group.inFlight >= group.effectiveConcurrency) groups.blocked += 1;
       if (group.paceFactor < 1) groups.slowed += 1;
     }
-    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups };
+    const servers = { known: 0, active: 0, blocked: 0, waiting: 0 };
+    for (const server of mergeServerStatuses(await Promise.all(this.#limiters.limiters.map((limiter) => limiter.servers())))) {
+      servers.known += 1;
+      if ((server.inFlight ?? 0) > 0) servers.active += 1;
+      if (server.limits.concurrency !== null && (server.inFlight ?? 0) >= server.limits.concurrency) servers.blocked += 1;
+      if (server.waiting > 0) servers.waiting += 1;
+    }
+    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups, servers };
   }
 }

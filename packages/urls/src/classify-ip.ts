@@ -126,7 +126,7 @@ function classifyIpv6(g: Ipv6): IpClass {
 }
 
 /** Strict dotted decimal (no leading zeros: `010` means 8 to some parsers). */
-function parseIpv4(text: string): number | undefined {
+export function parseIpv4(text: string): number | undefined {
   const parts = text.split('.');
   if (parts.length !== 4) return undefined;
   let value = 0;
@@ -139,7 +139,7 @@ function parseIpv4(text: string): number | undefined {
   return value;
 }
 
-function parseIpv6(input: string): Ipv6 | undefined {
+export function parseIpv6(input: string): Ipv6 | undefined {
   let text = input;
   if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
   const zone = text.indexOf('%');

@@ -11,6 +11,7 @@ export { parsePattern } from './parse-pattern.js';
 export { InvalidPatternError } from './invalid-pattern-error.js';
 export { hostMatchesGlob, isHostGlob } from './host-glob.js';
 export { classifyIp, isPublicIp } from './classify-ip.js';
+export { cidrContains, formatIp, ipBits, parseCidr, serverOfAddress, type Cidr, type IpBits } from './ip-prefix.js';
 export type { IpClass } from './classify-ip.js';
 export { InvalidIpError } from './invalid-ip-error.js';
 export { redactConnectionUrl, redactOutput, redactText, redactUrl, withoutUserinfo } from './redact-url.js';

@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
+import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -30,12 +30,14 @@ export function registerGroup(program: Command): void {
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     // The dashboard's overview page shows the same list.
-    const { groups, global } = await withServices(config, (services) => listGroups(services));
+    const { groups, global, servers } = await withServices(config, async (services) => ({ ...(await listGroups(services)), servers: await serversOfGroups(services) }));
+    // A host group carries its port; the hosts resolved are names without one.
+    const serversOf = (group: string): string[] => servers.get(group) ?? servers.get(group.replace(/:\d+$/, '')) ?? [];
     if (flags.json === true) {
-      process.stdout.write(`${JSON.stringify(groups)}\n`);
+      process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, servers: serversOf(status.group) })))}\n`);
       return;
     }
-    process.stdout.write(`${formatGroups(groups)}\n${formatGlobal(global)}\n`);
+    process.stdout.write(`${formatGroups(groups, serversOf)}\n${formatGlobal(global)}\n`);
   });
 
   addConfigOptions(
@@ -62,15 +64,17 @@ export function registerGroup(program: Command): void {
   );
 }
 
-function formatGroups(groups: readonly GroupOverview[]): string {
+function formatGroups(groups: readonly GroupOverview[], serversOf: (group: string) => readonly string[]): string {
   if (groups.length === 0) return 'no groups yet';
   const now = Date.now();
   // late: starts a worker gave back or re-paced because its event loop made it miss the slot.
   // pace: the spacing the gate really enforces (rate plus its margin, or a longer Crawl-delay, over the adaptive share).
   // adaptive: the share of its limits the group runs at (--adaptive) and why it last changed.
-  const header = ['group', 'rate', 'pace', 'adaptive', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
+  // server: the address(es) its hosts resolve to, each with a gate of its own (`crawlq server list`).
+  const header = ['group', 'server', 'rate', 'pace', 'adaptive', 'burst', 'concurrency', 'in-flight', 'paused', 'admitted', 'deferred', 'late', 'waiting for'];
   const rows = groups.map((status) => [
     status.group,
+    serversOf(status.group).join(',') || '-',
     formatRate(status.limits.rate),
     formatPace(status.paceMs),
     formatAdaptive(status, now),

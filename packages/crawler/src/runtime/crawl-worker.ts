@@ -21,6 +21,7 @@ import { GroupWaits } from '../group-waits.js';
 import { describePaceChange } from '../pace-change.js';
 import { openRobotsPolicy } from './robots-fetch.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
+import { serverFetcherOptions, serverGateOptions } from './server-wiring.js';
 import type { PageRecord } from '../page-record.js';
 import { processCrawlJob } from '../process-crawl-job.js';
 import { settleWithin } from './settle-within.js';
@@ -60,8 +61,8 @@ export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
 /** What a worker reports as it goes, for metrics; every hook is optional. */
 export interface WorkerTelemetry {
   page?(record: PageRecord): void;
-  /** A job was deferred: by the group gate (`rate`, `global-rate`, `concurrency`, `paused`) or an unreachable robots.txt (`robots`). */
-  denied?(reason: string): void;
+  /** A job was deferred: by the group gate (`rate`, `global-rate`, `concurrency`, `paused`), its server (`server-rate`, `server-concurrency`) or an unreachable robots.txt (`robots`), for `retryInMs`. */
+  denied?(reason: string, retryInMs?: number): void;
   /** Requests repeated: got's retries inside a failed attempt, plus one when BullMQ will retry the attempt. */
   retried?(count: number): void;
   /** A job this process moved to the dead-letter queue, with its reason code. */
@@ -182,6 +183,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const stats = new CrawlStatsRecorder({ redis: services.redis, namespace: config.namespace, onError: (error) => log(`could not write page counters: ${String(error)}`, 'warn') });
   // Every cut of a group's adaptive pace is a large change: logged with the group and why.
   const gate = new GroupGate(services.limiter, {
+    ...serverGateOptions(services),
     onPaceChange: (change) => {
       log(describePaceChange(change));
       telemetry?.paceChanged?.(change);
@@ -241,7 +243,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       ...(fetching.robots ? { robots: fetching.robots } : {}),
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
-      onDeferred: (reason) => telemetry?.denied?.(reason),
+      onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
       onPage: (record) => {
         if (record.enqueued > 0) releaser.nudge();
         telemetry?.page?.(record);
@@ -550,7 +552,7 @@ class FetchingParts {
 
   refresh(): void {
     const config = this.#services.config;
-    const fetcherOptions = fetcherOptionsFrom(config);
+    const fetcherOptions = { ...fetcherOptionsFrom(config), ...serverFetcherOptions(this.#services) };
     const key = canonicalJson([fetcherOptions, config.ignoreRobots, config.robotsTtl, config.maxCrawlDelay, config.robotsRetryBudget, config.maxPause]);
     if (key === this.#key) return;
     const first = this.#key === '';

@@ -1,11 +1,16 @@
 import type { CrawlqConfig } from '@crawlq/config';
-import { DEFAULT_ADAPTIVE_PACING, type LimitPolicy } from '@crawlq/group-limiter';
+import { DEFAULT_ADAPTIVE_PACING, normalizePolicy, type LimitPolicy, type LimitPolicyInput } from '@crawlq/group-limiter';
+import { serverPolicyFrom } from './server-rules.js';
 
 /**
  * The fleet-wide politeness policy a config describes. A lease must outlive
  * one request, or a slow response would let a second request in early.
  */
 export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
+  return normalizePolicy(limitPolicyInputFrom(config), 'limitPolicyFrom');
+}
+
+function limitPolicyInputFrom(config: CrawlqConfig): LimitPolicyInput {
   return {
     defaults: { rate: config.rate, burst: config.burst, concurrency: config.domainConcurrency },
     rules: config.limitRules.map((rule) => ({
@@ -30,5 +35,6 @@ export function limitPolicyFrom(config: CrawlqConfig): LimitPolicy {
       floor: config.adaptiveFloor,
       risePerSecond: 0.5 / (config.adaptiveRecovery / 1_000),
     },
+    servers: serverPolicyFrom(config),
   };
 }

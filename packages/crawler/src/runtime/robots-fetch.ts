@@ -3,6 +3,7 @@ import { stateKeyPrefix } from '@crawlq/redis';
 import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
 import { GroupPausedError } from '../crawl-errors.js';
 import type { CrawlServices } from './crawl-services.js';
+import { serverGateOptions } from './server-wiring.js';
 import { GroupGate } from '../group-gate.js';
 import { createGatedFetch, type GatedFetch } from './one-off-fetch.js';
 
@@ -71,7 +72,7 @@ export function openRobotsPolicy(
     retryBudgetMs: config.robotsRetryBudget,
     maxRetryAfterMs: config.maxPause,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
-    fetchRobots: robotsFetchThrough(createGatedFetch({ gate: options.gate ?? new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
+    fetchRobots: robotsFetchThrough(createGatedFetch({ gate: options.gate ?? new GroupGate(services.limiter, serverGateOptions(services)), fetcher, groupOf: (url) => services.frontier.groupOf(url) }), {
       postponeWhenPaused: options.postponeWhenPaused === true,
     }),
   });

@@ -5,6 +5,7 @@ import { readSitemap } from '@crawlq/sitemaps';
 import { redactText, redactUrl } from '@crawlq/urls';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
+import { serverFetcherOptions, serverGateOptions } from './server-wiring.js';
 import { GroupGate } from '../group-gate.js';
 import { createGatedStream } from './one-off-fetch.js';
 import { readInBatches } from './read-in-batches.js';
@@ -55,8 +56,8 @@ export async function seedFromSitemaps(
   const { config } = services;
   const { log, signal } = options;
   const aborted = (): boolean => signal?.aborted === true;
-  const fetcher = createFetcher({ ...fetcherOptionsFrom(config), maxBodyBytes: MAX_SITEMAP_BYTES });
-  const open = createGatedStream({ gate: new GroupGate(services.limiter), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
+  const fetcher = createFetcher({ ...fetcherOptionsFrom(config), ...serverFetcherOptions(services), maxBodyBytes: MAX_SITEMAP_BYTES });
+  const open = createGatedStream({ gate: new GroupGate(services.limiter, serverGateOptions(services)), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
   const totals = { listed: 0, outOfScope: 0, failed: 0 };
   const counts = emptyEnqueueCounts();
   const warn = (url: string, error: unknown): void => {
@@ -131,7 +132,7 @@ function reasonOf(error: unknown): string {
 /** The `Sitemap:` lines of the robots.txt files of `origins` (`https://host/`; fetched through the gate, cached for the fleet). */
 export async function sitemapsFromRobots(services: CrawlServices, origins: readonly string[]): Promise<string[]> {
   const { config } = services;
-  const fetcher = createFetcher(fetcherOptionsFrom(config));
+  const fetcher = createFetcher({ ...fetcherOptionsFrom(config), ...serverFetcherOptions(services) });
   try {
     const robots = openRobotsPolicy(services, fetcher);
     const found = new Set<string>();

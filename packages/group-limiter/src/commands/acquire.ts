@@ -1,6 +1,7 @@
 import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
 import { LEASES_INCLUDE, luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
+import { SERVER_INCLUDE } from './server-lua.js';
 
 /**
  * Admission: pause, then concurrency (leases scored by expiry), then pacing (GCRA).
@@ -10,7 +11,8 @@ import { ScriptCode } from './script-code.js';
  * pacing, and takes its wake slot on the horizon of the limit that denied it, so
  * a global denial never delays the group's own backlog and vice versa.
  * KEYS: 1 policy hash, 2 group hash, 3 lease zset, 4 groups set, 5 global hash,
- *       6 the asking job's hash (progress mark; KEYS[2] again when there is none)
+ *       6 the asking job's hash (progress mark; KEYS[2] again when there is none),
+ *       7-9 the server level's (see SERVER_INCLUDE; KEYS[2] again when there is no server)
  * The cap counts the leases whose start is less than ARGV 11 away (`near`) or
  * past. A start reserved further ahead does not hold a slot while it waits, and
  * confirm-start checks the cap again when its time comes (the reply asks for
@@ -23,15 +25,16 @@ import { ScriptCode } from './script-code.js';
  *       13 '1' = the group adapts its pace, 14 adaptive floor, 15 adaptive rise per second,
  *       16 the start slot the release step gave the job ('' = none): sets the group's `lagMs`,
  *       17 the job's progress ('' = none): written to KEYS[6] if that job still exists, whatever
- *          the answer, so a job of several URLs records each one it moves on to in the same round trip
+ *          the answer, so a job of several URLs records each one it moves on to in the same round trip,
+ *       18-20 the server level's (see SERVER_INCLUDE)
  * An adapting group's limits (the longer of its interval and minimum interval,
  * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = defineLuaScript({
   name: 'acquire',
-  keys: 6,
-  includes: [CLOCK_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE],
+  keys: 9,
+  includes: [CLOCK_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE, SERVER_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
 if ARGV[17] ~= '' and redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HSET', KEYS[6], 'progress', ARGV[17]) end
 local now = now_ms()
@@ -87,6 +90,9 @@ local wait = allow_at - now
 if wait > max_inline then return deny(${ScriptCode.DeniedRate}, allow_at) end
 -- A short wait is reserved now: the caller sleeps and starts at allow_at.
 local start = math.max(now, allow_at)
+local server_denial
+start, server_denial = server_check(now, start)
+if server_denial then return server_denial end
 
 local global_interval = tonumber(ARGV[12])
 if global_interval > 0 then
@@ -105,6 +111,7 @@ if global_interval > 0 then
   redis.call('HSET', KEYS[5], 'tat', fmt(start + global_interval))
   redis.call('HINCRBY', KEYS[5], 'admitted', 1)
 end
+server_take(start, now)
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 keep_leases(KEYS[3], now)
 -- The group's fields change in one write (every command counts: this runs once per request).

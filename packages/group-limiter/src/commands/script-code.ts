@@ -14,4 +14,8 @@ export enum ScriptCode {
   Unchanged = 5,
   /** Denied: the crawl-wide cap (`globalRate`) does not allow a start soon enough. */
   DeniedGlobalRate = 6,
+  /** Denied: the server's rate (the address behind the group) does not allow a start soon enough. */
+  DeniedServerRate = 7,
+  /** Denied: every concurrency slot of the server is leased. */
+  DeniedServerConcurrency = 8,
 }

@@ -1,0 +1,214 @@
+import { lookup as systemLookup, Resolver } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { CrawlqConfig } from '@crawlq/config';
+import type { RedisClient } from '@crawlq/redis';
+
+/** A host's addresses as DNS gave them, and how long the answer holds (undefined: the record did not say). */
+export interface TtlAnswer {
+  readonly addresses: readonly string[];
+  readonly ttlMs?: number | undefined;
+}
+
+/** Resolves a host name with its record's TTL. */
+export type TtlLookup = (host: string) => Promise<TtlAnswer>;
+
+/** Options of {@link AddressBook}. */
+export interface AddressBookOptions {
+  readonly redis: RedisClient;
+  readonly namespace: string;
+  readonly lookup: TtlLookup;
+  /** Bounds of the time an address is kept (the record's TTL, clamped). */
+  readonly ttlMinMs: number;
+  readonly ttlMaxMs: number;
+}
+
+/** Hosts kept in this process's copy; past it the oldest go (they are read from Redis again). */
+const LOCAL_HOSTS = 10_000;
+
+const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
+
+/**
+ * Which address each host's connections go to, agreed fleet-wide: the first
+ * worker to resolve a host writes the address to Redis for the record's TTL
+ * (clamped to [ttlMinMs, ttlMaxMs]); every worker then uses that one, for
+ * the server gate (which server a request counts against) and for the
+ * socket (the fetcher's lookup), so the two cannot disagree. When the entry
+ * expires the host is resolved again: a host whose address changed moves to
+ * its new server within one TTL. Each process keeps a copy until the Redis
+ * entry's expiry, so a page costs no Redis command for this.
+ */
+export class AddressBook {
+  readonly #options: AddressBookOptions;
+  readonly #local = new Map<string, { readonly address: string; readonly until: number }>();
+  readonly #pending = new Map<string, Promise<string | undefined>>();
+
+  constructor(options: AddressBookOptions) {
+    this.#options = options;
+  }
+
+  /** Key of a host's entry: JSON `{address}`, with the entry's TTL as the key's. */
+  #key(host: string): string {
+    return `${this.#options.namespace}:dns:${host}`;
+  }
+
+  /** Hash host -> address of every host resolved for the crawl (for `server list`). */
+  get hostsKey(): string {
+    return `${this.#options.namespace}:dns-hosts`;
+  }
+
+  /**
+   * The address `host`'s next connection goes to; an IP literal is its own.
+   * Undefined when the host does not resolve (the fetch then fails on its own
+   * lookup, as without a server gate).
+   */
+  async addressOf(host: string): Promise<string | undefined> {
+    const name = bare(host).toLowerCase();
+    if (isIP(name) !== 0) return name;
+    const local = this.#local.get(name);
+    if (local !== undefined && local.until > performance.now()) return local.address;
+    let pending = this.#pending.get(name);
+    if (pending === undefined) {
+      pending = this.#fetch(name).finally(() => this.#pending.delete(name));
+      this.#pending.set(name, pending);
+    }
+    return pending;
+  }
+
+  /** The address this process holds for `host` now (no I/O): keys the fetcher's pooled sockets. */
+  readonly currentAddress = (host: string): string | undefined => {
+    const local = this.#local.get(bare(host).toLowerCase());
+    return local !== undefined && local.until > performance.now() ? local.address : undefined;
+  };
+
+  /**
+   * A resolver for the fetcher (its SSRF guard checks what this returns):
+   * the agreed address, so the socket goes where the gate counted it.
+   * A host that does not resolve fails with the lookup's own error.
+   */
+  readonly resolve = async (host: string): Promise<readonly string[]> => {
+    const address = await this.addressOf(host);
+    if (address !== undefined) return [address];
+    return (await this.#options.lookup(bare(host))).addresses;
+  };
+
+  async #fetch(name: string): Promise<string | undefined> {
+    const { redis } = this.#options;
+    const stored = await this.#read(name).catch(() => undefined);
+    if (stored !== undefined) return stored;
+    let answer: TtlAnswer;
+    try {
+      answer = await this.#options.lookup(name);
+    } catch {
+      return undefined;
+    }
+    const [address] = answer.addresses;
+    if (address === undefined) return undefined;
+    const ttlMs = Math.round(Math.min(Math.max(answer.ttlMs ?? this.#options.ttlMinMs, this.#options.ttlMinMs), Math.max(this.#options.ttlMinMs, this.#options.ttlMaxMs)));
+    try {
+      // The first writer wins: a worker that lost the race takes the winner's address.
+      const set = await redis.set(this.#key(name), JSON.stringify({ address }), 'PX', ttlMs, 'NX');
+      if (set === null) return (await this.#read(name)) ?? address;
+      await redis.hset(this.hostsKey, name, address);
+    } catch {
+      // Redis unreachable: this process uses its own answer until the next lookup.
+    }
+    this.#remember(name, address, ttlMs);
+    return address;
+  }
+
+  /** The fleet's entry, kept locally until it expires in Redis. */
+  async #read(name: string): Promise<string | undefined> {
+    const replies = await this.#options.redis.multi().get(this.#key(name)).pttl(this.#key(name)).exec();
+    const json = replies?.[0]?.[1];
+    const ttl = Number(replies?.[1]?.[1] ?? -2);
+    if (typeof json !== 'string' || ttl <= 0) return undefined;
+    let address: unknown;
+    try {
+      address = (JSON.parse(json) as { address?: unknown }).address;
+    } catch {
+      return undefined;
+    }
+    if (typeof address !== 'string' || isIP(address) === 0) return undefined;
+    this.#remember(name, address, ttl);
+    return address;
+  }
+
+  #remember(name: string, address: string, ttlMs: number): void {
+    if (this.#local.size >= LOCAL_HOSTS && !this.#local.has(name)) {
+      const oldest = this.#local.keys().next();
+      if (!oldest.done) this.#local.delete(oldest.value);
+    }
+    this.#local.set(name, { address, until: performance.now() + ttlMs });
+  }
+}
+
+/** Every host resolved for the crawl with the address it was last given (`server list`'s hosts). */
+export async function readResolvedHosts(redis: RedisClient, namespace: string): Promise<Map<string, string>> {
+  return new Map(Object.entries(await redis.hgetall(`${namespace}:dns-hosts`)));
+}
+
+const NO_ANSWER = new Set(['ENODATA', 'ENOTFOUND', 'ENOTIMP', 'EREFUSED', 'ESERVFAIL', 'EBADRESP', 'ECONNREFUSED', 'ETIMEOUT']);
+
+/** How long the system path waits for a record's TTL before using the floor. */
+const TTL_PROBE_MS = 1_000;
+
+/**
+ * DNS with TTLs. With `servers` (host or host:port): A records, then AAAA,
+ * from those servers. Without: the system lookup (getaddrinfo, as the
+ * fetcher always used: /etc/hosts, nsswitch) gives the address, and a DNS
+ * query asked at the same time gives its record's TTL when it answers within
+ * a second and agrees (else the floor applies).
+ */
+export function dnsTtlLookup(options: { readonly servers: readonly string[]; readonly timeoutMs: number }): TtlLookup {
+  const own = options.servers.length > 0;
+  const resolver = own ? new Resolver({ timeout: Math.max(100, Math.floor(options.timeoutMs / 2)), tries: 2 }) : new Resolver({ timeout: TTL_PROBE_MS, tries: 1 });
+  if (own) resolver.setServers([...options.servers]);
+  const records = async (kind: 'A' | 'AAAA', host: string): Promise<TtlAnswer | undefined> => {
+    try {
+      const found = kind === 'A' ? await resolver.resolve4(host, { ttl: true }) : await resolver.resolve6(host, { ttl: true });
+      if (found.length === 0) return undefined;
+      return { addresses: found.map((record) => record.address), ttlMs: Math.min(...found.map((record) => record.ttl)) * 1000 };
+    } catch (error) {
+      if (NO_ANSWER.has((error as NodeJS.ErrnoException).code ?? '')) return undefined;
+      throw error;
+    }
+  };
+  const fromDns = async (host: string): Promise<TtlAnswer | undefined> => (await records('A', host)) ?? (await records('AAAA', host));
+  return async (host) => {
+    if (own) {
+      const answer = await fromDns(host);
+      if (answer !== undefined) return answer;
+      const error: NodeJS.ErrnoException = new Error(`queryA ENOTFOUND ${host}`);
+      error.code = 'ENOTFOUND';
+      throw error;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const probe = Promise.race([
+      fromDns(host).catch(() => undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), TTL_PROBE_MS))),
+    ]).finally(() => clearTimeout(timer));
+    const found = await systemLookup(host, { all: true, verbatim: true });
+    const addresses = found.map((entry) => entry.address);
+    const dns = await probe;
+    const agrees = dns !== undefined && addresses[0] !== undefined && dns.addresses.includes(addresses[0]);
+    return { addresses, ttlMs: agrees ? dns.ttlMs : undefined };
+  };
+}
+
+const books = new WeakMap<RedisClient, { readonly key: string; readonly book: AddressBook }>();
+
+/** One address book per Redis connection and DNS settings (a changed definition makes a new one). */
+export function addressBookFor(redis: RedisClient, config: CrawlqConfig): AddressBook {
+  const key = JSON.stringify([config.namespace, config.dnsServers, config.dnsTtlMin, config.dnsTtlMax, config.lookupTimeout]);
+  const known = books.get(redis);
+  if (known?.key === key) return known.book;
+  const book = new AddressBook({
+    redis,
+    namespace: config.namespace,
+    lookup: dnsTtlLookup({ servers: config.dnsServers, timeoutMs: config.lookupTimeout }),
+    ttlMinMs: config.dnsTtlMin,
+    ttlMaxMs: config.dnsTtlMax,
+  });
+  books.set(redis, { key, book });
+  return book;
+}

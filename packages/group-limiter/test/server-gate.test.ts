@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGroupLimiter, createShardedGroupLimiter, createShardLimiters, GroupLimiterArgumentError, InvalidLimitPolicyError, normalizePolicy, type GroupLimiter, type LimitPolicyInput } from '../src/index.js';
+import { maxInWindow, sleep, testPrefix } from './support.js';
+
+// The server level: a start needs its group and its server (the address the
+// connection goes to) to admit it, in one script. Judged on the Redis clock
+// (reserved starts), which every limiter shares, so the bounds hold at any speed.
+let redis: TestRedis;
+let inspector: Redis;
+beforeAll(async () => {
+  redis = await startTestRedis();
+  inspector = redis.client();
+});
+afterAll(async () => redis.stop());
+
+const GROUP_FAST: LimitPolicyInput['defaults'] = { rate: { max: 20, durationMs: 1000 }, burst: 1, concurrency: null };
+
+async function fleet(size: number, policy: LimitPolicyInput): Promise<GroupLimiter[]> {
+  const prefix = testPrefix();
+  const limiters = Array.from({ length: size }, () => createGroupLimiter({ redis: redis.client(), prefix }));
+  await limiters[0]!.setPolicy(policy);
+  return limiters;
+}
+
+/** Loops asking for starts of `group` at `address` until `deadline`, recording reserved starts and denial reasons. */
+async function hammer(limiter: GroupLimiter, group: string, address: string, until: number, out: { starts: number[]; reasons: Set<string>; inFlight?: { now: number; peak: number } }): Promise<void> {
+  while (performance.now() < until) {
+    const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 150, address });
+    if (!admission.admitted) {
+      out.reasons.add(admission.reason);
+      await sleep(Math.min(admission.retryInMs, 100));
+      continue;
+    }
+    out.starts.push(admission.startAt);
+    await sleep(admission.startInMs);
+    if (out.inFlight) {
+      out.inFlight.now += 1;
+      out.inFlight.peak = Math.max(out.inFlight.peak, out.inFlight.now);
+    }
+    await sleep(30);
+    if (out.inFlight) out.inFlight.now -= 1;
+    await limiter.release(admission.lease, { status: 200 });
+  }
+}
+
+describe('the server level of the gate', () => {
+  it('holds one rate over every group behind one address, while a group on another address keeps its own', { timeout: 60_000 }, async () => {
+    const limiters = await fleet(3, {
+      defaults: GROUP_FAST,
+      servers: { defaults: { rate: { max: 10, durationMs: 1000 } }, rules: [{ cidr: '127.0.0.41/32', rate: { max: 50, durationMs: 1000 } }] },
+    });
+    const shared = { starts: [] as number[], reasons: new Set<string>() };
+    const alone = { starts: [] as number[], reasons: new Set<string>() };
+    const until = performance.now() + 2_500;
+    const groups = ['a.test', 'b.test', 'c.test', 'd.test', 'e.test'];
+    await Promise.all([
+      ...limiters.flatMap((limiter) => groups.map((group) => hammer(limiter, group, '127.0.0.40', until, shared))),
+      ...limiters.map((limiter) => hammer(limiter, 'other.test', '127.0.0.41', until, alone)),
+    ]);
+    // Five groups at 20/s each would start 100 a second: their server took at most 10 in any second.
+    expect(shared.starts.length).toBeGreaterThanOrEqual(10);
+    expect(maxInWindow(shared.starts, 1000)).toBeLessThanOrEqual(10);
+    expect(shared.reasons.has('server-rate')).toBe(true);
+    // The group alone on its server (a rule gives that one 50/s) is bound by its own rate only (20/s), never by the shared server.
+    expect(alone.reasons.has('server-rate')).toBe(false);
+    expect(maxInWindow(alone.starts, 1000)).toBeLessThanOrEqual(20);
+
+    const servers = await limiters[1]!.servers();
+    expect(servers.map((server) => server.server)).toEqual(['127.0.0.40', '127.0.0.41']);
+    expect(servers[0]).toMatchObject({ limits: { rate: { max: 10, durationMs: 1000 }, concurrency: null }, inFlight: null, admitted: shared.starts.length });
+    expect(servers[0]!.deferred).toBeGreaterThan(0);
+  });
+
+  it('caps requests in flight per server across groups, and gives the slot back on release', { timeout: 60_000 }, async () => {
+    const limiters = await fleet(2, { defaults: GROUP_FAST, servers: { defaults: { rate: null, concurrency: 2 } } });
+    const out = { starts: [] as number[], reasons: new Set<string>(), inFlight: { now: 0, peak: 0 } };
+    const until = performance.now() + 1_500;
+    await Promise.all(limiters.flatMap((limiter) => ['a.test', 'b.test', 'c.test'].map((group) => hammer(limiter, group, '127.0.0.40', until, out))));
+    expect(out.inFlight.peak).toBeLessThanOrEqual(2);
+    expect(out.starts.length).toBeGreaterThan(4);
+    expect(out.reasons.has('server-concurrency')).toBe(true);
+    const [status] = await limiters[0]!.servers();
+    expect(status).toMatchObject({ server: '127.0.0.40', inFlight: 0, limits: { concurrency: 2 } });
+  });
+
+  it('lets an unlimited range through with its group limits only, and keys IPv6 by its /64', { timeout: 60_000 }, async () => {
+    const [limiter] = await fleet(1, {
+      defaults: GROUP_FAST,
+      servers: { defaults: { rate: { max: 1, durationMs: 1000 } }, rules: [{ cidr: '127.0.0.0/24', unlimited: true, name: 'test-cdn' }] },
+    });
+    const out = { starts: [] as number[], reasons: new Set<string>() };
+    await Promise.all(['a.test', 'b.test'].map((group) => hammer(limiter!, group, '127.0.0.9', performance.now() + 1_200, out)));
+    expect(out.reasons.has('server-rate')).toBe(false);
+    expect(out.starts.length).toBeGreaterThan(10);
+    // Nothing is read or written for a server without limits.
+    expect(await limiter!.servers()).toEqual([]);
+
+    const first = await limiter!.acquire({ group: 'v6-a.test', leaseId: randomUUID(), address: '2001:db8:1:2::a' });
+    const second = await limiter!.acquire({ group: 'v6-b.test', leaseId: randomUUID(), address: '2001:db8:1:2:ffff::b' });
+    expect(first.admitted).toBe(true);
+    expect(second).toMatchObject({ admitted: false, reason: 'server-rate' });
+    expect((await limiter!.servers()).map((server) => server.server)).toEqual(['2001:db8:1:2::/64']);
+  });
+
+  it('refuses an address that is not one, and a bad rule, with a clear error', async () => {
+    const [limiter] = await fleet(1, { servers: { defaults: { rate: { max: 1, durationMs: 1000 } } } });
+    await expect(limiter!.acquire({ group: 'a.test', leaseId: randomUUID(), address: 'not-an-ip' })).rejects.toThrow(GroupLimiterArgumentError);
+    expect(() => normalizePolicy({ servers: { rules: [{ cidr: '10.0.0.0/99' }], prefixV6: 200 } })).toThrow(InvalidLimitPolicyError);
+    expect(() => normalizePolicy({ servers: { rules: [{ cidr: '10.0.0.0/99' }] } })).toThrow(/servers\.rules\[0\]\.cidr/);
+  });
+
+  it('splits a server rate over shards, each pacing its part, the whole held', { timeout: 60_000 }, async () => {
+    const prefixes = [testPrefix(), testPrefix()];
+    const shards = createShardLimiters(redis.client(), prefixes);
+    const sharded = createShardedGroupLimiter(shards, (group) => (group < 'm' ? 0 : 1));
+    await sharded.setPolicy({ defaults: GROUP_FAST, servers: { defaults: { rate: { max: 10, durationMs: 1000 } } } });
+    const out = { starts: [] as number[], reasons: new Set<string>() };
+    await Promise.all(['a.test', 'b.test', 'x.test', 'y.test'].map((group) => hammer(sharded, group, '127.0.0.40', performance.now() + 2_500, out)));
+    expect(maxInWindow(out.starts, 1000)).toBeLessThanOrEqual(10);
+    const [status] = await sharded.servers();
+    expect(status).toMatchObject({ server: '127.0.0.40', admitted: out.starts.length });
+  });
+
+  it('costs two commands inside Redis per admission for a rate-only server level', { timeout: 60_000 }, async () => {
+    const count = async (policy: LimitPolicyInput, address: string | undefined): Promise<number> => {
+      const [limiter] = await fleet(1, policy);
+      await limiter!.acquire({ group: 'warm.test', leaseId: randomUUID(), maxInlineWaitMs: 100, ...(address ? { address } : {}) });
+      await inspector.config('RESETSTAT');
+      for (let i = 0; i < 20; i += 1) {
+        const admission = await limiter!.acquire({ group: `g${i}.test`, leaseId: randomUUID(), maxInlineWaitMs: 100, ...(address ? { address } : {}) });
+        expect(admission.admitted).toBe(true);
+      }
+      const stats = await inspector.info('commandstats');
+      let calls = 0;
+      for (const match of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+        if (!['evalsha', 'eval', 'info', 'config', 'script'].includes(match[1]!)) calls += Number(match[2]);
+      }
+      return calls / 20;
+    };
+    const rateOnly = { defaults: { rate: null, burst: 1, concurrency: null }, servers: { defaults: { rate: { max: 1000, durationMs: 1000 } } } };
+    const without = await count({ defaults: rateOnly.defaults }, undefined);
+    const withServer = await count(rateOnly, '127.0.0.50');
+    expect(withServer - without).toBeGreaterThan(0);
+    expect(withServer - without).toBeLessThanOrEqual(2);
+  });
+});

@@ -1,0 +1,179 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Fleet } from './support/fleet.js';
+import { NameSites, type NamedRequest } from './support/name-sites.js';
+import { maxStartsInWindow } from './support/politeness.js';
+import { readRecords } from './support/records.js';
+import { TestDns } from './support/test-dns.js';
+import { waitFor } from './support/wait.js';
+
+// The server gate: 30 host names on one address (a shared host) and 5 on
+// addresses of their own, resolved through a DNS server the test runs (its
+// table changes mid-crawl for the flip case). Judged at the servers, by the
+// address each connection came in on and its server-side arrival time.
+const SHARED = '127.0.0.60';
+const OTHERS = ['127.0.0.61', '127.0.0.62', '127.0.0.63', '127.0.0.64', '127.0.0.65'];
+const SHARED_NAMES = Array.from({ length: 30 }, (_, i) => `s${String(i + 1).padStart(2, '0')}.shared.test`);
+const OTHER_NAMES = OTHERS.map((_, i) => `o${i + 1}.other.test`);
+const FLIP = 'flip.other.test';
+const PAGES = 3;
+const FLIP_PAGES = 40;
+
+let redis: TestRedis;
+let dns: TestDns;
+let sites: NameSites;
+let fleet: Fleet | undefined;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  dns = await TestDns.start({ ttlSeconds: 1 });
+  // s01's last page redirects to a page of s02, a name on the same server.
+  const redirects = new Map<string, string>();
+  sites = await NameSites.start({
+    addresses: [SHARED, ...OTHERS],
+    pages: (host) => (host === FLIP ? FLIP_PAGES : host === 's01.shared.test' ? PAGES + 1 : PAGES),
+    redirects,
+  });
+  redirects.set(`s01.shared.test/p/${PAGES}`, sites.url('s02.shared.test', '/p/1'));
+});
+afterEach(async () => {
+  await fleet?.stop();
+  fleet = undefined;
+});
+afterAll(async () => {
+  await sites.close();
+  await dns.close();
+  await redis.stop();
+});
+
+function resetNames(): void {
+  sites.requests.length = 0;
+  for (const name of SHARED_NAMES) dns.set(name, SHARED);
+  OTHER_NAMES.forEach((name, i) => dns.set(name, OTHERS[i]!));
+}
+
+async function startFleet(namespace: string, extra: readonly string[], config?: object): Promise<Fleet> {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-server-gate-'));
+  const configFlags: string[] = [];
+  if (config !== undefined) {
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    configFlags.push('--config', join(dir, 'config.json'));
+  }
+  const started = new Fleet({
+    redisUrl: redis.url,
+    dir,
+    flags: ['--namespace', namespace, '--allow-private-network', '--scope', 'host', '--max-depth', '10', '--concurrency', '8', '--dns-servers', dns.server, '--dns-ttl-min', '1s', '--dns-ttl-max', '2s'],
+  });
+  // The first worker publishes the crawl definition; the other two follow it.
+  await started.start([...configFlags, '--rate', '5/1s', '--domain-concurrency', '2', ...extra]);
+  await Promise.all([started.start(), started.start()]);
+  return started;
+}
+
+function pagesOf(requests: readonly NamedRequest[]): string[] {
+  return requests.filter((request) => request.path !== '/robots.txt').map((request) => `${request.host}${request.path}`);
+}
+
+function expectEveryPageOnce(running: Fleet, names: readonly string[]): void {
+  const pages = pagesOf(sites.requests);
+  const expected = names.flatMap((host) => {
+    const count = host === FLIP ? FLIP_PAGES : host === 's01.shared.test' ? PAGES + 1 : PAGES;
+    return Array.from({ length: count }, (_, i) => `${host}${i === 0 ? '/' : `/p/${i}`}`);
+  });
+  expect([...pages].sort()).toEqual([...expected].sort());
+  const records = running.resultFiles().flatMap((file) => readRecords(file));
+  expect(records.length).toBe(expected.length);
+}
+
+describe('the server gate (e2e, 3 workers)', () => {
+  it('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 240_000 }, async () => {
+    resetNames();
+    fleet = await startFleet('server-gate-shared', ['--server-rate', '10/1s']);
+    const seeds = [...SHARED_NAMES, ...OTHER_NAMES].map((name) => sites.url(name));
+    const enqueued = await fleet.cli(['enqueue', ...seeds]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await fleet.waitUntilDone(200_000);
+
+    expectEveryPageOnce(fleet, [...SHARED_NAMES, ...OTHER_NAMES]);
+    const shared = sites.requests.filter((request) => request.server === SHARED);
+    // Pages, robots.txt and the cross-name redirect alike, every name together.
+    expect(shared.length).toBe(SHARED_NAMES.length * (PAGES + 1) + 1);
+    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(10);
+    expect(shared.some((request) => request.host === 's01.shared.test' && request.path === `/p/${PAGES}`)).toBe(true);
+    // Each name keeps its own rate on every server.
+    for (const name of [...SHARED_NAMES, ...OTHER_NAMES]) {
+      const starts = sites.requests.filter((request) => request.host === name).map((request) => request.startedAt);
+      expect(maxStartsInWindow(starts, 1000), name).toBeLessThanOrEqual(5);
+    }
+    // The other names reached their own addresses, and their servers never held them back.
+    for (const [i, name] of OTHER_NAMES.entries()) {
+      expect(new Set(sites.requests.filter((request) => request.host === name).map((request) => request.server))).toEqual(new Set([OTHERS[i]]));
+    }
+
+    const servers = await fleet.cli(['server', 'list', '--json']);
+    expect(servers.code, servers.stderr).toBe(0);
+    const list = JSON.parse(servers.stdout) as { server: string; hosts: string[]; admitted: number; deferred: number; limits: { rate: string } }[];
+    const sharedStatus = list.find((entry) => entry.server === SHARED);
+    expect(sharedStatus?.hosts.sort()).toEqual([...SHARED_NAMES].sort());
+    expect(sharedStatus?.limits.rate).toBe('10/1s');
+    // Every request there was admitted by the server level; admissions given back unused (a start that came
+    // too late for its slot on a busy machine, then asked for again) count too.
+    expect(sharedStatus?.admitted).toBeGreaterThanOrEqual(shared.length);
+    expect(sharedStatus?.deferred).toBeGreaterThan(0);
+    for (const address of OTHERS) expect(list.find((entry) => entry.server === address)?.deferred).toBe(0);
+
+    const groups = await fleet.cli(['group', 'list']);
+    expect(groups.code, groups.stderr).toBe(0);
+    expect(groups.stdout).toMatch(new RegExp(`s07\\.shared\\.test\\S*\\s+${SHARED.replaceAll('.', '\\.')}\\s`));
+    const groupsJson = await fleet.cli(['group', 'list', '--json']);
+    const groupAdmitted = (JSON.parse(groupsJson.stdout) as { group: string; admitted: number; servers: string[] }[]).filter((group) => group.servers.includes(SHARED));
+    expect(groupAdmitted).toHaveLength(SHARED_NAMES.length);
+    console.log(`server-gate e2e: ${shared.length} requests at ${SHARED}, server level admitted ${sharedStatus?.admitted}, deferred ${sharedStatus?.deferred}; its groups admitted ${groupAdmitted.reduce((sum, group) => sum + group.admitted, 0)}`);
+  });
+
+  it('lets a range a server rule marks unlimited through at each name\'s own rate', { timeout: 240_000 }, async () => {
+    resetNames();
+    fleet = await startFleet('server-gate-unlimited', ['--server-rate', '10/1s'], { serverRules: [{ cidr: '127.0.0.0/26', unlimited: true, name: 'test-cdn' }] });
+    const enqueued = await fleet.cli(['enqueue', ...SHARED_NAMES.map((name) => sites.url(name))]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await fleet.waitUntilDone(200_000);
+
+    expectEveryPageOnce(fleet, SHARED_NAMES);
+    for (const name of SHARED_NAMES) {
+      const starts = sites.requests.filter((request) => request.host === name).map((request) => request.startedAt);
+      expect(maxStartsInWindow(starts, 1000), name).toBeLessThanOrEqual(5);
+    }
+    // The server level never counted them: nothing was admitted or deferred there.
+    const servers = await fleet.cli(['server', 'list', '--json']);
+    expect(servers.code, servers.stderr).toBe(0);
+    const list = JSON.parse(servers.stdout) as { server: string; rule: string | null; admitted: number; deferred: number }[];
+    expect(list.find((entry) => entry.server === SHARED)).toMatchObject({ rule: 'test-cdn', admitted: 0, deferred: 0 });
+  });
+
+  it('moves a name whose address changes mid-crawl to its new server\'s gate within the TTL', { timeout: 240_000 }, async () => {
+    resetNames();
+    dns.set(FLIP, OTHERS[0]!);
+    fleet = await startFleet('server-gate-flip', ['--server-rate', '10/1s']);
+    const enqueued = await fleet.cli(['enqueue', sites.url(FLIP), ...SHARED_NAMES.slice(0, 10).map((name) => sites.url(name))]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    // Flipped once a few of its pages came in on the old address.
+    await waitFor(() => sites.requests.filter((request) => request.host === FLIP).length >= 5 || undefined, { timeoutMs: 120_000, intervalMs: 50, what: 'the flip name to be crawled' });
+    dns.set(FLIP, SHARED);
+    const flippedAt = Date.now();
+    await fleet.waitUntilDone(200_000);
+
+    expectEveryPageOnce(fleet, [FLIP, ...SHARED_NAMES.slice(0, 10)]);
+    const flip = sites.requests.filter((request) => request.host === FLIP);
+    // Within the kept address's longest life (--dns-ttl-max 2s) plus a request's time, every request goes to the new server...
+    const late = flip.filter((request) => request.startedAt > flippedAt + 2_000 + 1_000);
+    expect(late.length).toBeGreaterThan(0);
+    expect(late.every((request) => request.server === SHARED)).toBe(true);
+    expect(flip.some((request) => request.server === OTHERS[0])).toBe(true);
+    // ...and counts on its gate: the shared server, the flipped name's requests included, took at most 10 in any second.
+    const shared = sites.requests.filter((request) => request.server === SHARED);
+    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(10);
+  });
+});
