@@ -110,7 +110,7 @@ function requestsByHost(requests: readonly RequestRecord[]): Map<string, Request
   return byHost;
 }
 
-function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
+export function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
   let violations = 0;
   for (const sorted of requestsByHost(requests).values()) {
     let tail = 0;

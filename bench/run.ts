@@ -16,19 +16,24 @@ const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
   'cli-startup': () => benchCliStartup(log),
   enqueue: () => benchEnqueue(log),
+  narrow: async () => (await import('./regimes.js')).benchNarrow(log),
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
+  regimes: async () => (await import('./regimes.js')).benchRegimes(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'server-gate': async () => (await import('./server-gate.js')).benchServerGate(log),
   'seen-set': () => benchSeenSet(log),
   shards: async () => (await import('./shards.js')).benchShards(log),
   sinks: () => benchSinks(log),
+  wide: async () => (await import('./regimes.js')).benchWide(log),
   'worker-start': () => benchWorkerStart(log),
 };
 
 const selected = process.argv.slice(2).filter((name) => !name.startsWith('-'));
-const names = selected.length > 0 ? selected : Object.keys(benches);
+// `narrow` and `wide` are the two halves of `regimes`, runnable on their own.
+const PARTS = new Set(['narrow', 'wide']);
+const names = selected.length > 0 ? selected : Object.keys(benches).filter((name) => !PARTS.has(name));
 const unknown = names.find((name) => !Object.hasOwn(benches, name));
 if (unknown !== undefined) {
   process.stderr.write(`unknown bench "${unknown}"; choose from ${Object.keys(benches).join(', ')}\n`);

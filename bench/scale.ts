@@ -30,7 +30,7 @@ const LAUNCHER = join(REPO_ROOT, 'apps/cli/launcher.mjs');
 export const CRAWL_FLAGS = ['--allow-private-network', '--scope', 'any', '--max-depth', '1000', '--rate', 'none', '--domain-concurrency', '10000', '--ignore-robots'];
 
 /** A Redis on a free port, configured as crawlq's embedded server and infra/redis.conf configure theirs. */
-async function startTestRedis(): Promise<TestRedis> {
+export async function startTestRedis(): Promise<TestRedis> {
   const redis = await startBareRedis();
   const client = redis.client();
   for (const [name, value] of Object.entries(REDIS_SERVER_SETTINGS)) await client.config('SET', name, value);
@@ -73,11 +73,11 @@ export async function startSite(): Promise<{ seeds: string[]; close(): Promise<v
  * to exit, and its CPU (under bash's `times`, like crawlq): CPU per page holds
  * on a busy machine where pages per second depend on the neighbours.
  */
-async function runContender(kind: 'bare' | 'crawlee', seeds: readonly string[]): Promise<{ run: Timed; wholeSeconds: number; cpuSeconds: number }> {
+export async function runContender(kind: 'bare' | 'crawlee', seeds: readonly string[], concurrency = CONCURRENCY): Promise<{ run: Timed; wholeSeconds: number; cpuSeconds: number }> {
   const storage = mkdtempSync(join(tmpdir(), 'crawlq-bench-crawlee-'));
   try {
     const started = performance.now();
-    const child = underTimes(['--conditions=@crawlq/source', '--import', 'tsx', CONTENDER, kind, String(CONCURRENCY), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
+    const child = underTimes(['--conditions=@crawlq/source', '--import', 'tsx', CONTENDER, kind, String(concurrency), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
     const { stdout, stderr, code } = await collect(child);
     const wholeSeconds = (performance.now() - started) / 1000;
     if (code !== 0) throw new Error(`${kind} exited with ${code}: ${stderr}`);
@@ -119,7 +119,7 @@ export function childCpuSeconds(stderr: string): number {
   return Number(match[1]) * 60 + Number(match[2]) + Number(match[3]) * 60 + Number(match[4]);
 }
 
-interface CrawlqRun extends Timed {
+export interface CrawlqRun extends Timed {
   /** Pages per second between the first progress line with pages and the last one. */
   readonly progressRate: number | undefined;
   /** Pages per second while the results file grew from 10% to 90% of its final size. */
@@ -130,8 +130,16 @@ interface CrawlqRun extends Timed {
   readonly phases: { readonly startSeconds: number; readonly crawlSeconds: number; readonly exitSeconds: number };
 }
 
+/** How a bench runs `crawlq crawl`: its flags (politeness among them) and job concurrency. */
+export interface CrawlqRunOptions {
+  readonly flags: readonly string[];
+  readonly concurrency: number;
+  /** Called every 100 ms while the crawl runs (the regimes bench samples Redis memory). */
+  readonly onTick?: () => void;
+}
+
 /** `crawlq crawl` start to exit, with Redis's own counters read before and after. */
-async function runCrawlq(redis: TestRedis, seeds: readonly string[]): Promise<CrawlqRun> {
+export async function runCrawlq(redis: TestRedis, seeds: readonly string[], options: CrawlqRunOptions = { flags: CRAWL_FLAGS, concurrency: CONCURRENCY }): Promise<CrawlqRun> {
   const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-scale-'));
   const out = join(dir, 'out.jsonl');
   const client = redis.client();
@@ -139,11 +147,12 @@ async function runCrawlq(redis: TestRedis, seeds: readonly string[]): Promise<Cr
     const before = await redisSnapshot(client);
     const started = performance.now();
     const startedEpoch = performance.timeOrigin + started;
-    const child = spawnCrawlq(['crawl', ...seeds, '--redis-url', redis.url, '--namespace', 'bench', '--fresh', '--json', '--concurrency', String(CONCURRENCY), '--out', out, ...CRAWL_FLAGS]);
+    const child = spawnCrawlq(['crawl', ...seeds, '--redis-url', redis.url, '--namespace', 'bench', '--fresh', '--json', '--concurrency', String(options.concurrency), '--out', out, ...options.flags]);
     // The results file's size, sampled: a stat is cheap next to re-reading the file.
     const sizes: { at: number; bytes: number }[] = [];
     const sampler = setInterval(() => {
       if (existsSync(out)) sizes.push({ at: performance.now(), bytes: statSync(out).size });
+      options.onTick?.();
     }, 100);
     const { stdout, stderr, code } = await collect(child);
     clearInterval(sampler);
@@ -181,12 +190,12 @@ function progressRate(stderr: string): number | undefined {
 }
 
 /** Client requests per page: a second crawl watched through MONITOR (not the timed one: MONITOR costs Redis CPU). */
-async function countRoundTrips(seeds: readonly string[]): Promise<CountedRoundTrips & { pages: number }> {
+export async function countRoundTrips(seeds: readonly string[], options?: CrawlqRunOptions): Promise<CountedRoundTrips & { pages: number }> {
   const redis = await startTestRedis();
   const counter = startScript(ROUND_TRIP_COUNTER, [redis.url], {});
   try {
     await waitForLine(counter, /ready/);
-    const run = await runCrawlq(redis, seeds);
+    const run = await runCrawlq(redis, seeds, options);
     const output = collect(counter);
     counter.kill('SIGTERM');
     const counted = JSON.parse((await output).stdout.trim().split('\n').at(-1) ?? '') as CountedRoundTrips;

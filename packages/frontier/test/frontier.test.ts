@@ -184,6 +184,47 @@ describe('Frontier', () => {
     }
   });
 
+  it('packs a capped group whose rate cannot bind (its requests outlast cap intervals, or the rate needs more jobs than may wait) as a group without a rate: several URLs a job, no start slots', async () => {
+    const policy = {
+      defaults: { rate: null, concurrency: 1000 },
+      rules: [
+        // 100,000/s: 1,000 requests of 30 ms at once make 33,000/s, and using the rate would take 1,500 jobs.
+        { match: 'fast.test', rate: { max: 100_000, durationMs: 1_000 }, concurrency: 1_000 },
+        // 20/s with a cap of 4: requests of 300 ms make 13/s at most, the cap binds first.
+        { match: 'capped.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 },
+        // 20/s with a cap of 4 and requests of 10 ms: the rate binds (slots, as the tests above show).
+        { match: 'bound.test', rate: { max: 20, durationMs: 1_000 }, concurrency: 4 },
+      ],
+    };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    for (const [group, holdMs] of [['fast.test', 30], ['capped.test', 300], ['bound.test', 10]] as const) {
+      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!probe.admitted) throw new Error('the probe was not admitted');
+      await limiter.release(probe.lease, { sent: true, status: 200 });
+      await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', String(holdMs));
+    }
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(['fast.test', 'capped.test', 'bound.test'].flatMap((host) => Array.from({ length: 21 }, (_, i) => `http://${host}/${i}`)));
+    // 60 waiting over a share of 4: up to 15 a job, capped at 3 here.
+    await f.release({ room: 100, readyTarget: 100, readyTargetShare: 4, slowStart: false, maxUrlsPerJob: 3 });
+    const jobs = await queue.getJobs(['prioritized']);
+    const of = (group: string) => jobs.filter((job) => job.data.group === group).map((job) => crawlJobUnits(String(job.id), job.data));
+    for (const group of ['fast.test', 'capped.test']) {
+      const units = of(group);
+      expect(units.length, group).toBeGreaterThan(0);
+      // Several URLs a job (the window's slots still bound how many go per release).
+      expect(Math.max(...units.map((job) => job.length)), group).toBe(3);
+      for (const job of units) {
+        expect(job.length, group).toBeLessThanOrEqual(3);
+        expect(job.filter((unit) => unit.due !== undefined)).toEqual([]);
+      }
+    }
+    // The cap still bounds the capped group's jobs: four at most (each holds one slot at a time).
+    expect(of('capped.test').length).toBeLessThanOrEqual(4);
+    // Where the rate binds, the group's jobs keep their start slots.
+    expect(of('bound.test').flat().filter((unit) => unit.due !== undefined).length).toBeGreaterThan(0);
+  });
+
   it("hands a job's URLs back to the front of their backlog with the job's change, only under the job's lock", async () => {
     const f = frontier({ scope: 'any' });
     await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://back.test/${i}`));

@@ -705,11 +705,20 @@ class RedisGroupLimiter implements GroupLimiter {
    * How late a start may go past its slot: half the margin its pacing keeps (so
    * the other half absorbs arrival jitter), at most half the safety margin, at
    * least MIN_LATE_ALLOWANCE_MS.
+   * The margin between two starts matters for a rate whose own spacing is
+   * longer than that floor (a server spacing requests, nginx's limit_req with
+   * no burst). A faster rate cannot be held pair by pair at that floor anyway;
+   * it is held per window, where any start may be late by up to the safety
+   * margin (max starts spaced by duration / max + safety / max or more fit
+   * in duration + safety): half of it, as a group without a rate. A late
+   * start costs round trips (taken again, or given back and asked for again),
+   * and on a busy machine the admission's own round trip makes many late.
    */
   #lateAllowanceMs(group: string): number {
     const limits = this.#resolved(group);
     let allowance = this.#policy.safetyMarginMs / 2;
-    if (limits.intervalMs > 0) allowance = Math.min(allowance, limits.marginMs / 2);
+    const ownSpacingMs = limits.intervalMs - limits.marginMs;
+    if (limits.intervalMs > 0 && ownSpacingMs >= MIN_LATE_ALLOWANCE_MS) allowance = Math.min(allowance, limits.marginMs / 2);
     return Math.max(MIN_LATE_ALLOWANCE_MS, allowance);
   }
 

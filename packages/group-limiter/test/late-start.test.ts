@@ -19,6 +19,34 @@ async function admitted(group: string, leaseId: string): Promise<Extract<Admissi
   return admission;
 }
 
+describe('late-start allowance', () => {
+  it('is half the pacing margin for a rate spaced wider than its floor, and half the safety margin (as without a rate) for a rate too fast to hold pair by pair', async () => {
+    const own = await startTestRedis();
+    try {
+      const fleet = createGroupLimiter({ redis: own.client(), prefix: testPrefix() });
+      await fleet.setPolicy({
+        defaults: { rate: null, concurrency: 1000 },
+        // 10/s: spacing 100 ms, margin max(25 / 10, 5% of 100) = 5 ms; 100,000/s: spacing 0.01 ms.
+        rules: [
+          { match: 'spaced.test', rate: { max: 10, durationMs: 1_000 } },
+          { match: 'fast.test', rate: { max: 100_000, durationMs: 1_000 } },
+        ],
+        safetyMarginMs: 25,
+      });
+      const allowance = async (group: string) => {
+        const admission = await fleet.acquire({ group, leaseId: `a-${group}`, maxInlineWaitMs: 1_000 });
+        if (!admission.admitted) throw new Error(`${group} was not admitted`);
+        return admission.startBy - admission.localStartAt;
+      };
+      expect(await allowance('spaced.test')).toBeCloseTo(5, 6);
+      expect(await allowance('fast.test')).toBeCloseTo(12.5, 6);
+      expect(await allowance('open.test')).toBeCloseTo(12.5, 6);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
 describe('retakeLateStart', () => {
   it('starts a missed start now when no later start was admitted, and spaces the next one from it', async () => {
     const group = 'retaken.test';

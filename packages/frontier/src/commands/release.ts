@@ -94,6 +94,19 @@ end
 -- each job that much later, so no job waits in a worker much longer than the
 -- window. Half the window at most, so the group is never held back by a lag
 -- alone; none once its pacing has caught up with now (the lag recorded is then old).
+-- A rate too fast to bind a capped group's jobs: its cap holds it back
+-- first (a request holds its slot longer than cap intervals), or using the
+-- rate would take more of its jobs at once than a group may have waiting
+-- (each job's URLs go one after another, one hold each; 1.5 holds with the
+-- parse). Such a group is released as one without a rate is (several URLs
+-- per job, no start slots, at most its cap in flight): its jobs could hardly
+-- start faster than its rate, and the gate still checks every start against
+-- it (a start a little early waits there, in-process). Without a cap the
+-- group keeps its slots: the release alone bounds its jobs in flight.
+local function rate_loose(g)
+  if g.interval <= 0 or g.hold <= 0 or g.conc <= 0 then return false end
+  return g.hold > g.conc * g.interval or 1.5 * g.hold > max_ready * g.interval
+end
 local function slot_lag(g, slot)
   if slot > now then return math.min(g.lag, window / 2) end
   return 0
@@ -148,7 +161,7 @@ for i = 1, PACED_D do
       -- every slot of the window at once, whatever is in flight: the cap does
       -- not bind, and larger releases wake idle workers fewer times. Each job
       -- carries its slot, so its worker asks the gate only when it is near.
-      if g.interval > 0 and g.hold > 0 and (g.conc <= 0 or g.hold * 2 <= g.interval * (g.conc - 1)) then
+      if g.interval > 0 and g.hold > 0 and (g.conc <= 0 or g.hold * 2 <= g.interval * (g.conc - 1)) and not rate_loose(g) then
         rate_bound = true
         bound = max_ready
       end
@@ -215,8 +228,9 @@ for i = 1, PACED_D do
     -- group whose requests outlast its cap's share) one URL per job.
     local per_job = 1
     local interleave = 1
+    local loose = not paused and started and rate_loose(g)
     if not paused and started then
-      if g.interval <= 0 then
+      if g.interval <= 0 or loose then
         per_job = pack
       elseif max_per_job > 1 and g.hold > 0 and (g.conc <= 0 or g.hold <= g.conc * g.interval) then
         -- Capped at the cap, a job's slots may be closer than 1.5 holds (never
@@ -245,7 +259,7 @@ for i = 1, PACED_D do
         end
       end
     end
-    if per_job > 1 and g.interval > 0 then
+    if per_job > 1 and g.interval > 0 and not loose then
       local carriers = {}
       for c = 1, interleave do carriers[c] = {} end
       local taken = 0
@@ -277,7 +291,7 @@ for i = 1, PACED_D do
         slot_bound = true
       end
     end
-    while per_job == 1 or (per_job > 1 and g.interval <= 0) do
+    while per_job == 1 or (per_job > 1 and (g.interval <= 0 or loose)) do
       if ready >= bound or room <= 0 then break end
       local units = {}
       while #units < per_job do
