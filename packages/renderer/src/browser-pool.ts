@@ -1,4 +1,4 @@
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
 import { childPids, treeRssBytes } from './process-tree.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
@@ -145,6 +145,8 @@ export class BrowserPool {
     const before = new Set(childPids(process.pid));
     let browser: Browser;
     try {
+      // Loaded with the first browser: a worker that renders nothing never loads playwright-core.
+      const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_ARGS], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
     } catch (error) {
       if (findChromium(this.#executablePath) === undefined) throw new BrowserUnavailableError(this.#executablePath, { cause: error });

@@ -7,7 +7,7 @@ import { DEFAULT_BLOCKED_TYPES, type RenderedPage, type RenderedRequest, type Re
 /** Types that are long-lived streams or side channels: never requested (a crawler's fetch could not end them). */
 const NEVER_TYPES = new Set(['eventsource', 'websocket', 'manifest', 'ping']);
 /** A page that outlives its bound by this much is hung: its browser is killed. */
-const HUNG_AFTER_MS = 10_000;
+const HUNG_AFTER_MS = 30_000;
 const DEFAULT_IDLE_MS = 500;
 /** Headers that described the bytes on the wire, not the decoded body handed to the browser. */
 const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
@@ -81,7 +81,7 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
     try {
       let answer: SubrequestAnswer;
       try {
-        answer = await options.fetch({ url, method: request.method(), resourceType, navigation: request.isNavigationRequest() }, run.signal);
+        answer = await options.fetch({ url, method: request.method(), resourceType, navigation: request.isNavigationRequest() }, { signal: run.signal, deadline });
       } catch (error) {
         answer = { fate: 'failed', why: error instanceof Error ? error.message : String(error) };
       }
@@ -122,15 +122,15 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
     settled = await settle();
   }
   for (let scroll = 0; scroll < (options.scrollSteps ?? 0) && performance.now() < deadline; scroll += 1) {
-    const before = await page.evaluate(() => document.documentElement.scrollHeight);
-    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    const before = await page.evaluate<number>('document.documentElement.scrollHeight');
+    await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
     steps += 1;
     settled = await settle();
-    if ((await page.evaluate(() => document.documentElement.scrollHeight)) <= before) break;
+    if ((await page.evaluate<number>('document.documentElement.scrollHeight')) <= before) break;
   }
   const html = await page.content();
   const title = await page.title();
-  const textLength = await page.evaluate(() => document.body?.innerText.length ?? 0);
+  const textLength = await page.evaluate<number>('document.body ? document.body.innerText.length : 0');
   if (options.screenshotPath !== undefined) await page.screenshot({ path: options.screenshotPath, timeout: Math.max(remaining(), 2_000) });
   return { html, title, textLength, requests, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }

@@ -41,8 +41,12 @@ export interface FetchedDocument {
 /** How one page is rendered. */
 export interface RenderOptions {
   readonly document: FetchedDocument;
-  /** Every other request the page makes, in turn: the caller fetches it (or says why not). */
-  readonly fetch: (request: BrowserRequest, signal: AbortSignal) => Promise<SubrequestAnswer>;
+  /**
+   * Every other request the page makes, in turn: the caller fetches it (or
+   * says why not). `deadline` (performance.now() clock) is when the page's
+   * time is up; `signal` aborts once the page is done.
+   */
+  readonly fetch: (request: BrowserRequest, page: { readonly signal: AbortSignal; readonly deadline: number }) => Promise<SubrequestAnswer>;
   /** Resource types never requested. @default image, font, media */
   readonly blockedTypes?: ReadonlySet<string>;
   /** The whole render's bound: loading, waiting, steps. */
