@@ -106,7 +106,10 @@ export function createPageRenderer(options: PageRendererOptions): PageRenderer {
       let judged: Pick<RenderSummary, 'neededBrowser' | 'verdict'> = {};
       if (settings.mode === 'auto') {
         const neededBrowser = browserFoundMore(response, rendered);
-        const verdict = await options.verdicts.report(group, neededBrowser);
+        // A page that went without some of its requests may lack what they would
+        // have brought: it proves a need, never the absence of one.
+        const conclusive = neededBrowser || (counts.deferred === 0 && counts.failed === 0);
+        const verdict = conclusive ? await options.verdicts.report(group, neededBrowser) : await options.verdicts.read(group);
         judged = { neededBrowser, ...(verdict ? { verdict: verdict.verdict } : {}) };
       }
       return {

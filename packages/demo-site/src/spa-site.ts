@@ -88,32 +88,32 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
   const isAppPage = (path: string) => path === '/app/live' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
 
   origins.app = await listen(spec.appHost, (path, response) => {
-    if (path === '/robots.txt') return send(response, 200, 'text/plain', 'User-agent: *\nAllow: /\n');
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
     if (isAppPage(path)) {
-      return send(response, 200, 'text/html; charset=utf-8', `<!doctype html><html><head><title>Loading</title><script defer src="${origins.script}/app.js"></script></head><body><main id="app">Loading...</main><button id="more" hidden>Load more</button></body></html>`);
+      return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Loading</title><script defer src="${origins.script}/app.js"></script></head><body><main id="app">Loading...</main><button id="more" hidden>Load more</button></body></html>` });
     }
-    if (path === '/api/ping') return send(response, 200, 'application/json', '{"ok":true}');
+    if (path === '/api/ping') return send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' });
     const api = /^\/api(\/app\/(?:\d+|live))(\/more)?$/.exec(path);
     if (api?.[1] !== undefined && isAppPage(api[1])) {
       const page = api[1];
-      if (api[2] !== undefined) return send(response, 200, 'application/json', JSON.stringify({ links: moreLinks(page) }));
-      return send(response, 200, 'application/json', JSON.stringify({ title: `App page ${page}`, text: filler, links: firstLinks(page), more: moreLinks(page).length > 0, poll: page === '/app/live' }));
+      if (api[2] !== undefined) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: moreLinks(page) }) });
+      return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ title: `App page ${page}`, text: filler, links: firstLinks(page), more: moreLinks(page).length > 0, poll: page === '/app/live' }) });
     }
-    send(response, 404, 'text/plain', 'not found');
+    send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
   });
   origins.script = await listen(spec.scriptHost, (path, response) => {
-    if (path === '/robots.txt') return send(response, 200, 'text/plain', 'User-agent: *\nAllow: /\n');
-    if (path === '/app.js') return send(response, 200, 'application/javascript', APP_SCRIPT);
-    send(response, 404, 'text/plain', 'not found');
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
+    if (path === '/app.js') return send(response, { status: 200, contentType: 'application/javascript', body: APP_SCRIPT });
+    send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
   });
   origins.static = await listen(spec.staticHost, (path, response) => {
-    if (path === '/robots.txt') return send(response, 200, 'text/plain', 'User-agent: *\nAllow: /\n');
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
     const match = /^\/s\/(\d+)$/.exec(path);
     const index = match ? Number(match[1]) : -1;
-    if (index < 0 || index >= staticPages) return send(response, 404, 'text/plain', 'not found');
+    if (index < 0 || index >= staticPages) return send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
     const next = `/s/${(index + 1) % staticPages}`;
     const nextButOne = `/s/${(index + 2) % staticPages}`;
-    send(response, 200, 'text/html; charset=utf-8', `<!doctype html><html><head><title>Static page ${index}</title></head><body><h1>Static page ${index}</h1><p>${filler}</p><a href="${next}">next</a> <a href="${nextButOne}">next but one</a></body></html>`);
+    send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Static page ${index}</title></head><body><h1>Static page ${index}</h1><p>${filler}</p><a href="${next}">next</a> <a href="${nextButOne}">next but one</a></body></html>` });
   });
 
   const appUrls = [...Array.from({ length: appPages }, (_, index) => `${origins.app}${appPath(index)}`), `${origins.app}/app/live`];
@@ -139,7 +139,7 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
   };
 }
 
-function send(response: ServerResponse, status: number, contentType: string, body: string): void {
+function send(response: ServerResponse, { status, contentType, body }: { status: number; contentType: string; body: string }): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
 }

@@ -16,8 +16,8 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  * Renders one page in a pooled browser. The browser makes no request of its
  * own: the document is the one the caller fetched, and every other request is
  * intercepted and handed to `options.fetch` (the caller's gate decides
- * whether, when and how it is made). Only GET and HEAD are passed on; a
- * page's POSTs, beacons and streams are blocked. Navigations away from the
+ * whether, when and how it is made). Only GET and HEAD are passed on, each
+ * URL once per page; a page's POSTs, beacons, streams and polls are blocked. Navigations away from the
  * page are blocked too (their URLs are in the request log).
  *
  * Bounded: loading, waiting and steps end by `timeoutMs`; a browser that
@@ -54,13 +54,16 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
   const requests: RenderedRequest[] = [];
   const activity = new Activity();
   let documentServed = false;
-  let page: Page | undefined;
+  // A page asking for the same URL again (polling, a retry loop) learns nothing new from it.
+  const asked = new Set<string>();
+  // Routed before it navigates: the context's route covers the page from its first request.
+  const page: Page = await context.newPage();
 
   const handle = async (route: Route): Promise<void> => {
     const request = route.request();
     const url = request.url();
     const resourceType = request.resourceType();
-    const mainFrame = page !== undefined && request.frame() === page.mainFrame();
+    const mainFrame = request.frame() === page.mainFrame();
     if (request.isNavigationRequest() && mainFrame) {
       if (!documentServed && sameDocument(url, document.url)) {
         documentServed = true;
@@ -71,7 +74,16 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
       await route.abort('blockedbyclient').catch(() => undefined);
       return;
     }
-    const refusal = !/^https?:/i.test(url) ? 'not http(s)' : !['GET', 'HEAD'].includes(request.method()) ? `method ${request.method()}` : NEVER_TYPES.has(resourceType) || blocked.has(resourceType) ? `resource type ${resourceType}` : undefined;
+    const refusal = !/^https?:/i.test(url)
+      ? 'not http(s)'
+      : !['GET', 'HEAD'].includes(request.method())
+        ? `method ${request.method()}`
+        : NEVER_TYPES.has(resourceType) || blocked.has(resourceType)
+          ? `resource type ${resourceType}`
+          : asked.has(url)
+            ? 'asked for again (polling)'
+            : undefined;
+    asked.add(url);
     if (refusal !== undefined) {
       requests.push({ url, resourceType, fate: 'blocked', why: refusal });
       await route.abort('blockedbyclient').catch(() => undefined);
@@ -97,7 +109,6 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
     }
   };
   await context.route('**/*', handle);
-  page = await context.newPage();
   // Dialogs would hold the page until someone answers them.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   let settled = true;
@@ -110,16 +121,17 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
   const settle = async (): Promise<boolean> => activity.idle(options.idleMs ?? DEFAULT_IDLE_MS, deadline, run.signal);
   if (settled) {
     if (options.waitFor === undefined) settled = await settle();
-    else settled = await page.waitForSelector(options.waitFor, { timeout: remaining(), state: 'attached' }).then(() => true, (error: unknown) => (isTimeout(error) ? false : Promise.reject(error)));
+    else settled = await waitForSelector(page, options.waitFor, remaining());
   }
   let steps = 0;
   for (let click = 0; options.clickSelector !== undefined && click < (options.clickSteps ?? 0) && performance.now() < deadline; click += 1) {
     const button = page.locator(options.clickSelector).first();
     if (!(await button.isVisible().catch(() => false))) break;
-    const clicked = await button.click({ timeout: Math.min(remaining(), 2_000) }).then(() => true, () => false);
+    const clicked = await button.click({ timeout: remaining() }).then(() => true, () => false);
+    // Even a click that timed out may have set requests going: they are waited for.
+    settled = await settle();
     if (!clicked) break;
     steps += 1;
-    settled = await settle();
   }
   for (let scroll = 0; scroll < (options.scrollSteps ?? 0) && performance.now() < deadline; scroll += 1) {
     const before = await page.evaluate<number>('document.documentElement.scrollHeight');
@@ -160,6 +172,17 @@ class Activity {
       const wait = this.#inFlight === 0 ? idleMs - quietFor : 50;
       await sleep(Math.max(10, Math.min(wait, deadline - now)));
     }
+  }
+}
+
+/** True once `selector` is in the DOM; false when `timeoutMs` came first. */
+async function waitForSelector(page: Page, selector: string, timeoutMs: number): Promise<boolean> {
+  try {
+    await page.waitForSelector(selector, { timeout: timeoutMs, state: 'attached' });
+    return true;
+  } catch (error) {
+    if (isTimeout(error)) return false;
+    throw error;
   }
 }
 
