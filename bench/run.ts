@@ -18,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   enqueue: () => benchEnqueue(log),
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
+  render: async () => (await import('./render.js')).benchRender(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
