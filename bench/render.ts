@@ -12,7 +12,7 @@ import { startTestRedis } from '@crawlq/testing';
 import { exited, fmt, startCrawlq } from './support.js';
 
 const APP_PAGES = 6;
-const STATIC_PAGES = 120;
+const STATIC_PAGES = 40;
 
 interface RenderRun {
   readonly mode: string;
