@@ -20,6 +20,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
   regimes: async () => (await import('./regimes.js')).benchRegimes(log),
+  render: async () => (await import('./render.js')).benchRender(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'server-gate': async () => (await import('./server-gate.js')).benchServerGate(log),

@@ -21,14 +21,21 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
-# The dashboard's end-to-end test drives a real headless Chromium (never a
-# downloaded browser build).
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "setup: installing chromium with apt-get (for the dashboard browser test)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+# Rendering (--render) and the dashboard's browser test drive the system
+# Chromium through playwright-core; no browser build is ever downloaded.
+if [ ! -x /usr/bin/chromium ] && [ ! -x /Applications/Chromium.app/Contents/MacOS/Chromium ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing chromium with apt-get (for --render and the browser tests)"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  elif command -v brew >/dev/null 2>&1; then
+    echo "setup: installing Chromium with Homebrew (for --render)"
+    brew install --cask chromium
+  else
+    echo "setup: no Chromium found; --render needs one (set --chromium-path)" >&2
+  fi
 fi
 
 # The PostgreSQL sink's tests start a private server from Debian's binaries
@@ -74,7 +81,9 @@ if ! command -v pnpm >/dev/null 2>&1; then
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null
 fi
 
-pnpm install --frozen-lockfile
+# playwright-core never downloads a browser on install; the variable makes sure no
+# package's install script does either (rendering uses the system Chromium above).
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pnpm install --frozen-lockfile
 
 # `pnpm crawlq` runs the built JavaScript (a fraction of the start time of the
 # sources through tsx); it falls back to the sources whenever they are newer

@@ -38,7 +38,9 @@ await build({
   // msgpackr falls back to plain JavaScript, bullmq and pg use neither unless asked.
   // The dashboard stays a package of its own (its build): bull-board finds its
   // web assets beside its own modules, which a bundle would move.
-  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard'],
+  // playwright-core (rendering) reads its own package files at run time and
+  // is loaded only by a worker's first rendered page: it stays a package.
+  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core'],
   // CommonJS dependencies inside an ES module expect these.
   banner: {
     js: [

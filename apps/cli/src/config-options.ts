@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { formatDefault } from './option-docs.js';
 
 /** Options that repeat (`--include a --include b`) or take comma lists. */
-const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo']);
+const LIST_OPTIONS = new Set<OptionName>(['include', 'exclude', 'alertTo', 'renderResources']);
 
 /** How a long-running command logs. */
 export const LOG_OPTIONS: readonly OptionName[] = ['logLevel', 'logFormat'];
@@ -17,7 +17,7 @@ export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'redisSeeds', '
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
-  'concurrency', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'redisOutageLimit', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
+  'concurrency', 'browserPages', 'browserRestartPages', 'browserMaxMemory', 'chromiumPath', 'screenshot', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'redisOutageLimit', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
   ...LOG_OPTIONS, 'statsInterval', 'metricsPort', 'metricsHost',
 ];

@@ -186,6 +186,15 @@ export const limitRuleSchema = z.strictObject({
   concurrency: integer(1, 10_000).nullable().optional(),
   /** Adaptive pacing for the matching groups, whatever --adaptive says. */
   adaptive: boolean.optional(),
+  /** Rendering for the matching groups, whatever --render says. */
+  render: oneOf(['never', 'always', 'auto'] as const).optional(),
+  /** A rendered page is ready once this CSS selector is in the DOM (instead of network idle). */
+  waitFor: text(1_000).optional(),
+  /** Scroll to the bottom up to this many times, letting the page settle after each (infinite scroll). */
+  scrollSteps: integer(0, 100).optional(),
+  /** Click this selector ("load more") while it is visible, up to clickSteps times. */
+  clickSelector: text(1_000).optional(),
+  clickSteps: integer(0, 100).optional(),
 });
 
 /** A user-defined extraction field: CSS selector, text or an attribute, one or all matches. */
@@ -269,7 +278,15 @@ export const OPTION_TABLE = {
   fetchBackoff: { scope: 'fleet', flag: '--fetch-backoff', env: 'CRAWLQ_FETCH_BACKOFF', schema: duration, default: 500, doc: "Base of got's exponential backoff with jitter (0: retry at once)" },
   maxBodySize: { scope: 'fleet', flag: '--max-body-size', env: 'CRAWLQ_MAX_BODY_SIZE', schema: bytes, default: 10 * 1024 * 1024, doc: 'Largest body accepted, after decompression' },
   maxLinksPerPage: { scope: 'fleet', flag: '--max-links-per-page', env: 'CRAWLQ_MAX_LINKS_PER_PAGE', schema: integer(1, 1_000_000), default: 5_000, doc: 'Distinct links kept from one page (recorded and followed); the rest are counted in the record as linksTruncated' },
+  render: { scope: 'fleet', flag: '--render', env: 'CRAWLQ_RENDER', schema: oneOf(['never', 'always', 'auto'] as const), default: 'never', doc: 'Render pages in a browser (the system Chromium): never, always, or auto: per group, where rendered samples find links or text the plain fetch misses (limitRules may set render per group)' },
+  renderTimeout: { scope: 'fleet', flag: '--render-timeout', env: 'CRAWLQ_RENDER_TIMEOUT', schema: positiveDuration, default: 15_000, doc: 'Bound on rendering one page after its document arrived: its requests, the wait for network idle or waitFor, and the scroll and click steps' },
+  renderResources: { scope: 'fleet', flag: '--render-resources', env: 'CRAWLQ_RENDER_RESOURCES', schema: list, default: [], doc: 'Resource types a rendering browser also requests: image, font, media (none by default: they change no link or text, and each would be a request to the site)' },
   maxRedirects: { scope: 'fleet', flag: '--max-redirects', env: 'CRAWLQ_MAX_REDIRECTS', schema: integer(0, 50), default: 10, doc: 'Redirect hops per chain, counted across the jobs a chain is handed to' },
+  browserPages: { scope: 'process', flag: '--browser-pages', env: 'CRAWLQ_BROWSER_PAGES', schema: integer(1, 64), default: 2, doc: 'Pages a worker renders at once (one browser per worker, a fresh context per page); other jobs wait for a page' },
+  browserRestartPages: { scope: 'process', flag: '--browser-restart-pages', env: 'CRAWLQ_BROWSER_RESTART_PAGES', schema: integer(1), default: 100, doc: "A worker's browser is replaced after rendering this many pages" },
+  browserMaxMemory: { scope: 'process', flag: '--browser-max-memory', env: 'CRAWLQ_BROWSER_MAX_MEMORY', schema: bytes, default: 1_000_000_000, doc: "A worker's browser using more memory than this (all its processes) is replaced after its pages in hand" },
+  chromiumPath: { scope: 'process', flag: '--chromium-path', env: 'CRAWLQ_CHROMIUM_PATH', schema: text().optional(), default: undefined, doc: 'Chromium executable for rendering; unset: the system one (/usr/bin/chromium, Homebrew\'s Chromium.app); never downloaded' },
+  screenshot: { scope: 'process', flag: '--screenshot', env: 'CRAWLQ_SCREENSHOT', schema: text().optional(), default: undefined, doc: 'Directory for a PNG of every rendered page (unset: none); the record names its file' },
   maxSockets: { scope: 'process', flag: '--max-sockets', env: 'CRAWLQ_MAX_SOCKETS', schema: integer(1, 100_000), default: 256, doc: 'Keep-alive agent: sockets per origin' },
   maxFreeSockets: { scope: 'process', flag: '--max-free-sockets', env: 'CRAWLQ_MAX_FREE_SOCKETS', schema: integer(0, 100_000), default: 32, doc: 'Keep-alive agent: idle sockets kept per origin' },
   freeSocketTimeout: { scope: 'process', flag: '--free-socket-timeout', env: 'CRAWLQ_FREE_SOCKET_TIMEOUT', schema: positiveDuration, default: 15_000, doc: 'Keep-alive agent: idle socket lifetime' },

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, OPTION_TABLE, type OptionName } from '../src/i
 // it and was respawned until none was left. A duration that makes no sense at
 // 0 is refused when the config is read; no duration may be negative.
 const POSITIVE: readonly OptionName[] = [
-  'requestTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout', 'dnsTtlMin', 'dnsTtlMax', 'stallTimeout', 'freeSocketTimeout',
+  'requestTimeout', 'renderTimeout', 'connectTimeout', 'responseTimeout', 'lookupTimeout', 'dnsTtlMin', 'dnsTtlMax', 'stallTimeout', 'freeSocketTimeout',
   'leaseTime', 'maxBlocked', 'maxPause', 'maxCrawlDelay', 'robotsTtl', 'dlqMaxAge', 'redisOutageLimit',
 ];
 

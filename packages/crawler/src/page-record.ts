@@ -1,3 +1,5 @@
+import type { RenderSummary } from './page-render.js';
+
 /** One line of the results file: what crawlq learned about one URL. */
 export interface PageRecord {
   /** Normalised URL, as enqueued. */
@@ -50,7 +52,9 @@ export interface PageRecord {
    * `lang` (over 100 code points).
    */
   readonly truncated?: readonly string[];
-  /** Decoded HTML, with --store-body. */
+  /** Only for a page rendered in a browser (--render): why, how it went, and every request the page made, blocked or deferred. */
+  readonly render?: RenderSummary;
+  /** Decoded HTML (the rendered DOM for a rendered page), with --store-body. */
   readonly body?: string;
   /** Where the page's WARC records are, with --warc: file name, offset of the response record, bytes of both records. */
   readonly warc?: { readonly file: string; readonly offset: number; readonly length: number };

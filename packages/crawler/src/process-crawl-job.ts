@@ -11,6 +11,7 @@ import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, Redi
 import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
+import { renderedBody, type PageRenderer, type RenderOutcome } from './page-render.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 /** What a crawl job needs; one set per worker process. */
@@ -65,6 +66,8 @@ export interface CrawlJobContext {
    * ones it has not started back to the backlog and completes.
    */
   readonly draining?: AbortSignal;
+  /** Renders a fetched HTML page in a browser where --render says so; its DOM is then what is extracted and stored. */
+  readonly renderer?: PageRenderer;
 }
 
 /** One URL as a job fetches it. */
@@ -366,9 +369,11 @@ async function recordPage(
   fetched: GatedFetchResult,
 ): Promise<CrawlJobResult> {
   const { response } = fetched;
+  const html = isHtml(response.contentType) && response.status < 400;
+  const rendered = html && context.renderer ? await context.renderer.render({ group: task.data.group, response }, context) : undefined;
   const parseStarted = performance.now();
-  const page = isHtml(response.contentType) && response.status < 400
-    ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
+  const page = html
+    ? extractPage({ ...(rendered ? renderedBody(rendered) : { body: response.body, contentType: response.contentType }), url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
     : undefined;
   const parseMs = performance.now() - parseStarted;
   const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, task.data.depth) : 0;
@@ -395,8 +400,9 @@ async function recordPage(
     enqueued,
     ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
     ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
-    ...(context.storeBody === true && isHtml(response.contentType) ? { body: decodeBody(response.body, response.contentType).text } : {}),
-    ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, fetched.requestedAt) } : {}),
+    ...(rendered ? { render: rendered.summary } : {}),
+    ...(context.storeBody === true && isHtml(response.contentType) ? { body: rendered?.html ?? decodeBody(response.body, response.contentType).text } : {}),
+    ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, { requestedAt: fetched.requestedAt, rendered }) } : {}),
   };
   // Archive, then record, then count, then complete: a job that completed has all three.
   await writeRecord(task, context, record);
@@ -417,10 +423,10 @@ async function admitInChunks(frontier: Frontier, links: readonly string[], paren
   return accepted;
 }
 
-async function archive(warc: WarcWriter, response: FetchResult, requestedAt: number): Promise<WarcLocation | undefined> {
+async function archive(warc: WarcWriter, response: FetchResult, { requestedAt, rendered }: { requestedAt: number; rendered: RenderOutcome | undefined }): Promise<WarcLocation | undefined> {
   const { exchange } = response;
   if (!exchange) return undefined;
-  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response });
+  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response, ...(rendered ? { rendered: renderedBody(rendered) } : {}) });
 }
 
 /** Maps an error to what BullMQ should do with the job. */

@@ -6,3 +6,4 @@ export { peakInFlight, type RequestRecord } from './request-log.js';
 export { type ReachableOptions } from './reachable.js';
 export { createSeededRandom, type SeededRandom } from './seeded-random.js';
 export { DemoSiteConfigError, DemoSiteListenError } from './errors.js';
+export { startSpaSite, type SpaSite, type SpaSiteSpec } from './spa-site.js';

@@ -25,6 +25,11 @@ export interface ArchivedExchange {
     /** Body bytes as received, before content decoding. */
     readonly body: Uint8Array;
   };
+  /**
+   * The page as a browser rendered it (the DOM after its scripts ran): written
+   * as a `conversion` record that refers to the response it was made from.
+   */
+  readonly rendered?: { readonly body: Uint8Array; readonly contentType: string };
 }
 
 /** Where a page's records landed: enough to find them again without an index. */
@@ -33,7 +38,7 @@ export interface WarcLocation {
   readonly file: string;
   /** Byte offset of the response record's gzip member. */
   readonly offset: number;
-  /** Bytes of the response and request records together. */
+  /** Bytes of the response and request records together (and the rendered page's conversion record, when there is one). */
   readonly length: number;
 }
 
@@ -210,7 +215,22 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
       },
       [],
     );
-    const bytes = Buffer.concat([await WARCSerializer.serialize(response, { gzip: true }), await WARCSerializer.serialize(request, { gzip: true })]);
+    const records = [response, request];
+    if (exchange.rendered) {
+      records.push(
+        WARCRecord.create(
+          {
+            url: exchange.url,
+            date,
+            type: 'conversion',
+            warcVersion: WARC_VERSION,
+            warcHeaders: { 'WARC-Refers-To': responseId, 'Content-Type': exchange.rendered.contentType },
+          },
+          [exchange.rendered.body],
+        ),
+      );
+    }
+    const bytes = Buffer.concat(await Promise.all(records.map((record) => WARCSerializer.serialize(record, { gzip: true }))));
     // A file is written only while the lease surely covers it; past that, another worker may recover it.
     if (current && !leaseFresh()) await finishFile();
     let file = current ?? (await startFile());

@@ -31,6 +31,7 @@ import { JobSlots } from './job-slots.js';
 import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin } from './redis-answers.js';
 import { redisWarcLease } from './warc-lease.js';
+import { openRenderParts, type RenderParts } from './render-parts.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -152,6 +153,15 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     await services.close();
     throw error;
   }
+  // A crawl that renders needs a browser here: refused now, not page by page.
+  let rendering: RenderParts;
+  try {
+    rendering = openRenderParts(services, { log });
+  } catch (error) {
+    outageWatch.stop();
+    await services.close();
+    throw error;
+  }
   // The crawl-shaping settings are the fleet's from here on; read them through services.config.
   const config = services.config;
   const connection = { url: redisUrl };
@@ -241,6 +251,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       fields: services.config.fields,
       maxLinksPerPage: services.config.maxLinksPerPage,
       ...(fetching.robots ? { robots: fetching.robots } : {}),
+      renderer: rendering.renderer,
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
@@ -363,7 +374,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         }
         await graceful;
         await alertWorker.close();
-        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close(), warcRecovery?.stop()]);
+        await Promise.allSettled([alerts.close(), deadLetters.close(), sink.close(), stats.close(), warc?.close(), warcRecovery?.stop(), rendering.close()]);
         fetching.close();
         // Watched until here: Redis gone during a graceful stop still ends in abandon().
         outageWatch.stop();
@@ -380,7 +391,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(watchTimer);
         void releaser.stop();
         // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
-        await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : []), ...(warcRecovery ? [warcRecovery.stop()] : [])]);
+        await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : []), ...(warcRecovery ? [warcRecovery.stop()] : []), rendering.close()]);
         fetching.close();
         await settleWithin(ABANDON_MS, [services.disconnect()]);
       })();

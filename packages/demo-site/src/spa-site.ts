@@ -1,0 +1,169 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { now, RequestLog, type RequestRecord } from './request-log.js';
+
+/** Which loopback addresses the fixture's three hosts listen on. */
+export interface SpaSiteSpec {
+  /** The single-page app: shells whose content comes from its own /api (XHR). */
+  readonly appHost: string;
+  /** Serves the app's script (a second host, a group of its own). */
+  readonly scriptHost: string;
+  /** Plain HTML pages, beside the app. */
+  readonly staticHost: string;
+  /** App pages besides the never-settling one. @default 6 */
+  readonly appPages?: number;
+  /** Static pages. @default 10 */
+  readonly staticPages?: number;
+  /** Bytes of filler text per page (a bench makes pages heavier). @default 200 */
+  readonly textBytes?: number;
+}
+
+/** A running fixture. */
+export interface SpaSite {
+  /** First app page and first static page. */
+  readonly seeds: readonly string[];
+  readonly appOrigin: string;
+  readonly scriptOrigin: string;
+  readonly staticOrigin: string;
+  /** Every app page (the never-settling one included) and every static page. */
+  readonly appUrls: readonly string[];
+  readonly staticUrls: readonly string[];
+  /** The URL of the page that polls forever (network never idle). */
+  readonly liveUrl: string;
+  /** Links a browser finds on an app page once its "load more" was clicked (its first links and the ones that button adds). */
+  expectedLinks(url: string): readonly string[];
+  /** Every request any of the three hosts received, in arrival order (`host` is the address). */
+  readonly requests: readonly RequestRecord[];
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback single-page app for rendering tests and benchmarks. An app page
+ * is an empty shell: a deferred script from the script host fetches
+ * `/api<path>` from the app host, then writes the title, the text and the
+ * links into the DOM, and shows a "load more" button (`#more`) that fetches
+ * `/api<path>/more` and adds more links. A plain fetch of a shell finds no
+ * link at all. `/app/live` also polls `/api/ping` every 200 ms for as long as
+ * it is open: it never settles. The static host serves ordinary HTML pages,
+ * linked in a chain, the kind that needs no browser.
+ */
+export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
+  const appPages = spec.appPages ?? 6;
+  const staticPages = spec.staticPages ?? 10;
+  const filler = 'lorem ipsum dolor sit amet '.repeat(Math.ceil((spec.textBytes ?? 200) / 27)).slice(0, spec.textBytes ?? 200);
+  const log = new RequestLog();
+  const servers: Server[] = [];
+  const listen = async (host: string, handle: (path: string, response: ServerResponse) => void): Promise<string> => {
+    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const path = request.url ?? '/';
+      const record = log.begin({ host, path, url: `http://${request.headers.host ?? host}${path}`, method: request.method ?? 'GET', userAgent: request.headers['user-agent'] });
+      response.once('close', () => {
+        record.endedAt = now();
+        record.status = response.statusCode;
+        if (!response.writableFinished) record.aborted = true;
+      });
+      handle(path, response);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, host, resolve);
+    });
+    return `http://${host}:${(server.address() as AddressInfo).port}`;
+  };
+  const origins = { app: '', script: '', static: '' };
+  const appPath = (index: number) => `/app/${index}`;
+  const firstLinks = (path: string): string[] => {
+    if (path === '/app/live') return [`${origins.app}${appPath(0)}`];
+    const index = Number(path.slice('/app/'.length));
+    const links = [`${origins.app}${appPath((index + 1) % appPages)}`];
+    if (index === 0) links.push(`${origins.app}/app/live`);
+    return links;
+  };
+  const moreLinks = (path: string): string[] => {
+    if (path === '/app/live') return [];
+    const index = Number(path.slice('/app/'.length));
+    return [`${origins.app}${appPath((index + 2) % appPages)}`, `${origins.static}/s/${index % staticPages}`];
+  };
+  const isAppPage = (path: string) => path === '/app/live' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
+
+  origins.app = await listen(spec.appHost, (path, response) => {
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
+    if (isAppPage(path)) {
+      return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Loading</title><script defer src="${origins.script}/app.js"></script></head><body><main id="app">Loading...</main><button id="more" hidden>Load more</button></body></html>` });
+    }
+    if (path === '/api/ping') return send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' });
+    const api = /^\/api(\/app\/(?:\d+|live))(\/more)?$/.exec(path);
+    if (api?.[1] !== undefined && isAppPage(api[1])) {
+      const page = api[1];
+      if (api[2] !== undefined) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: moreLinks(page) }) });
+      return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ title: `App page ${page}`, text: filler, links: firstLinks(page), more: moreLinks(page).length > 0, poll: page === '/app/live' }) });
+    }
+    send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
+  });
+  origins.script = await listen(spec.scriptHost, (path, response) => {
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
+    if (path === '/app.js') return send(response, { status: 200, contentType: 'application/javascript', body: APP_SCRIPT });
+    send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
+  });
+  origins.static = await listen(spec.staticHost, (path, response) => {
+    if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
+    const match = /^\/s\/(\d+)$/.exec(path);
+    const index = match ? Number(match[1]) : -1;
+    if (index < 0 || index >= staticPages) return send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
+    const next = `/s/${(index + 1) % staticPages}`;
+    const nextButOne = `/s/${(index + 2) % staticPages}`;
+    send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Static page ${index}</title></head><body><h1>Static page ${index}</h1><p>${filler}</p><a href="${next}">next</a> <a href="${nextButOne}">next but one</a></body></html>` });
+  });
+
+  const appUrls = [...Array.from({ length: appPages }, (_, index) => `${origins.app}${appPath(index)}`), `${origins.app}/app/live`];
+  return {
+    seeds: [`${origins.app}${appPath(0)}`, `${origins.static}/s/0`],
+    appOrigin: origins.app,
+    scriptOrigin: origins.script,
+    staticOrigin: origins.static,
+    appUrls,
+    staticUrls: Array.from({ length: staticPages }, (_, index) => `${origins.static}/s/${index}`),
+    liveUrl: `${origins.app}/app/live`,
+    expectedLinks: (url) => {
+      const path = new URL(url).pathname;
+      return [...firstLinks(path), ...moreLinks(path)];
+    },
+    get requests() {
+      return log.records;
+    },
+    async close() {
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    },
+  };
+}
+
+function send(response: ServerResponse, { status, contentType, body }: { status: number; contentType: string; body: string }): void {
+  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** The app: content and links from the app host's API, more on "load more", a poll on the live page. */
+const APP_SCRIPT = `(async () => {
+  const path = location.pathname;
+  const data = await (await fetch('/api' + path)).json();
+  document.title = data.title;
+  const app = document.getElementById('app');
+  app.innerHTML = '<h1></h1><p></p><ul id="links"></ul>';
+  app.querySelector('h1').textContent = data.title;
+  app.querySelector('p').textContent = data.text;
+  const list = app.querySelector('#links');
+  const add = (links) => { for (const href of links) { const item = document.createElement('li'); const a = document.createElement('a'); a.href = href; a.textContent = href; item.append(a); list.append(item); } };
+  add(data.links);
+  if (data.more) {
+    const button = document.getElementById('more');
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      button.hidden = true;
+      add((await (await fetch('/api' + path + '/more')).json()).links);
+    });
+  }
+  if (data.poll) setInterval(() => { fetch('/api/ping').catch(() => {}); }, 200);
+})();
+`;

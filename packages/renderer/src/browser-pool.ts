@@ -1,0 +1,234 @@
+import type { Browser, BrowserContext } from 'playwright-core';
+import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
+import { childPids, treeRssBytes } from './process-tree.js';
+import { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
+
+/** How a worker's browsers are run. */
+export interface BrowserPoolOptions {
+  /** Chromium to start; unset: the system one (see `findChromium`). */
+  readonly executablePath?: string | undefined;
+  /** Pages rendered at once (one browser, one context per page). */
+  readonly pages: number;
+  /** A browser is replaced after rendering this many pages (Chromium's memory only grows). */
+  readonly restartAfterPages: number;
+  /** A browser whose processes hold more than this (resident, all of them) is replaced after its current pages. */
+  readonly maxMemoryBytes: number;
+  /** Navigation user agent (the same as the fetcher's, so robots.txt groups match). */
+  readonly userAgent?: string | undefined;
+  readonly log?: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
+}
+
+/** What a pool has done so far (for metrics, tests and the benchmark). */
+export interface BrowserPoolStats {
+  readonly launches: number;
+  readonly crashes: number;
+  readonly restarts: number;
+  readonly pages: number;
+}
+
+/** One running browser and what it carries. */
+interface Instance {
+  readonly browser: Browser;
+  /** The process the pool started (the launcher script or Chromium itself); its tree is the browser. */
+  readonly pid: number | undefined;
+  active: number;
+  served: number;
+  retired: boolean;
+  dead: boolean;
+}
+
+const CLOSE_WITHIN_MS = 5_000;
+
+/**
+ * The browsers of one worker process: at most `pages` pages at once, in one
+ * Chromium at a time, each page in a fresh context (no cookies or cache shared
+ * between pages). A browser is retired after `restartAfterPages` pages or
+ * past `maxMemoryBytes`, and closed once its last page ends; one that crashed
+ * is replaced at the next page. Only the page that was in it pays: its render
+ * fails with a {@link BrowserCrashedError}.
+ */
+export class BrowserPool {
+  readonly #options: BrowserPoolOptions;
+  readonly #executablePath: string;
+  #current: Instance | undefined;
+  #launching: Promise<Instance> | undefined;
+  readonly #instances = new Set<Instance>();
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+  #closed = false;
+  #stats = { launches: 0, crashes: 0, restarts: 0, pages: 0 };
+
+  constructor(options: BrowserPoolOptions) {
+    this.#options = options;
+    this.#free = options.pages;
+    this.#executablePath = findChromium(options.executablePath) ?? options.executablePath ?? '/usr/bin/chromium';
+  }
+
+  get stats(): BrowserPoolStats {
+    return { ...this.#stats };
+  }
+
+  /** Process ids of the browsers running now (each the root of its process tree). */
+  get pids(): readonly number[] {
+    return [...this.#instances].flatMap((instance) => (instance.pid === undefined || instance.dead ? [] : [instance.pid]));
+  }
+
+  /**
+   * Runs `use` with a fresh context of a live browser, once a page slot is
+   * free; the context is closed afterwards. A browser that died meanwhile
+   * turns whatever `use` threw into a {@link BrowserCrashedError}.
+   * `kill`: ends the whole browser at once (a page that hangs past its bound).
+   */
+  async withContext<T>(use: (context: BrowserContext, kill: () => void) => Promise<T>): Promise<T> {
+    await this.#takeSlot();
+    let instance: Instance | undefined;
+    try {
+      instance = await this.#instance();
+      instance.active += 1;
+      const running = instance;
+      let context: BrowserContext;
+      try {
+        context = await running.browser.newContext({ ...(this.#options.userAgent === undefined ? {} : { userAgent: this.#options.userAgent }), serviceWorkers: 'block' });
+      } catch (error) {
+        throw this.#crashOr(running, error);
+      }
+      try {
+        return await use(context, () => this.#kill(running));
+      } catch (error) {
+        throw this.#crashOr(running, error);
+      } finally {
+        // A dead browser's context needs no closing (and would wait for it).
+        if (!running.dead) await withinMs(context.close(), CLOSE_WITHIN_MS).catch(() => undefined);
+      }
+    } finally {
+      if (instance) this.#pageEnded(instance);
+      this.#giveSlot();
+    }
+  }
+
+  /** Closes every browser (pages still running fail as crashed). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const launching = this.#launching;
+    if (launching) await launching.catch(() => undefined);
+    await Promise.all([...this.#instances].map((instance) => this.#shutdown(instance)));
+  }
+
+  #crashOr(instance: Instance, error: unknown): unknown {
+    if (!instance.dead && instance.browser.isConnected()) return error;
+    return error instanceof BrowserCrashedError ? error : new BrowserCrashedError(`the browser died while it had the page (${errorText(error)})`, { cause: error });
+  }
+
+  async #takeSlot(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  #giveSlot(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free += 1;
+  }
+
+  async #instance(): Promise<Instance> {
+    if (this.#closed) throw new BrowserCrashedError('the browser pool is closed');
+    const current = this.#current;
+    if (current && !current.dead && !current.retired) return current;
+    this.#launching ??= this.#launch().finally(() => (this.#launching = undefined));
+    return this.#launching;
+  }
+
+  async #launch(): Promise<Instance> {
+    const before = new Set(childPids(process.pid));
+    let browser: Browser;
+    try {
+      // Loaded with the first browser: a worker that renders nothing never loads playwright-core.
+      const { chromium } = await import('playwright-core');
+      browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_ARGS], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
+    } catch (error) {
+      if (findChromium(this.#executablePath) === undefined) throw new BrowserUnavailableError(this.#executablePath, { cause: error });
+      throw new BrowserCrashedError(`the browser did not start (${errorText(error)})`, { cause: error });
+    }
+    // Launches are one at a time, so the one new child process is this browser.
+    const pid = childPids(process.pid).find((candidate) => !before.has(candidate));
+    const instance: Instance = { browser, pid, active: 0, served: 0, retired: false, dead: false };
+    browser.on('disconnected', () => {
+      if (!instance.dead && !instance.retired && !this.#closed) {
+        this.#stats.crashes += 1;
+        this.#options.log?.(`the browser (pid ${pid ?? '?'}) died with ${instance.active} page(s) in it; the next page starts a new one`, 'warn');
+      }
+      instance.dead = true;
+      this.#instances.delete(instance);
+      if (this.#current === instance) this.#current = undefined;
+      // Whatever is left of its process tree goes too.
+      if (pid !== undefined) killTree(pid);
+    });
+    this.#stats.launches += 1;
+    this.#instances.add(instance);
+    this.#current = instance;
+    return instance;
+  }
+
+  #pageEnded(instance: Instance): void {
+    instance.active -= 1;
+    instance.served += 1;
+    this.#stats.pages += 1;
+    if (!instance.retired && !instance.dead) {
+      const tooOld = instance.served >= this.#options.restartAfterPages;
+      const tooBig = instance.pid !== undefined && instance.served % 5 === 0 && treeRssBytes(instance.pid) > this.#options.maxMemoryBytes;
+      if (tooOld || tooBig) {
+        instance.retired = true;
+        this.#stats.restarts += 1;
+        if (this.#current === instance) this.#current = undefined;
+        this.#options.log?.(`restarting the browser after ${instance.served} pages${tooBig ? ' (over its memory cap)' : ''}`, 'debug');
+      }
+    }
+    if (instance.retired && instance.active === 0) void this.#shutdown(instance);
+  }
+
+  #kill(instance: Instance): void {
+    if (instance.dead) return;
+    instance.dead = true;
+    this.#stats.crashes += 1;
+    if (this.#current === instance) this.#current = undefined;
+    if (instance.pid !== undefined) killTree(instance.pid);
+    void instance.browser.close().catch(() => undefined);
+  }
+
+  async #shutdown(instance: Instance): Promise<void> {
+    const wasDead = instance.dead;
+    instance.retired = true;
+    this.#instances.delete(instance);
+    if (!wasDead) await withinMs(instance.browser.close(), CLOSE_WITHIN_MS).catch(() => undefined);
+    instance.dead = true;
+    if (instance.pid !== undefined) killTree(instance.pid);
+  }
+}
+
+/** SIGKILL to a process and every descendant (a browser's renderers and helpers). */
+function killTree(pid: number): void {
+  const all = [pid];
+  for (let index = 0; index < all.length; index += 1) all.push(...childPids(all[index] ?? -1));
+  for (const target of all) {
+    try {
+      process.kill(target, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function errorText(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}

@@ -1,0 +1,14 @@
+export { BrowserPool, type BrowserPoolOptions, type BrowserPoolStats } from './browser-pool.js';
+export { renderPage } from './render-page.js';
+export { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
+export { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
+export {
+  DEFAULT_BLOCKED_TYPES,
+  type BrowserRequest,
+  type FetchedDocument,
+  type RenderedPage,
+  type RenderedRequest,
+  type RenderOptions,
+  type RequestFate,
+  type SubrequestAnswer,
+} from './render-types.js';

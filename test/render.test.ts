@@ -1,0 +1,94 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findChromium } from '@crawlq/renderer';
+import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserProcessesUnder } from './support/browsers.js';
+import { cliEnv, startCapturedCli } from './support/cli.js';
+import { byHost, maxStartsInWindow } from './support/politeness.js';
+import { duplicates, readRecords } from './support/records.js';
+import { waitFor } from './support/wait.js';
+
+const chromium = findChromium();
+if (chromium === undefined) console.warn('render e2e skipped: no system Chromium (apt-get install -y chromium)');
+
+let redis: TestRedis;
+let site: SpaSite;
+
+beforeAll(async () => {
+  redis = await startTestRedis();
+  site = await startSpaSite({ appHost: '127.0.0.81', scriptHost: '127.0.0.82', staticHost: '127.0.0.83', appPages: 4, staticPages: 8 });
+});
+afterAll(async () => {
+  await site?.close();
+  await redis?.stop();
+});
+
+describe.skipIf(chromium === undefined)('--render auto across three workers', () => {
+  it('renders the app group and not the static one, finds every link, keeps every host within --rate for every request, and survives its browsers being killed', { timeout: 420_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-render-'));
+    const out = join(dir, 'out.jsonl');
+    const config = join(dir, 'crawlq.json');
+    // "Load more" is clicked on the app's pages only: a rule for its host.
+    writeFileSync(config, JSON.stringify({ limitRules: [{ match: '127.0.0.81', clickSelector: '#more', clickSteps: 2 }] }));
+    const crawl = startCapturedCli(
+      ['crawl', ...site.seeds, '--workers', '3', '--concurrency', '4', '--browser-pages', '2', '--render', 'auto', '--render-timeout', '20s', '--rate', '5/1s', '--domain-concurrency', '2',
+        '--allow-private-network', '--max-depth', '20', '--backoff', '200ms', '--attempts', '3', '--namespace', 'render-e2e', '--state-dir', dir, '--config', config, '--out', out],
+      { env: cliEnv(redis.url) },
+    );
+    // The page that never settles keeps its browser busy for the whole --render-timeout:
+    // once its script asked for its content, every browser of the crawl is killed, that page's among them.
+    const firstPoll = await waitFor(() => site.requests.find((request) => request.path === '/api/app/live'), { timeoutMs: 300_000, what: 'the live page to render' }).catch((error: unknown) => {
+      crawl.child.kill('SIGKILL');
+      throw new Error(`${String(error)}\n${crawl.output.stderr.slice(-4_000)}\n${site.requests.map((request) => `${request.host} ${request.path} ${request.status}`).join('\n')}`);
+    });
+    const browsers = browserProcessesUnder(crawl.child.pid ?? -1);
+    expect(browsers.length).toBeGreaterThan(0);
+    for (const pid of browsers) process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
+    expect(await crawl.exited, crawl.output.stderr).toBe(0);
+
+    const records = readRecords(out);
+    const urls = records.map((record) => record.url);
+    // Each page once, though browsers died under some of them.
+    expect(duplicates(urls)).toEqual([]);
+    expect(new Set(urls)).toEqual(new Set([...site.appUrls, ...site.staticUrls]));
+    const live = records.find((record) => record.url === site.liveUrl);
+    expect(live?.attempts, JSON.stringify(live)).toBeGreaterThanOrEqual(2);
+    expect(crawl.output.stderr).toMatch(/the browser \(pid \d+\) died/);
+    expect(firstPoll.startedAt).toBeLessThan(killedAt);
+
+    // The app group is rendered, and every app page's links are found, "load more" ones included.
+    const appRecords = records.filter((record) => site.appUrls.includes(record.url));
+    for (const record of appRecords) {
+      expect(record.render, record.url).toBeDefined();
+      expect(record.links, record.url).toEqual(expect.arrayContaining([...site.expectedLinks(record.url)]));
+      expect(record.title).toMatch(/^App page/);
+    }
+    expect(appRecords.some((record) => record.render?.verdict === 'render')).toBe(true);
+    // The static group is judged static: a few samples rendered, the rest plain fetches.
+    const staticRecords = records.filter((record) => site.staticUrls.includes(record.url));
+    const sampled = staticRecords.filter((record) => record.render !== undefined);
+    for (const record of sampled) expect(record.render?.neededBrowser, record.url).toBe(false);
+    expect(sampled.length).toBeLessThan(staticRecords.length);
+    expect(staticRecords.some((record) => record.render === undefined)).toBe(true);
+    // A rendered page's document is the crawler's own fetch: the static host served
+    // each page once and robots.txt, nothing else.
+    const staticRequests = site.requests.filter((request) => request.host === '127.0.0.83');
+    expect(staticRequests.filter((request) => request.path !== '/robots.txt').length).toBe(site.staticUrls.length);
+    // The script came from the second host, through its own gate; the API calls from the app host.
+    expect(site.requests.some((request) => request.path === '/app.js')).toBe(true);
+    expect(site.requests.filter((request) => /^\/api\/app\/\d+\/more$/.test(request.path)).length).toBeGreaterThan(0);
+
+    // At the servers: no host ever saw more than 5 request starts in any second,
+    // documents, scripts, XHR, polls and robots.txt together.
+    for (const [host, requests] of byHost(site.requests)) {
+      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(5);
+    }
+    // The never-settling page polls on and on: its first poll went through the gate, the rest were blocked.
+    const polls = live?.render?.log.filter((request) => request.url.endsWith('/api/ping')) ?? [];
+    expect(polls.filter((request) => request.fate === 'blocked').length).toBe(polls.length - 1);
+  });
+});
