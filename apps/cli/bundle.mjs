@@ -38,7 +38,7 @@ await build({
   // msgpackr falls back to plain JavaScript, bullmq and pg use neither unless asked.
   // The dashboard stays a package of its own (its build): bull-board finds its
   // web assets beside its own modules, which a bundle would move.
-  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard'],
+  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'tsx'],
   // CommonJS dependencies inside an ES module expect these.
   banner: {
     js: [

@@ -35,3 +35,23 @@ export {
 } from './admin/group-admin.js';
 export { Seeding } from './runtime/seeding.js';
 export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-seeding.js';
+// The crawler API: what a user's --crawler module imports (the public `crawlq` package re-exports it).
+export { defineCrawler, isCrawler, CrawlerDefinitionError } from './handlers/define-crawler.js';
+export { RetryableError, NonRetryableError } from './handlers/handler-errors.js';
+export { CrawlerMismatchError } from './handlers/crawler-identity.js';
+export type {
+  Crawler,
+  CrawlerDefinition,
+  CrawlerHooks,
+  CrawlContext,
+  CrawlRequest,
+  CrawlResponse,
+  CrawlLog,
+  RouteHandler,
+  EnqueueOptions,
+  EnqueueResult,
+  BeforeRequestContext,
+  FailureContext,
+  FailureDecision,
+  JsonObject,
+} from './handlers/crawler-types.js';
