@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT } from './support/cli.js';
 import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
@@ -19,8 +20,12 @@ const PACKAGE_DIR = join(REPO_ROOT, 'apps', 'crawlq');
 const manifest = JSON.parse(readFileSync(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { name: string; version: string };
 const NODE = process.env.CRAWLQ_PACKAGE_NODE ?? process.execPath;
 const HOSTS = ['127.0.0.41', '127.0.0.42'];
-/** What only the workspace's own tests, benchmarks and browser tests use: never in a user's install. */
-const NOT_FOR_USERS = ['@crawlq/', 'vitest', 'playwright', 'playwright-core', 'smtp-server', 'crawlee', 'tsx', 'typescript', 'esbuild', 'rollup', 'typedoc', 'eslint', 'madge', 'turbo', 'node-warc'];
+/**
+ * What only the workspace's own tests, benchmarks, browser tests and build use:
+ * never in a user's install. (tsx, with its esbuild, is a dependency: it loads
+ * a TypeScript --crawler file.)
+ */
+const NOT_FOR_USERS = ['@crawlq/', 'vitest', 'playwright', 'playwright-core', 'smtp-server', 'crawlee', 'typescript', 'rollup', 'typedoc', 'eslint', 'madge', 'turbo', 'node-warc'];
 
 interface Run {
   readonly code: number | null;
@@ -29,8 +34,8 @@ interface Run {
 }
 
 /** Runs a command with NODE first on PATH (npm, npx and the `crawlq` bin all run on it), without the workspace's crawlq or Redis settings. */
-function run(command: string, args: readonly string[], options: { cwd: string; timeoutMs?: number }): Promise<Run> {
-  const env = cliEnv(undefined, { PATH: `${dirname(NODE)}${delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' });
+function run(command: string, args: readonly string[], options: { cwd: string; timeoutMs?: number; redisUrl?: string }): Promise<Run> {
+  const env = cliEnv(options.redisUrl, { PATH: `${dirname(NODE)}${delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' });
   // pnpm and npm set these for the test process: a child npm must read only its own project.
   for (const name of Object.keys(env)) if (/^npm_(package|lifecycle|config_(?!update_notifier|cache))/i.test(name)) delete env[name];
   const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -49,6 +54,7 @@ function run(command: string, args: readonly string[], options: { cwd: string; t
 }
 
 let site: DemoSite;
+let redis: TestRedis | undefined;
 let project: string;
 let tarball: string;
 
@@ -56,7 +62,7 @@ beforeAll(async () => {
   site = await startDemoSite({ hosts: HOSTS, pagesPerHost: 12, linksPerPage: 3, crossHostLinksPerPage: 1 });
   const root = mkdtempSync(join(tmpdir(), 'crawlq-package-'));
   let started = Date.now();
-  const packed = await run('pnpm', ['pack', '--pack-destination', root], { cwd: PACKAGE_DIR, timeoutMs: 240_000 });
+  const packed = await run('pnpm', ['pack', '--pack-destination', root], { cwd: PACKAGE_DIR, timeoutMs: 540_000 });
   expect(packed.code, packed.stderr + packed.stdout).toBe(0);
   tarball = join(root, `${manifest.name}-${manifest.version}.tgz`);
   expect(existsSync(tarball), packed.stdout).toBe(true);
@@ -75,9 +81,9 @@ beforeAll(async () => {
   expect(installed.code, installed.stderr).toBe(0);
   // Seen in CI logs: the cost of this file is mostly these two steps.
   process.stdout.write(`npm-package test: pack ${packMs} ms, npm install ${Date.now() - started} ms, node ${(await run(NODE, ['--version'], { cwd: project })).stdout.trim()}\n`);
-}, 600_000);
+}, 900_000);
 afterAll(async () => {
-  await site?.close();
+  await Promise.allSettled([site?.close(), redis?.stop()]);
 });
 
 describe('the packed crawlq package, installed with npm outside the workspace', () => {
@@ -105,6 +111,10 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     const result = await run('npx', ['--no-install', 'crawlq', '--version'], { cwd: project });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim()).toBe(manifest.version);
+    // The library entry loads as ES modules from the user's project.
+    const imported = await run(NODE, ['--input-type=module', '-e', 'console.log(Object.keys(await import(process.argv[1])).sort().join(" "))', manifest.name], { cwd: project });
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout.trim()).toBe('NonRetryableError RetryableError defineCrawler');
   });
 
   it('crawls a loopback site with 3 workers on its own private redis-server: every page once, the pace held at the server', { timeout: 300_000 }, async () => {
@@ -133,25 +143,75 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     }
   });
 
-  it('types a user\'s code against the packed declarations: right code compiles, a wrong field fails tsc', { timeout: 120_000 }, async () => {
+  it('runs a crawler file with two routes from the package on 3 workers: every item once, a thrown error dead-lettered with its message', { timeout: 300_000 }, async () => {
+    site.resetRecords();
+    site.setFaults([]);
+    redis ??= await startTestRedis();
+    const expected = site.reachable({ seeds: site.seeds, maxDepth: 100, scope: 'any' });
+    // A page that is neither a seed: its route throws after enqueueing its links, so the rest of the site is still reached.
+    const failing = [...expected].filter((url) => !site.seeds.includes(url)).sort()[0] ?? '';
+    mkdirSync(join(project, 'src'), { recursive: true });
+    writeFileSync(join(project, 'src', 'crawler.ts'), crawlerSource(failing));
+    const out = join(project, 'items.jsonl');
+    const namespace = 'package-crawler';
+    const result = await run(
+      'npx',
+      ['--no-install', 'crawlq', 'crawl', ...site.seeds, '--crawler', './src/crawler.ts', '--workers', '3', '--rate', '5/1s', '--domain-concurrency', '2', '--scope', 'any',
+        '--max-depth', '100', '--attempts', '2', '--backoff', '100ms', '--allow-private-network', '--out', out, '--namespace', namespace, '--state-dir', join(project, '.crawlq')],
+      { cwd: project, timeoutMs: 240_000, redisUrl: redis.url },
+    );
+    expect(result.code, result.stderr).toBe(0);
+
+    const items = readRecords(out) as unknown as { url: string; title: string; route: string }[];
+    expect(duplicates(items.map((item) => item.url))).toEqual([]);
+    expect(new Set(items.map((item) => item.url))).toEqual(new Set([...expected].filter((url) => url !== failing)));
+    // Both routes ran: the seeds through `home` (the default route, which also takes a redirect's target), linked pages through `page`.
+    const home = items.filter((item) => item.route === 'home').map((item) => item.url);
+    expect(home).toEqual(expect.arrayContaining(site.seeds));
+    expect(items.filter((item) => item.route === 'page').length).toBeGreaterThan(expected.size / 2);
+    for (const item of items) expect(item.title).toMatch(/^Page \d+ on /);
+    for (const [host, requests] of byHost(site.requests)) {
+      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
+    }
+
+    const listed = await run('npx', ['--no-install', 'crawlq', 'dlq', 'list', '--json', '--namespace', namespace], { cwd: project, redisUrl: redis.url });
+    expect(listed.code, listed.stderr).toBe(0);
+    const entries = JSON.parse(listed.stdout) as { url: string; reason: string; message: string; attempts: number }[];
+    expect(entries).toEqual([expect.objectContaining({ url: failing, reason: 'handler', message: expect.stringContaining('no price on this page'), attempts: 2 })]);
+  });
+
+  it('types a user\'s crawler against the packed declarations: right code compiles, a wrong push field and an unknown route label fail tsc', { timeout: 120_000 }, async () => {
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] }, include: ['src'] }),
     );
     mkdirSync(join(project, 'src'), { recursive: true });
-    writeFileSync(
-      join(project, 'src', 'good.ts'),
-      ["import type { PageRecord } from 'crawlq';", '', 'export const titleOf = (record: PageRecord): string => record.title ?? record.finalUrl;', ''].join('\n'),
-    );
+    writeFileSync(join(project, 'src', 'crawler.ts'), crawlerSource('http://127.0.0.1/never'));
     writeFileSync(
       join(project, 'src', 'bad.ts'),
-      ["import type { PageRecord } from 'crawlq';", '', 'export const priceOf = (record: PageRecord): number => record.price;', ''].join('\n'),
+      [
+        "import { defineCrawler } from 'crawlq';",
+        'interface Product { url: string; price: number }',
+        'export default defineCrawler<Product>()({',
+        '  routes: {',
+        "    list: async ({ enqueue }) => { await enqueue('/p/1', { label: 'detail' }); },",
+        '    product: async ({ request, push }) => { await push({ url: request.url, prize: 1 }); },',
+        '  },',
+        "  defaultRoute: 'list',",
+        '});',
+        '',
+      ].join('\n'),
     );
     // The workspace's compiler; what it checks against comes from the user's node_modules.
     const checked = await run(NODE, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: project });
     expect(checked.code).not.toBe(0);
     const errors = checked.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
-    expect(errors).toEqual([expect.stringMatching(/^src\/bad\.ts\(3,\d+\): error TS2339: Property 'price' does not exist on type 'PageRecord'/)]);
+    // Only bad.ts fails, on its two wrong lines: the unknown label (5) and the field Product lacks (6).
+    expect(errors).toEqual([
+      expect.stringMatching(/^src\/bad\.ts\(5,\d+\): error TS2322: Type '"detail"' is not assignable to type '("list"|"product"|undefined| \| )+'/),
+      expect.stringMatching(/^src\/bad\.ts\(6,\d+\): error TS(2353|2561): .*'prize' does not exist in type 'Product'/),
+    ]);
   });
 
   it('generates the API reference in docs/api from the packed types, as committed', { timeout: 120_000 }, async () => {
@@ -167,3 +227,29 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     expect(tree(out)).toEqual(committed);
   });
 });
+
+/** A user's crawler with two routes (TypeScript, loaded by the package without a build step). */
+function crawlerSource(failingUrl: string): string {
+  return [
+    "import { defineCrawler } from 'crawlq';",
+    '',
+    'interface PageItem { url: string; title: string; route: string }',
+    '',
+    'export default defineCrawler<PageItem>()({',
+    "  name: 'package-e2e',",
+    '  routes: {',
+    '    home: async ({ $, request, push, enqueue }) => {',
+    "      await push({ url: request.url, title: $('title').text(), route: 'home' });",
+    "      await enqueue($('ul.links a').map((_, a) => $(a).attr('href')).get(), { label: 'page' });",
+    '    },',
+    '    page: async ({ $, request, push, enqueue }) => {',
+    "      await enqueue($('ul.links a').map((_, a) => $(a).attr('href')).get(), { label: 'page' });",
+    `      if (request.url === ${JSON.stringify(failingUrl)}) throw new Error('no price on this page');`,
+    "      await push({ url: request.url, title: $('title').text(), route: 'page' });",
+    '    },',
+    '  },',
+    "  defaultRoute: 'home',",
+    '});',
+    '',
+  ].join('\n');
+}
