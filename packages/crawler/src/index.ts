@@ -39,6 +39,7 @@ export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-see
 export { defineCrawler, isCrawler, CrawlerDefinitionError } from './handlers/define-crawler.js';
 export { RetryableError, NonRetryableError } from './handlers/handler-errors.js';
 export { CrawlerMismatchError } from './handlers/crawler-identity.js';
+export { createCrawl, type Crawl, type CreateCrawlOptions, type EmbeddedWorker } from './handlers/create-crawl.js';
 export type {
   Crawler,
   CrawlerDefinition,

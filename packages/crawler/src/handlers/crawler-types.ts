@@ -57,10 +57,10 @@ export interface EnqueueResult {
 
 /** The worker's logger: lines go where the worker's log goes, prefixed with the URL. */
 export interface CrawlLog {
-  debug(message: string): void;
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+  readonly debug: (message: string) => void;
+  readonly info: (message: string) => void;
+  readonly warn: (message: string) => void;
+  readonly error: (message: string) => void;
 }
 
 /** What a route handler gets for one page. */
@@ -74,14 +74,14 @@ export interface CrawlContext<Label extends string = string, Item extends object
    * page's depth + 1. Nulls and empty strings are skipped, so
    * `enqueue($('a.next').map((_, a) => $(a).attr('href')))` reads well.
    */
-  enqueue(urls: string | URL | Iterable<string | URL | null | undefined>, options?: EnqueueOptions<Label>): Promise<EnqueueResult>;
+  readonly enqueue: (urls: string | URL | null | undefined | Iterable<string | URL | null | undefined>, options?: EnqueueOptions<Label>) => Promise<EnqueueResult>;
   /**
    * Hands an item to the results sink. Items are written when the handler
    * returns, while this worker still holds the job: a handler that throws, or
    * a worker killed mid-handler, writes none of this page's items (its retry
    * pushes them again).
    */
-  push(item: Item): Promise<void>;
+  readonly push: (item: Item) => Promise<void>;
   readonly log: CrawlLog;
   /** Aborted when the worker stops and the grace period is over; the job goes back to the queue. */
   readonly signal: AbortSignal;

@@ -1,4 +1,4 @@
-import { CRAWLER_BRAND, type Crawler, type CrawlerDefinition, type JsonObject } from './crawler-types.js';
+import { CRAWLER_BRAND, type Crawler, type CrawlerDefinition } from './crawler-types.js';
 
 /** A crawler definition that cannot run: no routes, or a default route without a handler. */
 export class CrawlerDefinitionError extends Error {

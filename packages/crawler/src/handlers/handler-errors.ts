@@ -47,6 +47,13 @@ export interface HandlerFailureOptions {
   readonly message?: string | undefined;
 }
 
+/** What a failure is made of: the thrown value, the user's reason, its stack. */
+interface FailureParts {
+  readonly cause: unknown;
+  readonly reason: string | undefined;
+  readonly stack: string | undefined;
+}
+
 /** The fields both failures below carry. */
 interface HandlerFailureFields {
   readonly failureReason: FailureReason | undefined;
@@ -64,7 +71,8 @@ export function handlerFailure(thrown: unknown, options: HandlerFailureOptions):
   const error = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `a ${typeof thrown} was thrown`);
   const reason = kebab(options.reason ?? (error as { reason?: unknown }).reason);
   const message = `${reason ?? 'handler'}: ${options.message ?? error.message}`;
-  return options.retryable ? new RetryableHandlerError(message, thrown, reason, error.stack) : new PermanentHandlerError(message, thrown, reason, error.stack);
+  const fields = { cause: thrown, reason, stack: error.stack };
+  return options.retryable ? new RetryableHandlerError(message, fields) : new PermanentHandlerError(message, fields);
 }
 
 export class RetryableHandlerError extends Error implements HandlerFailureFields {
@@ -73,7 +81,7 @@ export class RetryableHandlerError extends Error implements HandlerFailureFields
   readonly failureReason: FailureReason | undefined;
   readonly reason: string | undefined;
   readonly handlerStack: string | undefined;
-  constructor(message: string, cause: unknown, reason: string | undefined, stack: string | undefined) {
+  constructor(message: string, { cause, reason, stack }: FailureParts) {
     super(message, { cause });
     this.reason = reason;
     this.failureReason = reason === undefined ? 'handler' : undefined;
@@ -85,7 +93,7 @@ export class PermanentHandlerError extends UnrecoverableError implements Handler
   readonly failureReason: FailureReason | undefined;
   readonly reason: string | undefined;
   readonly handlerStack: string | undefined;
-  constructor(message: string, cause: unknown, reason: string | undefined, stack: string | undefined) {
+  constructor(message: string, { cause, reason, stack }: FailureParts) {
     super(message);
     this.cause = cause;
     this.reason = reason;

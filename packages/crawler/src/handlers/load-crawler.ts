@@ -86,6 +86,6 @@ function hashFiles(root: string, files: readonly string[]): string {
 /** `export default` as ESM gives it, or as a CommonJS module compiled by the loader wraps it once more. */
 function defaultExport(loaded: unknown): unknown {
   let value = (loaded as { default?: unknown } | null)?.default;
-  if (!isCrawler(value) && typeof value === 'object' && value !== null && 'default' in value) value = (value as { default: unknown }).default;
+  if (!isCrawler(value) && typeof value === 'object' && value !== null && 'default' in value) value = value.default;
   return value;
 }

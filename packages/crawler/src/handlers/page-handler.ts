@@ -10,7 +10,7 @@ import type { PageRecord } from '../page-record.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult, JsonObject } from './crawler-types.js';
 import { CrawlerDefinitionError } from './define-crawler.js';
 import { handlerFailure, retryableByUser } from './handler-errors.js';
-import { MAX_USER_DATA_BYTES, RequestMetaStore, type RequestMeta } from './request-meta.js';
+import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
 /** One URL of a job, as processCrawlJob hands it over. */
 export interface HandledTask {
@@ -219,6 +219,7 @@ async function runUserCode(run: () => unknown): Promise<void> {
 }
 
 function listOf(urls: Parameters<CrawlContext['enqueue']>[0]): Iterable<string | URL | null | undefined> {
+  if (urls === null || urls === undefined) return [];
   return typeof urls === 'string' || urls instanceof URL ? [urls] : urls;
 }
 
