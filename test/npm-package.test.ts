@@ -114,7 +114,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     // The library entry loads as ES modules from the user's project.
     const imported = await run(NODE, ['--input-type=module', '-e', 'console.log(Object.keys(await import(process.argv[1])).sort().join(" "))', manifest.name], { cwd: project });
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout.trim()).toBe('NonRetryableError RetryableError defineCrawler');
+    expect(imported.stdout.trim()).toBe('NonRetryableError RetryableError createCrawl defineCrawler');
   });
 
   it('crawls a loopback site with 3 workers on its own private redis-server: every page once, the pace held at the server', { timeout: 300_000 }, async () => {

@@ -21,5 +21,8 @@ export type {
   FailureDecision,
   JsonObject,
 } from '@crawlq/crawler';
+// Programmatic control: enqueue, status, pause and resume groups, workers inside the user's own process.
+export { createCrawl } from '@crawlq/crawler';
+export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait } from '@crawlq/crawler';
 // What the built-in crawler writes to the results sink, one record per URL.
 export type { PageRecord, SkippedRecord } from '@crawlq/crawler';
