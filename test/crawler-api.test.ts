@@ -29,7 +29,7 @@ function readItems(file: string): Record<string, unknown>[] {
 }
 
 describe('crawlq crawl --crawler', () => {
-  it('three workers run two routes: every item once, politeness held at the server, a thrown error dead-lettered with its message', { timeout: 240_000 }, async () => {
+  it('three workers run two routes: every item once, politeness held at the server, a thrown error dead-lettered with its message', { timeout: 400_000 }, async () => {
     const site = await startCatalogueSite({ host: '127.0.0.61', pages: 6, productsPerPage: 5, brokenIds: [13] });
     try {
       const dir = mkdtempSync(join(tmpdir(), 'crawlq-crawler-'));
@@ -39,7 +39,7 @@ describe('crawlq crawl --crawler', () => {
       const result = await runCli(
         ['crawl', `${site.origin}/list/1`, '--crawler', CRAWLER, '--workers', '3', '--out', out, '--namespace', namespace, '--state-dir', dir,
           '--allow-private-network', '--max-depth', '20', '--rate', `${rate}/1s`, '--domain-concurrency', '3', '--attempts', '2', '--backoff', '100ms'],
-        { env: cliEnv(redis.url), timeoutMs: 200_000 },
+        { env: cliEnv(redis.url), timeoutMs: 360_000 },
       );
       expect(result.code, result.stderr).toBe(0);
       const items = readItems(out);
@@ -72,13 +72,14 @@ describe('crawlq crawl --crawler', () => {
     }
   });
 
-  it('a worker running another crawler than the crawl exits 2 with one line', { timeout: 120_000 }, async () => {
+  it('a worker running another crawler than the crawl exits 2 with one line', { timeout: 240_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-crawler-'));
     const namespace = 'crawler-mismatch';
     const first = await runCli(['enqueue', 'http://127.0.0.62:9/', '--namespace', namespace, '--allow-private-network'], { env: cliEnv(redis.url) });
     expect(first.code, first.stderr).toBe(0);
     // The same crawler under another name: another identity.
     const other = join(dir, 'other-crawler.ts');
+    writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
     writeFileSync(other, readFileSync(CRAWLER, 'utf8').replace("name: 'catalogue'", "name: 'other'").replace("from '@crawlq/crawler'", `from '${fileURLToPath(new URL('../packages/crawler/src/index.ts', import.meta.url))}'`));
     const env = cliEnv(redis.url);
     const args = (crawler: string[]) => ['worker', ...crawler, '--namespace', namespace, '--state-dir', dir, '--out', join(dir, 'out.jsonl'), '--allow-private-network'];

@@ -31,7 +31,7 @@ export interface CatalogueSpec {
  * A paginated catalogue on a loopback host: /list/N links to its products
  * (`a.product`) and the next list (`a.next`); /product/ID has `h1` and
  * `.price`. /list/1 also links to /moved (a redirect into /private/, which
- * robots.txt disallows) and carries 20,000 links to another host.
+ * robots.txt disallows) and carries 5,000 links to another host.
  */
 export async function startCatalogueSite(spec: CatalogueSpec): Promise<CatalogueSite> {
   const requests: ServedRequest[] = [];
@@ -59,7 +59,7 @@ export async function startCatalogueSite(spec: CatalogueSpec): Promise<Catalogue
       const products = productIds.slice((page - 1) * spec.productsPerPage, page * spec.productsPerPage);
       const links = products.map((id) => `<a class="product" href="/product/${id}">product ${id}</a>`).join('\n');
       const next = page < spec.pages ? `<a class="next" href="/list/${page + 1}">next</a>` : '';
-      const extra = page === 1 ? `<a class="product" href="/moved">moved</a>${Array.from({ length: 20_000 }, (_, i) => `<a class="elsewhere" href="http://127.0.0.250:9/p${i}">x</a>`).join('')}` : '';
+      const extra = page === 1 ? `<a class="product" href="/moved">moved</a>${Array.from({ length: 5_000 }, (_, i) => `<a class="elsewhere" href="http://127.0.0.250:9/p${i}">x</a>`).join('')}` : '';
       return html(`${links}\n${next}\n${extra}`);
     }
     const product = /^\/product\/(\d+)$/.exec(path);

@@ -1,4 +1,4 @@
-import type { CheerioAPI } from 'cheerio';
+import type { CheerioAPI } from 'cheerio/slim';
 
 /** What `userData` and pushed items may hold: a JSON object (it travels through Redis and the sink as JSON). */
 export type JsonObject = { readonly [key: string]: unknown };

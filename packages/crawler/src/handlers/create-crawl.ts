@@ -7,18 +7,18 @@ import { openCrawlServices, type CrawlServices } from '../runtime/crawl-services
 import { readCrawlStatus, type CrawlStatus } from '../runtime/crawl-status.js';
 import { Seeding } from '../runtime/seeding.js';
 import { claimCrawler } from './crawler-identity.js';
-import type { Crawler } from './crawler-types.js';
+import type { Crawler, JsonObject } from './crawler-types.js';
 import { inlineCrawler } from './load-crawler.js';
 
 /** What `createCrawl` takes. */
-export interface CreateCrawlOptions {
+export interface CreateCrawlOptions<Label extends string = string, Item extends object = JsonObject> {
   readonly redisUrl: string;
   /** @default 'crawlq' */
   readonly namespace?: string;
   /** Any crawlq option by its config-file name (`rate`, `maxDepth`, `out`, `allowPrivateNetwork`...), as a config file gives it. */
   readonly options?: Readonly<Partial<Record<OptionName, unknown>>>;
   /** The crawler whose routes handle the pages; unset: the built-in page record. */
-  readonly crawler?: Crawler;
+  readonly crawler?: Crawler<Label, Item>;
   /** Log lines of the workers run here, and warnings. @default nothing is logged */
   readonly log?: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
 }
@@ -52,10 +52,11 @@ export interface Crawl {
  * Workers run here and workers started elsewhere (`crawlq worker`) share the
  * crawl; all of them must run the same crawler.
  */
-export async function createCrawl(options: CreateCrawlOptions): Promise<Crawl> {
+export async function createCrawl<Label extends string, Item extends object>(options: CreateCrawlOptions<Label, Item>): Promise<Crawl> {
   const config = loadConfig({ flags: { ...options.options, redisUrl: options.redisUrl, ...(options.namespace === undefined ? {} : { namespace: options.namespace }) }, env: {} });
   const log = options.log ?? (() => undefined);
-  const crawler = options.crawler === undefined ? undefined : inlineCrawler(options.crawler);
+  // The worker runs any crawler: its routes' types matter to the user's code only.
+  const crawler = options.crawler === undefined ? undefined : inlineCrawler(options.crawler as unknown as Crawler);
   const services: CrawlServices = await openCrawlServices(config, options.redisUrl, { role: 'producer' });
   const deadLetters = createDeadLetterAdmin({ connection: { url: options.redisUrl }, namespace: config.namespace });
   const workers = new Set<EmbeddedWorker>();

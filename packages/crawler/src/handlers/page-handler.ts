@@ -4,7 +4,8 @@ import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import { SINK_ROW, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
-import { load, type CheerioAPI } from 'cheerio';
+// htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
+import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../crawl-errors.js';
 import type { PageRecord } from '../page-record.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult, JsonObject } from './crawler-types.js';
