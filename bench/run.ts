@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   crawl: () => benchCrawlThroughput(log),
   'cli-startup': () => benchCliStartup(log),
   enqueue: () => benchEnqueue(log),
+  'handler-api': async () => (await import('./handler-api.js')).benchHandlerApi(log),
   narrow: async () => (await import('./regimes.js')).benchNarrow(log),
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),

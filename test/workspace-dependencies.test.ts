@@ -15,6 +15,7 @@ const rootTooling = new Set(Object.keys((JSON.parse(readFileSync(join(root, 'pac
 
 interface Manifest {
   name: string;
+  private?: boolean;
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
@@ -87,6 +88,9 @@ function check(pkg: WorkspacePackage): Findings {
     ? sourceFiles(dir)
     : [...sourceFiles(join(dir, 'test')), ...readdirSync(dir).filter((name) => /\.(ts|mts|js|mjs)$/.test(name)).map((name) => join(dir, name))];
 
+  // The public package (not private) inlines the workspace packages it imports
+  // into its bundle: they are build inputs (devDependencies), never installed.
+  const bundlesWorkspace = manifest.private !== true;
   const findings: Findings = { undeclared: [], unusedWorkspace: [], runtimeInDev: [] };
   const used = new Set<string>();
   // What the shipped code imports: a runtime dependency only tests import belongs in devDependencies.
@@ -102,7 +106,7 @@ function check(pkg: WorkspacePackage): Findings {
         const where = `${relative(root, file)} imports ${name}`;
         if (!runtime.has(name) && !dev.has(name) && (inSrc || !rootTooling.has(name))) findings.undeclared.push(where);
         // Type-only imports vanish at runtime, so a devDependency serves them.
-        else if (inSrc && !runtime.has(name) && !site.typeOnly) findings.runtimeInDev.push(`${where} (a devDependency)`);
+        else if (inSrc && !runtime.has(name) && !site.typeOnly && !(bundlesWorkspace && name.startsWith('@crawlq/'))) findings.runtimeInDev.push(`${where} (a devDependency)`);
       }
     }
   };
@@ -110,6 +114,10 @@ function check(pkg: WorkspacePackage): Findings {
   visit(otherFiles, false);
   for (const name of Object.keys(manifest.dependencies ?? {})) {
     if (!name.startsWith('@crawlq/')) continue;
+    if (bundlesWorkspace) {
+      findings.unusedWorkspace.push(`${manifest.name} is published: ${name} must be bundled (a devDependency), not installed`);
+      continue;
+    }
     if (!used.has(name)) findings.unusedWorkspace.push(`${manifest.name} declares ${name} but never imports it`);
     else if (!isTestPackage && !usedInSrc.has(name)) findings.unusedWorkspace.push(`${manifest.name} declares ${name} as a dependency but only its tests import it (a devDependency)`);
   }

@@ -40,7 +40,7 @@ await build({
   // web assets beside its own modules, which a bundle would move.
   // playwright-core (rendering) reads its own package files at run time and
   // is loaded only by a worker's first rendered page: it stays a package.
-  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core'],
+  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core', 'tsx'],
   // CommonJS dependencies inside an ES module expect these.
   banner: {
     js: [

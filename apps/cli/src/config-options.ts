@@ -17,7 +17,7 @@ export const CRAWL_OPTIONS: readonly OptionName[] = ['redisUrl', 'redisSeeds', '
 
 export const WORKER_OPTIONS: readonly OptionName[] = [
   ...CRAWL_OPTIONS,
-  'concurrency', 'browserPages', 'browserRestartPages', 'browserMaxMemory', 'chromiumPath', 'screenshot', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'redisOutageLimit', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
+  'concurrency', 'crawler', 'browserPages', 'browserRestartPages', 'browserMaxMemory', 'chromiumPath', 'screenshot', 'out', 'sink', 'databaseUrl', 'sinkBatchSize', 'storeBody', 'warc', 'warcMaxSize', 'gracePeriod', 'redisOutageLimit', 'maxSockets', 'maxFreeSockets', 'freeSocketTimeout',
   'smtpUrl', 'alertFrom', 'alertTo', 'outboxDir', 'alertDelay', 'alertWindow', 'dashboardUrl', 'dlqMaxAge', 'dlqMaxCount',
   ...LOG_OPTIONS, 'statsInterval', 'metricsPort', 'metricsHost',
 ];

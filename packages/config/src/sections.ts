@@ -86,6 +86,7 @@ export const OPTION_SECTION: Readonly<Record<OptionName, OptionSection>> = {
   databaseUrl: 'Output',
   sinkBatchSize: 'Output',
   storeBody: 'Output',
+  crawler: 'Workers',
   warc: 'Output',
   warcMaxSize: 'Output',
   smtpUrl: 'Alerts and dead letters',

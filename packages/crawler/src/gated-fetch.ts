@@ -49,6 +49,8 @@ export interface GatedFetchOptions {
   readonly bodyPrefixBytes?: number | undefined;
   /** Keep the final request and response as sent and received (for WARC). */
   readonly captureExchange?: boolean;
+  /** Extra request headers for the page's requests (a crawler's `beforeRequest` hook). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /**
    * Report each response's latency to the gate (adaptive pacing judges a
    * group's pages by it). Off for static files fetched on the side (robots.txt,
@@ -174,6 +176,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
       ...(options.bodyPrefixBytes === undefined ? {} : { bodyPrefixBytes: options.bodyPrefixBytes }),
       ...(options.captureExchange === true ? { captureExchange: true } : {}),
+      ...(options.headers === undefined ? {} : { headers: options.headers }),
       attemptHooks: session.hooks,
     });
     await session.finish({ status: response.status });

@@ -12,6 +12,7 @@ import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gat
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
 import { renderedBody, type PageRenderer, type RenderOutcome } from './page-render.js';
+import type { PageHandler } from './handlers/page-handler.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
 
 /** What a crawl job needs; one set per worker process. */
@@ -68,6 +69,8 @@ export interface CrawlJobContext {
   readonly draining?: AbortSignal;
   /** Renders a fetched HTML page in a browser where --render says so; its DOM is then what is extracted and stored. */
   readonly renderer?: PageRenderer;
+  /** A crawler's routes (--crawler) handle the fetched pages instead of the built-in page record; absent: the page record. */
+  readonly handler?: PageHandler;
 }
 
 /** One URL as a job fetches it. */
@@ -230,6 +233,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       const skipped = await checkRobots(task, context.robots, context);
       if (skipped) return skipped;
     }
+    const prepared = await context.handler?.prepare(task, context);
     const fetched = await fetchThroughGate(task.data.url, {
       gate: context.gate,
       fetcher: context.fetcher,
@@ -242,6 +246,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       dueWaitSignal: task.dueWait,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
+      headers: prepared?.headers,
       signal: context.signal,
       onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
@@ -264,7 +269,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await recordPage(task, context, fetched);
+    return await (prepared ? prepared.handle(fetched) : recordPage(task, context, fetched));
   } catch (error) {
     if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
     throw error;
@@ -329,6 +334,7 @@ async function recordRedirectStop(
   const redirect = { redirectTo: stop.target, ...(stop.status === undefined ? {} : { status: stop.status }) };
   switch (stop.reason) {
     case 'redirect-queued': {
+      await context.handler?.handOver(task.data.url, stop.target);
       const handed = await context.frontier.enqueueRedirect(stop.target, { owner: task.owner, depth: task.data.depth, redirects });
       // Its own URL again (a loop through the gate's denial): try the whole job later.
       if (handed === 'self') throw new DeferJobError(1_000, 'rate');
@@ -358,7 +364,8 @@ async function writeRecord(task: UrlTask, context: CrawlJobContext, record: Page
 
 async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
   const record: SkippedRecord = { url: task.data.url, depth: task.data.depth, group: task.data.group, decidedAt: new Date().toISOString(), ...reason };
-  await writeRecord(task, context, record);
+  // A crawler's sink holds its items only; a skipped URL is counted (onSkipped) and logged.
+  if (context.handler === undefined) await writeRecord(task, context, record);
   await context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };
 }

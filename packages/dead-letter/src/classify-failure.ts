@@ -14,7 +14,15 @@ export interface FailureClassification {
   readonly errorClass: string;
   /** The error message, credentials removed, at most {@link MAX_MESSAGE_LENGTH} characters. */
   readonly message: string;
+  /**
+   * Only for a failure of the user's crawler code (--crawler): the stack of
+   * what it threw, credentials removed, at most {@link MAX_STACK_LENGTH} characters.
+   */
+  readonly stack?: string;
 }
+
+/** A handler's stack is cut here: its first frames say where. */
+export const MAX_STACK_LENGTH = 4000;
 
 /** Longer messages are cut: an entry is ~1 KB of Redis memory, not a log file. */
 export const MAX_MESSAGE_LENGTH = 1000;
@@ -28,6 +36,7 @@ interface Facts {
   reason?: string;
   status?: number;
   code?: string;
+  handlerStack?: string;
   names: string[];
 }
 
@@ -56,6 +65,7 @@ export function classifyFailure(error: unknown): FailureClassification {
     facts.reason ??= reasonField(record.reason);
     facts.status ??= statusField(record.status) ?? statusField(record.statusCode) ?? responseStatus(record.response);
     facts.code ??= typeof record.code === 'string' ? record.code : undefined;
+    facts.handlerStack ??= typeof record.handlerStack === 'string' ? record.handlerStack : undefined;
     const name = typeof record.name === 'string' ? record.name : current.constructor?.name;
     if (name) facts.names.push(name);
     if (message === undefined && typeof record.message === 'string' && record.message !== '') message = record.message;
@@ -76,6 +86,7 @@ export function classifyFailure(error: unknown): FailureClassification {
     status,
     errorClass: specificName ?? (fromText.errorClass !== 'Error' ? fromText.errorClass : undefined) ?? facts.names[0] ?? 'Error',
     message: fromText.message,
+    ...(facts.handlerStack === undefined ? {} : { stack: redactText(facts.handlerStack).slice(0, MAX_STACK_LENGTH) }),
   };
 }
 

@@ -19,6 +19,8 @@ export interface DeadLetterEntry {
   readonly errorClass: string;
   /** The last error's message, credentials removed. */
   readonly message: string;
+  /** Only when the user's crawler code (--crawler) threw: its stack, credentials removed. */
+  readonly stack?: string;
   /** HTTP status of the last response, or null when there was none. */
   readonly status: number | null;
   /** Attempts the crawl job made. */

@@ -223,6 +223,7 @@ class RedisDeadLetterRecorder implements DeadLetterRecorder {
       reason: failure.reason,
       errorClass: failure.errorClass,
       message: failure.message,
+      ...(failure.stack === undefined ? {} : { stack: failure.stack }),
       status: failure.status,
       attempts: job.attemptsMade,
       firstFailedAt: new Date(firstFailedAt).toISOString(),

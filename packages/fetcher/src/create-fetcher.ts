@@ -273,6 +273,7 @@ class GotFetcher implements Fetcher {
       // Already the instance default; repeated so the result is typed as Buffer.
       responseType: 'buffer',
       ...(signal === undefined ? {} : { signal }),
+      ...(request.headers === undefined ? {} : { headers: extraHeaders(request.headers) }),
     });
     const maxBodyBytes = this.#config.maxBodyBytes;
     // got has no body-size limit. Progress is reported per chunk as got reads the
@@ -582,4 +583,14 @@ function responseOf(stream: Readable): Promise<PlainResponse> {
     stream.once('response', resolve);
     stream.once('error', reject);
   });
+}
+
+/** A caller's headers, without the ones crawlq sets itself (robots.txt is matched against its User-Agent). */
+function extraHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower !== 'user-agent' && lower !== 'accept' && lower !== 'host') kept[lower] = value;
+  }
+  return kept;
 }

@@ -162,6 +162,9 @@ async function startServer(dir: string): Promise<ServerRecord> {
  * watchdog (plain Node, no dependencies, started once per server) asks the
  * server every 2 s who is connected, and shuts it down once no `crawlq:`
  * client has been there for two checks in a row; it exits with the server.
+ * Idle checks count only once a crawlq client was seen, or after a start-up
+ * grace: on a loaded machine the process that started the server may take
+ * longer than two checks to load its code and connect.
  */
 function startWatchdog(port: number, dir: string): void {
   const watchdog = spawn(process.execPath, ['-e', WATCHDOG_SOURCE, String(port), join(dir, 'server.json')], { detached: true, stdio: 'ignore' });
@@ -174,6 +177,9 @@ const fs = require('node:fs');
 const port = Number(process.argv[1]);
 const recordPath = process.argv[2];
 const CHECK_MS = 2000;
+const STARTUP_GRACE_MS = 60000;
+const started = Date.now();
+let seen = false;
 let idleChecks = 0;
 function ask(command, onReply) {
   const socket = net.connect(port, '127.0.0.1');
@@ -195,7 +201,8 @@ function check() {
   ask('CLIENT LIST', (reply) => {
     if (reply === undefined) process.exit(0); // The server is gone: nothing left to watch.
     const users = reply.error ? 1 : (reply.text.match(/ name=crawlq:/g) || []).length;
-    idleChecks = users > 0 ? 0 : idleChecks + 1;
+    if (users > 0) seen = true;
+    idleChecks = users > 0 || (!seen && Date.now() - started < STARTUP_GRACE_MS) ? 0 : idleChecks + 1;
     if (idleChecks < 2) return setTimeout(check, CHECK_MS);
     ask('SHUTDOWN', () => {
       try { if (JSON.parse(fs.readFileSync(recordPath, 'utf8')).port === port) fs.rmSync(recordPath, { force: true }); } catch {}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SinkRecord } from './result-sink.js';
+import { SINK_ROW, type SinkItem, type SinkRecord } from './result-sink.js';
 
 /** One record as the columns of the results table. */
 export interface ResultRow {
@@ -33,13 +33,15 @@ function withoutNul(_key: string, value: unknown): unknown {
   return typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
 }
 
-export function toRow(record: SinkRecord): ResultRow {
+export function toRow(record: SinkRecord | SinkItem): ResultRow {
   const { body, ...rest } = record as SinkRecord & { readonly body?: unknown };
   const json = JSON.stringify(rest, withoutNul);
   const clean = JSON.parse(json) as Record<string, unknown>;
-  const url = String(clean.url);
+  // A crawler's item: keyed by its page and index, whatever fields it has.
+  const item = (record as Partial<SinkItem>)[SINK_ROW];
+  const url = item?.url ?? String(clean.url);
   return {
-    urlFp: urlFingerprint(record.url),
+    urlFp: urlFingerprint(item?.key ?? (record as SinkRecord).url),
     url,
     finalUrl: text(clean.finalUrl),
     status: int(clean.status),

@@ -3,7 +3,7 @@ import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import { openPool, sleep } from './postgres-pool.js';
 import { lastPerKey, toRow, type ResultRow } from './postgres-rows.js';
 import { RESULTS_TABLE } from './postgres-schema.js';
-import type { ResultSink, SinkRecord } from './result-sink.js';
+import type { ResultSink, SinkItem, SinkRecord } from './result-sink.js';
 
 export interface PostgresSinkOptions {
   readonly url: string;
@@ -132,13 +132,13 @@ export async function openPostgresSink(options: PostgresSinkOptions): Promise<Re
   };
 
   return {
-    write<T extends SinkRecord>(record: T) {
+    write<T extends SinkRecord | SinkItem>(record: T) {
       if (closed) return Promise.reject(new SinkClosedError());
       let row: ResultRow;
       try {
         row = toRow(record);
       } catch (error) {
-        return Promise.reject(new SinkWriteError(record.url, error));
+        return Promise.reject(new SinkWriteError(String((record as Partial<SinkRecord>).url), error));
       }
       return new Promise<void>((resolve, reject) => {
         pending.push({ row, resolve, reject });

@@ -28,6 +28,8 @@ export const FAILURE_REASONS = [
   'warc',
   // The URL was in hand when its workers died or hung (lock expired) more often than allowed.
   'stalled',
+  // The user's crawler code (a route or hook of --crawler) threw, and gave no reason of its own.
+  'handler',
   // Nothing more specific is known.
   'error',
 ] as const;

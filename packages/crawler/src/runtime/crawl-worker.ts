@@ -32,6 +32,11 @@ import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin } from './redis-answers.js';
 import { redisWarcLease } from './warc-lease.js';
 import { openRenderParts, type RenderParts } from './render-parts.js';
+import { claimCrawler } from '../handlers/crawler-identity.js';
+import { decideFailure } from '../handlers/failure-decision.js';
+import { loadCrawler, type LoadedCrawler } from '../handlers/load-crawler.js';
+import { createPageHandler } from '../handlers/page-handler.js';
+import { RequestMetaStore } from '../handlers/request-meta.js';
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -55,6 +60,8 @@ export interface CrawlWorkerOptions {
    * waits for Redis however long that takes.
    */
   readonly onRedisOutage?: (error: RedisOutageError) => void;
+  /** The crawler whose routes handle the pages (createCrawl); unset: `config.crawler`'s module, else the built-in page record. */
+  readonly crawler?: LoadedCrawler;
 }
 
 export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
@@ -126,6 +133,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // Before the first Redis connection: a worker joining an empty namespace
   // publishes its definition, and one that cannot store its pages must not.
   await checkOutputs(options.config, { log });
+  // Loaded before Redis too: a crawler that does not load is an input error, and joins no fleet.
+  const crawler = options.crawler ?? (options.config.crawler === undefined ? undefined : await loadCrawler(options.config.crawler));
   const services: CrawlServices = await openCrawlServices(options.config, redisUrl, { role: 'worker', ...(options.limiter ? { limiter: options.limiter } : {}) });
   // Watched from the first connection on: an outage during start-up counts too.
   // Said once per outage; without onRedisOutage a coordinator decides and reports, so only at debug level.
@@ -146,6 +155,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   try {
     const joined = await joinCrawlDefinition(services, definitionAuthor('worker'), options.cli);
     log(`following the fleet's crawl definition version ${joined.version} (set by ${joined.setBy} at ${joined.setAt})`);
+    await claimCrawler(services.redis, options.config.namespace, crawler?.identity);
+    if (crawler) log(`running crawler ${crawler.identity}`);
     const evictionWarning = await checkEvictionPolicy(services.redis);
     if (evictionWarning) log(`warning: ${evictionWarning}`, 'warn');
   } catch (error) {
@@ -232,8 +243,20 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // One BullMQ Worker per shard's queue (one for a crawl of one shard), under one cap for the process.
   const shards = shardNamespaces(config.namespace, config.shards);
   const slots = shards.length > 1 ? new JobSlots(config.concurrency) : undefined;
-  const processJob = (job: Job<CrawlJobData>, token: string | undefined) =>
+  const handler = crawler
+    ? createPageHandler({ crawler: crawler.crawler, metaStore: new RequestMetaStore(services.redis, config.namespace), sortQuery: config.sortQuery, log })
+    : undefined;
+  const processJob = (job: Job<CrawlJobData>, token: string | undefined) => {
+    const processing = processPage(job, token);
+    if (!crawler || !handler) return processing;
+    // The crawler's onFailure hook decides a failed attempt's fate.
+    return processing.catch(async (error: unknown) => {
+      throw await decideFailure(job, error, { crawler: crawler.crawler, handler, log });
+    });
+  };
+  const processPage = (job: Job<CrawlJobData>, token: string | undefined) =>
     processCrawlJob(job, token, {
+      ...(handler ? { handler } : {}),
       signal: stopping.signal,
       draining: draining.signal,
       gate,

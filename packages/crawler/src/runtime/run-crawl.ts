@@ -15,6 +15,8 @@ import { settleWithin } from './settle-within.js';
 import { redisAnswersWithin } from './redis-answers.js';
 import { CrawlStoppedWithoutRedisError } from '../crawl-errors.js';
 import { Seeding } from './seeding.js';
+import { claimCrawler } from '../handlers/crawler-identity.js';
+import { loadCrawler } from '../handlers/load-crawler.js';
 
 export interface RunCrawlOptions {
   readonly config: CrawlqConfig;
@@ -80,6 +82,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   // Before anything is cleared, published or enqueued: a sink or WARC
   // directory the workers cannot write would only make them die one by one.
   await checkOutputs(config, { log, databaseWaitMs: DATABASE_WAIT_MS });
+  // Its identity goes into the crawl definition before any worker starts; a module that does not load stops here.
+  const crawler = config.crawler === undefined ? undefined : await loadCrawler(config.crawler);
   // The coordinator only waits for the crawl to end: its connections ride out
   // a Redis restart instead of failing after one retry (#10).
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
@@ -146,6 +150,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     // Published before any worker starts: the workers adopt it instead of bringing their own.
     const { notice } = await publishCrawlDefinition(services, definitionAuthor('crawl'));
     if (notice) log(`warning: ${notice}`);
+    await claimCrawler(services.redis, config.namespace, crawler?.identity);
     const seeding = new Seeding(services, { log, signal: options.signal });
     const seeds = await seeding.addSeeds(options.seeds);
     for (const rejected of seeds.rejected) log(`seed ${rejected.index + 1} rejected (${rejected.reason}): ${rejected.message}`);

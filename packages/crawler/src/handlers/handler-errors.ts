@@ -1,0 +1,109 @@
+import type { FailureReason } from '@crawlq/urls';
+import { UnrecoverableError } from 'bullmq';
+
+/** Marks the pair below whichever copy of crawlq the user's module imported them from. */
+const RETRYABLE = Symbol.for('crawlq.retryable');
+
+interface HandlerErrorOptions extends ErrorOptions {
+  /** The dead letter's reason, in kebab-case words (`out-of-stock`). @default 'handler' */
+  readonly reason?: string;
+}
+
+/** Thrown by a route or hook: the page is tried again (a queue-level attempt, with backoff) while attempts are left. */
+export class RetryableError extends Error {
+  override readonly name: string = 'RetryableError';
+  readonly [RETRYABLE] = true;
+  readonly reason: string | undefined;
+  constructor(message: string, options: HandlerErrorOptions = {}) {
+    super(message, options);
+    this.reason = options.reason;
+  }
+}
+
+/** Thrown by a route or hook: the page is dead-lettered at once, with this message (and `reason`), no retry. */
+export class NonRetryableError extends Error {
+  override readonly name: string = 'NonRetryableError';
+  readonly [RETRYABLE] = false;
+  readonly reason: string | undefined;
+  constructor(message: string, options: HandlerErrorOptions = {}) {
+    super(message, options);
+    this.reason = options.reason;
+  }
+}
+
+/** True / false for the pair above (from any copy of crawlq); undefined for any other error. */
+export function retryableByUser(error: unknown): boolean | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const mark = (error as Record<symbol, unknown>)[RETRYABLE];
+  return typeof mark === 'boolean' ? mark : undefined;
+}
+
+/** How a failure of the user's code fails its job. */
+export interface HandlerFailureOptions {
+  readonly retryable: boolean;
+  /** The dead letter's reason; else the thrown error's own `reason`, else `handler`. */
+  readonly reason?: string | undefined;
+  /** Replaces the thrown error's message (an `onFailure` decision's). */
+  readonly message?: string | undefined;
+}
+
+/** What a failure is made of: the thrown value, the user's reason, its stack. */
+interface FailureParts {
+  readonly cause: unknown;
+  readonly reason: string | undefined;
+  readonly stack: string | undefined;
+}
+
+/** The fields both failures below carry. */
+interface HandlerFailureFields {
+  readonly failureReason: FailureReason | undefined;
+  readonly reason: string | undefined;
+  readonly handlerStack: string | undefined;
+}
+
+/**
+ * What the user's code threw, as its job fails with it: the message and the
+ * user's stack are kept (redacted in the dead letter); the reason is the
+ * user's own (kebab-case) or `handler`. A retryable one uses an attempt; the
+ * other is BullMQ's UnrecoverableError, dead-lettered at once.
+ */
+export function handlerFailure(thrown: unknown, options: HandlerFailureOptions): Error & HandlerFailureFields {
+  const error = thrown instanceof Error ? thrown : new Error(typeof thrown === 'string' ? thrown : `a ${typeof thrown} was thrown`);
+  const reason = kebab(options.reason ?? (error as { reason?: unknown }).reason);
+  const message = `${reason ?? 'handler'}: ${options.message ?? error.message}`;
+  const fields = { cause: thrown, reason, stack: error.stack };
+  return options.retryable ? new RetryableHandlerError(message, fields) : new PermanentHandlerError(message, fields);
+}
+
+export class RetryableHandlerError extends Error implements HandlerFailureFields {
+  override readonly name = 'HandlerError';
+  // The shared list's word only when the user gave none: the dead letter reads a failureReason first.
+  readonly failureReason: FailureReason | undefined;
+  readonly reason: string | undefined;
+  readonly handlerStack: string | undefined;
+  constructor(message: string, { cause, reason, stack }: FailureParts) {
+    super(message, { cause });
+    this.reason = reason;
+    this.failureReason = reason === undefined ? 'handler' : undefined;
+    this.handlerStack = stack;
+  }
+}
+
+export class PermanentHandlerError extends UnrecoverableError implements HandlerFailureFields {
+  readonly failureReason: FailureReason | undefined;
+  readonly reason: string | undefined;
+  readonly handlerStack: string | undefined;
+  constructor(message: string, { cause, reason, stack }: FailureParts) {
+    super(message);
+    this.cause = cause;
+    this.reason = reason;
+    this.failureReason = reason === undefined ? 'handler' : undefined;
+    this.handlerStack = stack;
+  }
+}
+
+function kebab(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const words = value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60);
+  return words === '' ? undefined : words;
+}
