@@ -57,10 +57,13 @@ describe('crawlq crawl --crawler', () => {
       expect(maxStartsInWindow(starts, 1_000)).toBeLessThanOrEqual(rate);
       // The redirect into a disallowed path was not followed, and robots.txt was asked once per worker at most.
       expect(site.requests.some((request) => request.path.startsWith('/private/'))).toBe(false);
-      // Each page fetched once, the broken product once per attempt.
+      // Each page fetched once; the broken product once per attempt, plus once more when it failed as a later URL
+      // of a job of several (it goes back to the backlog and is tried again as a job's first URL).
       const served = site.requests.map((request) => request.path).filter((path) => path !== '/robots.txt' && path !== '/product/13');
       expect(duplicates(served)).toEqual([]);
-      expect(site.requests.filter((request) => request.path === '/product/13')).toHaveLength(2);
+      const brokenFetches = site.requests.filter((request) => request.path === '/product/13').length;
+      expect(brokenFetches).toBeGreaterThanOrEqual(2);
+      expect(brokenFetches).toBeLessThanOrEqual(3);
 
       const admin = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
       const entries = await admin.list().finally(() => admin.close());
