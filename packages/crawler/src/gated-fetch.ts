@@ -20,6 +20,8 @@ export interface GatedFetchOptions {
   readonly gate: GroupGate;
   readonly fetcher: Fetcher;
   readonly groupOf: (url: string) => string;
+  /** Extra request headers (a revisit's validators). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Longest in-process wait for a reserved start. */
   readonly maxInlineWaitMs: number;
   /**
@@ -165,6 +167,7 @@ export async function fetchThroughGate(url: string, options: GatedFetchOptions):
       ...(options.maxRedirects === undefined ? {} : { maxRedirects: options.maxRedirects }),
       ...(options.bodyPrefixBytes === undefined ? {} : { bodyPrefixBytes: options.bodyPrefixBytes }),
       ...(options.captureExchange === true ? { captureExchange: true } : {}),
+      ...(options.headers === undefined ? {} : { headers: options.headers }),
       attemptHooks: session.hooks,
     });
     await session.finish({ status: response.status });

@@ -12,6 +12,7 @@ import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gat
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
+import type { RevisitHooks, RevisitTicket } from './revisit/revisit-hooks.js';
 
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
@@ -65,6 +66,8 @@ export interface CrawlJobContext {
    * ones it has not started back to the backlog and completes.
    */
   readonly draining?: AbortSignal;
+  /** A continuous crawl's schedule (see RevisitHooks); absent: every fetch is a first one. */
+  readonly revisit?: RevisitHooks;
 }
 
 /** One URL as a job fetches it. */
@@ -227,7 +230,11 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       const skipped = await checkRobots(task, context.robots, context);
       if (skipped) return skipped;
     }
+    // A continuous crawl sends the stored validators; a URL fetched within its interval (a second copy) is not fetched again.
+    const revisit = await context.revisit?.begin(task.data.url, group, task.data.depth);
+    if (revisit === 'not-due') return { status: 0, links: 0, enqueued: 0 };
     const fetched = await fetchThroughGate(task.data.url, {
+      headers: revisit?.headers,
       gate: context.gate,
       fetcher: context.fetcher,
       groupOf: (url) => context.frontier.groupOf(url),
@@ -261,7 +268,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await recordPage(task, context, fetched);
+    return await recordPage(task, context, fetched, revisit);
   } catch (error) {
     if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
     throw error;
@@ -364,8 +371,15 @@ async function recordPage(
   task: UrlTask,
   context: CrawlJobContext,
   fetched: GatedFetchResult,
+  revisit?: RevisitTicket,
 ): Promise<CrawlJobResult> {
   const { response } = fetched;
+  // A 304 or an unchanged page costs no parse and no record: the schedule notes the check.
+  const verdict = revisit?.judge(response);
+  if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
+    await verdict.commit();
+    return { status: response.status, links: 0, enqueued: 0 };
+  }
   const parseStarted = performance.now();
   const page = isHtml(response.contentType) && response.status < 400
     ? extractPage({ body: response.body, contentType: response.contentType, url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
@@ -401,6 +415,7 @@ async function recordPage(
   // Archive, then record, then count, then complete: a job that completed has all three.
   await writeRecord(task, context, record);
   await context.onPage?.(record);
+  await verdict?.commit();
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
 }
 

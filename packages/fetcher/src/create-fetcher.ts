@@ -270,6 +270,7 @@ class GotFetcher implements Fetcher {
       maxRedirects: state.maxRedirects,
       // Already the instance default; repeated so the result is typed as Buffer.
       responseType: 'buffer',
+      ...(request.headers === undefined ? {} : { headers: { ...request.headers } }),
       ...(signal === undefined ? {} : { signal }),
     });
     const maxBodyBytes = this.#config.maxBodyBytes;

@@ -81,6 +81,8 @@ export interface FetchRequest {
   readonly bodyPrefixBytes?: number;
   /** Keep the final request and response as they crossed the wire (for WARC archives). */
   readonly captureExchange?: boolean;
+  /** Extra request headers (a revisit's If-None-Match / If-Modified-Since), added to the fetcher's own. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** A response, whatever its status (a 404 is a result, not an error). */
