@@ -7,7 +7,7 @@ import { BACKLOG_INCLUDE } from '../commands/backlog-lua.js';
  *
  * - `R s:<bucket>`: per-URL state in small hashes (listpack-encoded while a
  *   bucket holds at most 128 fields of at most 64 bytes): field = the last 8
- *   bytes of the URL's 16-byte fingerprint, value = 33 packed bytes
+ *   bytes of the URL's 16-byte fingerprint, value = 34 packed bytes
  *   (struct `>IIIIc8IHBBH`: next due, interval, last fetch, last change, all in
  *   deciseconds since REVISIT_EPOCH; the 64-bit content signature; the
  *   Last-Modified in seconds, 0 none; the schedule generation; 404/410 misses
@@ -28,7 +28,7 @@ export const REVISIT_INCLUDE = luaInclude(
   'revisit',
   `
 local RV_FORMAT = '>IIIIc8IHBBH'
-local RV_FIXED = 33
+local RV_FIXED = 34
 local function rv_bucket_key(prefix, fp, buckets)
   return prefix .. 's:' .. (struct.unpack('>I', fp) % buckets)
 end
@@ -97,11 +97,11 @@ if old then
   s.changed = o.changed
 end
 if ARGV[8] == '1' then s.changed = now end
-if ARGV[16] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[16], 1) end
-local saved = tonumber(ARGV[17])
+if ARGV[15] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[15], 1) end
+local saved = tonumber(ARGV[16])
 if saved > 0 then redis.call('HINCRBY', KEYS[1], 'bytesSaved', saved) end
 redis.call('HINCRBY', KEYS[1], 'fetched', 1)
-if ARGV[15] == '1' then
+if ARGV[14] == '1' then
   if old then
     redis.call('HDEL', key, field)
     redis.call('HINCRBY', KEYS[1], 'known', -1)
@@ -113,7 +113,7 @@ if not old then redis.call('HINCRBY', KEYS[1], 'known', 1) end
 s.due, s.interval, s.fetched = tonumber(ARGV[6]), tonumber(ARGV[7]), now
 s.sig, s.modified, s.etag = rv_unhex(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
 s.misses, s.depth = math.min(255, tonumber(ARGV[12])), math.min(255, tonumber(ARGV[13]))
-s.size = math.min(65535, tonumber(ARGV[18]))
+s.size = math.min(65535, tonumber(ARGV[17]))
 redis.call('HSET', key, field, rv_encode(s))
 rv_index(prefix, s, fp, url, now)
 return {known, s.gen}
