@@ -18,6 +18,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   enqueue: () => benchEnqueue(log),
   nginx: () => benchNginxPacing(log),
   politeness: () => benchPoliteness(log),
+  'revisit-store': async () => (await import('./revisit.js')).benchRevisitStore(log),
+  'revisit-freshness': async () => (await import('./revisit.js')).benchRevisitFreshness(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'seen-set': () => benchSeenSet(log),
