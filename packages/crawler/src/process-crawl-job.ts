@@ -231,7 +231,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       if (skipped) return skipped;
     }
     // A continuous crawl sends the stored validators; a URL fetched within its interval (a second copy) is not fetched again.
-    const revisit = await context.revisit?.begin(task.data.url, group, task.data.depth);
+    const revisit = await context.revisit?.begin({ url: task.data.url, group, depth: task.data.depth });
     if (revisit === 'not-due') return { status: 0, links: 0, enqueued: 0 };
     const fetched = await fetchThroughGate(task.data.url, {
       headers: revisit?.headers,
@@ -268,7 +268,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await recordPage(task, context, fetched, revisit);
+    return await recordPage(task, context, revisit === undefined ? fetched : { ...fetched, revisit });
   } catch (error) {
     if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
     throw error;
@@ -370,10 +370,9 @@ async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: Sk
 async function recordPage(
   task: UrlTask,
   context: CrawlJobContext,
-  fetched: GatedFetchResult,
-  revisit?: RevisitTicket,
+  fetched: GatedFetchResult & { readonly revisit?: RevisitTicket },
 ): Promise<CrawlJobResult> {
-  const { response } = fetched;
+  const { response, revisit } = fetched;
   // A 304 or an unchanged page costs no parse and no record: the schedule notes the check.
   const verdict = revisit?.judge(response);
   if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {

@@ -119,26 +119,27 @@ export async function startChangingSite(options: ChangingSiteOptions): Promise<C
     const conditional = request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined;
     const match = /^\/p\/(\d+)$/.exec(path);
     const page = match ? pages[Number(match[1])] : undefined;
-    const send = (status: number, headers: Record<string, string>, body: string, version: number, index: number) => {
+    const send = (status: number, headers: Record<string, string>, served: { body: string; version: number; index: number }) => {
+      const { body, version, index } = served;
       const bytes = Buffer.from(body);
       response.writeHead(status, { ...headers, ...(status === 304 ? {} : { 'content-type': 'text/html; charset=utf-8', 'content-length': String(bytes.length) }) });
       response.end(status === 304 ? undefined : bytes);
       requests.push({ at, path, page: index, status, bodyBytes: status === 304 ? 0 : bytes.length, conditional, version });
     };
-    if (path === '/robots.txt') return send(404, {}, 'no robots', 0, -1);
-    if (path === '/') return send(200, {}, indexBody, 0, -1);
-    if (!page) return send(404, {}, 'not found', 0, -1);
+    if (path === '/robots.txt') return send(404, {}, { body: 'no robots', version: 0, index: -1 });
+    if (path === '/') return send(200, {}, { body: indexBody, version: 0, index: -1 });
+    if (!page) return send(404, {}, { body: 'not found', version: 0, index: -1 });
     const version = versionAt(page.index, at);
     const changedAt = startedAt + (page.changes[version - 1] ?? 0);
     const etag = `"v${version}"`;
     const lastModified = new Date(Math.floor(changedAt / 1000) * 1000).toUTCString();
     const headers: Record<string, string> = page.validator === 'etag' ? { etag } : page.validator === 'last-modified' ? { 'last-modified': lastModified } : {};
-    if (page.validator === 'etag' && request.headers['if-none-match'] === etag) return send(304, headers, '', version, page.index);
+    if (page.validator === 'etag' && request.headers['if-none-match'] === etag) return send(304, headers, { body: '', version, index: page.index });
     const since = Date.parse(request.headers['if-modified-since'] ?? '');
-    if (page.validator === 'last-modified' && !Number.isNaN(since) && Math.floor(changedAt / 1000) * 1000 <= since) return send(304, headers, '', version, page.index);
+    if (page.validator === 'last-modified' && !Number.isNaN(since) && Math.floor(changedAt / 1000) * 1000 <= since) return send(304, headers, { body: '', version, index: page.index });
     const text = `<!doctype html><html><head><title>page ${page.index}</title></head><body><h1>page ${page.index} version ${version}</h1><span class="clock">${at}</span><a href="/">home</a>`;
     const padding = '<p>' + 'lorem ipsum '.repeat(Math.max(0, Math.ceil((pageBytes - text.length) / 12))) + '</p>';
-    send(200, headers, `${text}${padding}</body></html>`, version, page.index);
+    send(200, headers, { body: `${text}${padding}</body></html>`, version, index: page.index });
   };
 
   const server = createServer(handle);

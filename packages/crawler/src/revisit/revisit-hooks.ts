@@ -33,7 +33,7 @@ export interface RevisitTicket {
 /** What the crawl job asks of the revisit schedule. */
 export interface RevisitHooks {
   /** undefined: the URL's group has no revisit policy (a one-shot crawl costs nothing more); 'not-due': fetched within its interval, skip. */
-  begin(url: string, group: string, depth: number, now?: number): Promise<RevisitTicket | 'not-due' | undefined>;
+  begin(request: { readonly url: string; readonly group: string; readonly depth: number }, now?: number): Promise<RevisitTicket | 'not-due' | undefined>;
 }
 
 /** The revisit policy of a group: the first limit rule that matches it and sets one, else the fleet's. */
@@ -54,7 +54,7 @@ export function revisitPolicyOf(config: Pick<CrawlqConfig, 'revisit' | 'revisitM
  */
 export function createRevisitHooks(options: { readonly schedule: () => RevisitSchedule; readonly config: () => CrawlqConfig }): RevisitHooks {
   return {
-    async begin(url, group, depth, now = Date.now()) {
+    async begin({ url, group, depth }, now = Date.now()) {
       const config = options.config();
       const policy = revisitPolicyOf(config, group);
       if (policy.mode === 'off') return undefined;
