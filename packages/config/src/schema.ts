@@ -167,7 +167,7 @@ const revisit = z.preprocess(
     if (text === 'off' || text === 'adaptive') return text;
     return parseDurationMs(text) ?? value;
   },
-  z.union([z.literal('off'), z.literal('adaptive'), z.number().int().min(1_000)], { error: REVISIT_MESSAGE }),
+  z.union([z.literal('off'), z.literal('adaptive'), z.number({ error: REVISIT_MESSAGE }).int(REVISIT_MESSAGE).min(1_000, REVISIT_MESSAGE)], { error: REVISIT_MESSAGE }),
 );
 
 /** A per-group limit rule from the config file; first match wins. */
