@@ -22,6 +22,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   politeness: () => benchPoliteness(log),
   regimes: async () => (await import('./regimes.js')).benchRegimes(log),
   render: async () => (await import('./render.js')).benchRender(log),
+  'revisit-store': async () => (await import('./revisit.js')).benchRevisitStore(log),
+  'revisit-freshness': async () => (await import('./revisit.js')).benchRevisitFreshness(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'server-gate': async () => (await import('./server-gate.js')).benchServerGate(log),

@@ -106,6 +106,14 @@ function checkSink(config: Record<string, unknown>): void {
 export function checkFleetValues(values: Readonly<Record<string, unknown>>): void {
   checkShards(values);
   checkLeaseTime(values);
+  checkRevisitBounds(values);
+}
+
+/** An adaptive interval lives between its bounds: the bounds the other way round leave it nowhere. */
+function checkRevisitBounds(values: Readonly<Record<string, unknown>>): void {
+  const { revisitMin, revisitMax } = values as { revisitMin?: unknown; revisitMax?: unknown };
+  if (typeof revisitMin !== 'number' || typeof revisitMax !== 'number' || revisitMin <= revisitMax) return;
+  throw new ConfigError('--revisit-min', `${formatDuration(revisitMin)} is longer than --revisit-max ${formatDuration(revisitMax)}: give a minimum at most the maximum`);
 }
 
 /**

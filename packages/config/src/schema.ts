@@ -178,6 +178,21 @@ const outTarget = urlSchema(
   z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
 );
 
+const REVISIT_MESSAGE = 'expected off, adaptive, or a fixed interval such as 30s, 1h or 1d';
+/**
+ * A revisit policy: `off` (a one-shot crawl), `adaptive` (each URL's interval
+ * follows how often it changes), or a fixed interval in ms.
+ */
+const revisit = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
+    const text = value.trim().toLowerCase();
+    if (text === 'off' || text === 'adaptive') return text;
+    return parseDurationMs(text) ?? value;
+  },
+  z.union([z.literal('off'), z.literal('adaptive'), z.number({ error: REVISIT_MESSAGE }).int(REVISIT_MESSAGE).min(1_000, REVISIT_MESSAGE)], { error: REVISIT_MESSAGE }),
+);
+
 /** A per-group limit rule from the config file; first match wins. */
 export const limitRuleSchema = z.strictObject({
   match: z.string().min(1),
@@ -195,6 +210,10 @@ export const limitRuleSchema = z.strictObject({
   /** Click this selector ("load more") while it is visible, up to clickSteps times. */
   clickSelector: text(1_000).optional(),
   clickSteps: integer(0, 100).optional(),
+  /** The revisit policy of the matching groups, whatever --revisit says (on only when --revisit is not off). */
+  revisit: revisit.optional(),
+  revisitMin: durationAtLeast(1_000, 'expected at least 1s').optional(),
+  revisitMax: durationAtLeast(1_000, 'expected at least 1s').optional(),
 });
 
 /** A user-defined extraction field: CSS selector, text or an attribute, one or all matches. */
@@ -320,6 +339,10 @@ export const OPTION_TABLE = {
   statsInterval: { scope: 'process', flag: '--stats-interval', env: 'CRAWLQ_STATS_INTERVAL', schema: duration, default: 60_000, doc: 'Workers log a stats line this often (0: never)' },
   metricsPort: { scope: 'process', flag: '--metrics-port', env: 'CRAWLQ_METRICS_PORT', schema: integer(0, 65_535).optional(), default: undefined, doc: 'Serve /metrics, /healthz and /readyz on this port (unset: off; `crawl` workers use PORT+index)' },
   metricsHost: { scope: 'process', flag: '--metrics-host', env: 'CRAWLQ_METRICS_HOST', schema: text(), default: '127.0.0.1', doc: 'Bind address of the metrics endpoints' },
+  revisit: { scope: 'fleet', flag: '--revisit', env: 'CRAWLQ_REVISIT', schema: revisit, default: 'off', doc: 'Continuous crawl: off (one pass), a fixed interval such as 1h, or adaptive (each URL between --revisit-min and --revisit-max, sooner when it changes); revisits send If-None-Match/If-Modified-Since' },
+  revisitMin: { scope: 'fleet', flag: '--revisit-min', env: 'CRAWLQ_REVISIT_MIN', schema: durationAtLeast(1_000, 'expected at least 1s'), default: 3_600_000, doc: '--revisit adaptive: the shortest interval between two fetches of a URL' },
+  revisitMax: { scope: 'fleet', flag: '--revisit-max', env: 'CRAWLQ_REVISIT_MAX', schema: durationAtLeast(1_000, 'expected at least 1s'), default: 2_592_000_000, doc: '--revisit adaptive: the longest interval between two fetches of a URL' },
+  revisitIgnore: { scope: 'fleet', flag: '--revisit-ignore', env: 'CRAWLQ_REVISIT_IGNORE', schema: text(1_000).optional(), default: undefined, doc: 'CSS selector of parts left out of the content signature (ads, clocks): a page that changed only there counts as unchanged' },
   fields: { scope: 'fleet', flag: undefined, env: undefined, schema: z.array(fieldRuleSchema), default: [], doc: 'Config file only: extra fields to extract with CSS selectors' },
 } as const;
 

@@ -54,7 +54,7 @@ describe('durations', () => {
     // Their own floors, below.
     expect(durations).toContain('robotsRetryBudget');
     expect(durations).toContain('adaptiveRecovery');
-    expect(durations.filter((name) => name !== 'robotsRetryBudget' && name !== 'adaptiveRecovery').sort()).toEqual([...POSITIVE, ...ZERO_ALLOWED].sort());
+    expect(durations.filter((name) => name !== 'robotsRetryBudget' && name !== 'adaptiveRecovery' && name !== 'revisit' && name !== 'revisitMin' && name !== 'revisitMax').sort()).toEqual([...POSITIVE, ...ZERO_ALLOWED].sort());
   });
 
   describe.each(POSITIVE)('%s', (name) => {

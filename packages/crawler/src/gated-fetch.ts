@@ -49,7 +49,7 @@ export interface GatedFetchOptions {
   readonly bodyPrefixBytes?: number | undefined;
   /** Keep the final request and response as sent and received (for WARC). */
   readonly captureExchange?: boolean;
-  /** Extra request headers for the page's requests (a crawler's `beforeRequest` hook). */
+  /** Extra request headers for the page's requests (a crawler's `beforeRequest` hook, a revisit's validators). */
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /**
    * Report each response's latency to the gate (adaptive pacing judges a

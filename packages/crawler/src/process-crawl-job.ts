@@ -14,6 +14,7 @@ import type { GroupWaits } from './group-waits.js';
 import { renderedBody, type PageRenderer, type RenderOutcome } from './page-render.js';
 import type { PageHandler } from './handlers/page-handler.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
+import type { RevisitHooks, RevisitTicket } from './revisit/revisit-hooks.js';
 
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
@@ -71,6 +72,8 @@ export interface CrawlJobContext {
   readonly renderer?: PageRenderer;
   /** A crawler's routes (--crawler) handle the fetched pages instead of the built-in page record; absent: the page record. */
   readonly handler?: PageHandler;
+  /** A continuous crawl's schedule (see RevisitHooks); absent: every fetch is a first one. */
+  readonly revisit?: RevisitHooks;
 }
 
 /** One URL as a job fetches it. */
@@ -233,6 +236,9 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       const skipped = await checkRobots(task, context.robots, context);
       if (skipped) return skipped;
     }
+    // A continuous crawl sends the stored validators; a URL fetched within its interval (a second copy) is not fetched again.
+    const revisit = await context.revisit?.begin({ url: task.data.url, group, depth: task.data.depth });
+    if (revisit === 'not-due') return { status: 0, links: 0, enqueued: 0 };
     const prepared = await context.handler?.prepare(task, context);
     const fetched = await fetchThroughGate(task.data.url, {
       gate: context.gate,
@@ -246,7 +252,8 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       dueWaitSignal: task.dueWait,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
-      headers: prepared?.headers,
+      // A crawler's beforeRequest headers, then a revisit's validators.
+      headers: prepared?.headers === undefined && revisit?.headers === undefined ? undefined : { ...prepared?.headers, ...revisit?.headers },
       signal: context.signal,
       onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
@@ -269,7 +276,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await (prepared ? prepared.handle(fetched) : recordPage(task, context, fetched));
+    return await (prepared ? prepared.handle(fetched) : recordPage(task, context, revisit === undefined ? fetched : { ...fetched, revisit }));
   } catch (error) {
     if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
     throw error;
@@ -373,9 +380,15 @@ async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: Sk
 async function recordPage(
   task: UrlTask,
   context: CrawlJobContext,
-  fetched: GatedFetchResult,
+  fetched: GatedFetchResult & { readonly revisit?: RevisitTicket },
 ): Promise<CrawlJobResult> {
-  const { response } = fetched;
+  const { response, revisit } = fetched;
+  // A 304 or an unchanged page costs no parse and no record: the schedule notes the check.
+  const verdict = revisit?.judge(response);
+  if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
+    await verdict.commit();
+    return { status: response.status, links: 0, enqueued: 0 };
+  }
   const html = isHtml(response.contentType) && response.status < 400;
   const rendered = html && context.renderer ? await context.renderer.render({ group: task.data.group, response }, context) : undefined;
   const parseStarted = performance.now();
@@ -414,6 +427,7 @@ async function recordPage(
   // Archive, then record, then count, then complete: a job that completed has all three.
   await writeRecord(task, context, record);
   await context.onPage?.(record);
+  await verdict?.commit();
   return { status: response.status, links: record.links.length, enqueued: record.enqueued };
 }
 

@@ -7,3 +7,4 @@ export type { DecodedBody } from './decode-body.js';
 export { InvalidFieldRuleError } from './invalid-field-rule-error.js';
 export { validateFieldRules } from './validate-field-rules.js';
 export { RECORD_CAPS, capCodePoints } from './record-caps.js';
+export { contentSignature } from './content-signature.js';

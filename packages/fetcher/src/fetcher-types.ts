@@ -81,7 +81,7 @@ export interface FetchRequest {
   readonly bodyPrefixBytes?: number;
   /** Keep the final request and response as they crossed the wire (for WARC archives). */
   readonly captureExchange?: boolean;
-  /** Extra request headers (a crawler's `beforeRequest` hook); `user-agent`, `accept` and `host` stay crawlq's. */
+  /** Extra request headers (a crawler's `beforeRequest` hook, a revisit's If-None-Match / If-Modified-Since); `user-agent`, `accept` and `host` stay crawlq's. */
   readonly headers?: Readonly<Record<string, string>>;
 }
 

@@ -10,6 +10,7 @@ import type { SeenSetMode } from './seen-set-mode.js';
 import { SeenSet } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
 import { FrontierError } from './frontier-errors.js';
+import { RevisitSchedule } from './revisit/revisit-schedule.js';
 
 /** Crawl-wide rules the frontier applies to every URL it admits. */
 export interface FrontierSettings {
@@ -35,6 +36,12 @@ export interface FrontierSettings {
    * @default { mode: 'exact' }
    */
   readonly seenSet?: SeenSetMode | undefined;
+  /**
+   * URLs the crawl is sized for: sets the revisit schedule's bucket count
+   * (fixed for the crawl, like the seen-set's geometry).
+   * @default 10,000,000
+   */
+  readonly expectedUrls?: number | undefined;
 }
 
 /** One shard of a crawl (see `shardNamespaces` in @crawlq/redis): its keyspace, crawl queue and limiter. */
@@ -111,6 +118,8 @@ export class Frontier {
   readonly #settings: FrontierSettings;
   readonly #shards: readonly { readonly seen: SeenSet; readonly backlog: Backlog }[];
   readonly #knownSeen: KnownSeen;
+  /** The continuous crawl's schedule of known URLs (used only with a revisit policy). */
+  readonly revisits: RevisitSchedule;
   /** Shards this process found no --max-pages left to grant to. */
   readonly #budgetSpent = new Set<number>();
   #layoutRecorded: Promise<void> | undefined;
@@ -129,6 +138,12 @@ export class Frontier {
       backlog: new Backlog({ redis: options.redis, queue: shard.queue, pacer: shard.pacer, namespace: shard.namespace, jobPolicy: options.settings.jobPolicy }),
     }));
     this.#knownSeen = new KnownSeen(options.knownSeenCapacity ?? DEFAULT_KNOWN_SEEN_CAPACITY);
+    this.revisits = new RevisitSchedule({
+      redis: options.redis,
+      namespaces: shards.map(({ namespace }) => namespace),
+      expectedUrls: options.settings.expectedUrls ?? 10_000_000,
+      groupOf: (url) => this.groupOf(url),
+    });
   }
 
   /**

@@ -56,6 +56,7 @@ export function frontierSettingsFrom(config: CrawlqConfig): FrontierSettings {
     groupRules: config.groupRules,
     sortQuery: config.sortQuery,
     jobPolicy: jobPolicyFrom(config),
+    expectedUrls: config.expectedUrls,
     seenSet:
       config.seenSet === 'bloom'
         ? { mode: 'bloom', expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate }

@@ -27,6 +27,8 @@ import { processCrawlJob } from '../process-crawl-job.js';
 import { settleWithin } from './settle-within.js';
 import { describeResults, resultsTargetOf } from './results-target.js';
 import { BacklogReleaser } from './backlog-releaser.js';
+import { createRevisitHooks } from '../revisit/revisit-hooks.js';
+import { RevisitReleaser } from '../revisit/revisit-releaser.js';
 import { JobSlots } from './job-slots.js';
 import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin } from './redis-answers.js';
@@ -233,6 +235,15 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
   });
 
+  // A continuous crawl: due URLs go back to their backlogs (idle while --revisit is off).
+  const revisitReleaser = new RevisitReleaser({
+    frontier: () => services.frontier,
+    config: () => services.config,
+    onReleased: () => releaser.nudge(),
+    onError: (error) => unlessRedisDown(`could not release due revisits (retrying): ${String(error)}`, 'warn'),
+  });
+  const revisit = createRevisitHooks({ schedule: () => services.frontier.revisits, config: () => services.config });
+
   // Aborted when a stop begins: a job of several URLs finishes the one in
   // hand and hands the rest back to the backlog, so a graceful stop waits for
   // one request per job, not for every URL a job carries.
@@ -275,6 +286,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       maxLinksPerPage: services.config.maxLinksPerPage,
       ...(fetching.robots ? { robots: fetching.robots } : {}),
       renderer: rendering.renderer,
+      revisit,
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
@@ -380,7 +392,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);
         await watching;
-        await releaser.stop();
+        await Promise.all([releaser.stop(), revisitReleaser.stop()]);
         const graceful = Promise.all(workers.map((worker) => worker.close()));
         const timedOut = await Promise.race([
           graceful.then(() => false),
@@ -413,6 +425,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         clearInterval(reconcileTimer);
         clearInterval(watchTimer);
         void releaser.stop();
+        void revisitReleaser.stop();
         // Nothing here may wait for Redis; what does not finish in time is dropped with the process.
         await settleWithin(ABANDON_MS, [...workers.map((worker) => worker.close(true)), alertWorker.close(true), sink.close(), ...(warc ? [warc.close()] : []), ...(warcRecovery ? [warcRecovery.stop()] : []), rendering.close()]);
         fetching.close();

@@ -17,6 +17,7 @@ import { CrawlStoppedWithoutRedisError } from '../crawl-errors.js';
 import { Seeding } from './seeding.js';
 import { claimCrawler } from '../handlers/crawler-identity.js';
 import { loadCrawler } from '../handlers/load-crawler.js';
+import { isContinuous } from '../revisit/revisit-releaser.js';
 
 export interface RunCrawlOptions {
   readonly config: CrawlqConfig;
@@ -143,7 +144,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   const crawl = async (): Promise<CrawlSummary> => {
     const before = await readCrawlStatus(services, () => deadLetters.count());
     const hasState = (await services.redis.exists(frontierKeys(config.namespace).seen)) === 1;
-    const resumed = hasState && !before.done && options.fresh !== true;
+    // A continuous crawl with nothing in flight is still a crawl: its schedule goes on.
+    const resumed = hasState && (!before.done || isContinuous(config)) && options.fresh !== true;
     if (hasState && !resumed) await clearNamespace(services.redis, config.namespace);
     else if (resumed) log(`resuming the unfinished crawl in namespace "${config.namespace}" (${before.backlog + before.waiting + before.delayed + before.active} pages left)`);
 
@@ -195,7 +197,9 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       await new Promise((resolve) => setTimeout(resolve, ending ? END_POLL_MS : POLL_MS));
       status = await readCrawlStatus(services, () => deadLetters.count());
       options.progress?.(status, performance.now() - started);
-      idlePolls = status.done && (idlePolls === 0 || status.seen === seenBefore) ? idlePolls + 1 : status.done ? 1 : 0;
+      // A continuous crawl (a revisit policy) runs until it is stopped.
+      const done = status.done && !isContinuous(config);
+      idlePolls = done && (idlePolls === 0 || status.seen === seenBefore) ? idlePolls + 1 : done ? 1 : 0;
       if (children.size === 0 && respawns >= MAX_RESPAWNS) throw new Error('every worker process died; see the log above');
     }
     // Redis went away and came back just as the limit passed: the stop is under way already.

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { urlFingerprint } from '@crawlq/urls';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revisitBuckets, RevisitStore, type RevisitRecord } from '../src/index.js';
+
+let redis: TestRedis;
+let client: Redis;
+beforeAll(async () => {
+  redis = await startTestRedis();
+  client = redis.client();
+});
+afterAll(async () => {
+  await redis.stop();
+});
+
+const fp = (url: string) => Buffer.from(urlFingerprint(url).slice(1), 'base64url');
+const base = (url: string, now: number, intervalMs: number): RevisitRecord => ({
+  url,
+  fingerprint: fp(url),
+  now,
+  nextDueAt: now + intervalMs,
+  intervalMs,
+  changed: true,
+  signature: '0123456789abcdef',
+  lastModified: Date.UTC(2026, 0, 1),
+  etag: '"v1"',
+  misses: 0,
+  depth: 2,
+  retire: false,
+  outcome: 'first',
+  bytesSaved: 0,
+  bodyBytes: 5_000,
+});
+
+describe('RevisitStore', () => {
+  it('stores compact state, pops a URL once when due (leased), and drops stale wheel entries', async () => {
+    const store = new RevisitStore({ redis: client, namespace: `rv-${randomUUID()}`, buckets: revisitBuckets(1_000) });
+    const url = 'http://127.0.0.1/a';
+    const now = Date.now();
+    await store.record(base(url, now, 5_000));
+    const state = await store.read(fp(url));
+    expect(state).toMatchObject({ signature: '0123456789abcdef', etag: '"v1"', lastModified: Date.UTC(2026, 0, 1), depth: 2, misses: 0, intervalMs: 5_000, bodyBytes: 5_120 });
+    // Rescheduled before it was due: the first wheel entry is stale now.
+    await store.record({ ...base(url, now, 8_000), changed: false, outcome: 'notModified' });
+    expect((await store.pop({ now: now + 6_000, max: 10, leaseMs: 60_000 })).urls).toEqual([]);
+    const due = await store.pop({ now: now + 9_000, max: 10, leaseMs: 60_000 });
+    expect(due.urls).toEqual([{ url, depth: 2 }]);
+    // Leased: not due again until the lease ends, and then once.
+    expect((await store.pop({ now: now + 20_000, max: 10, leaseMs: 60_000 })).urls).toEqual([]);
+    expect((await store.pop({ now: now + 70_000, max: 10, leaseMs: 60_000 })).urls).toEqual([{ url, depth: 2 }]);
+    expect(await store.audit()).toMatchObject({ missing: 0, duplicated: 0, live: 1 });
+    expect(await store.counters()).toMatchObject({ known: 1, first: 1, notModified: 1, leased: 2 });
+  });
+
+  it('a far due time waits in a wide slot and still comes due on time; a retired URL is gone', async () => {
+    const store = new RevisitStore({ redis: client, namespace: `rv-${randomUUID()}`, buckets: revisitBuckets(1_000) });
+    const now = Date.now();
+    await store.record(base('http://127.0.0.1/far', now, 5 * 3_600_000));
+    await store.record(base('http://127.0.0.1/gone', now, 1_000));
+    await store.record({ ...base('http://127.0.0.1/gone', now, 1_000), retire: true, outcome: 'gone' });
+    expect((await store.pop({ now: now + 4 * 3_600_000, max: 10, leaseMs: 1_000 })).urls).toEqual([]);
+    expect((await store.pop({ now: now + 5 * 3_600_000 - 60_000, max: 10, leaseMs: 1_000 })).urls).toEqual([]);
+    expect((await store.pop({ now: now + 5 * 3_600_000 + 200, max: 10, leaseMs: 1_000 })).urls.map(({ url }) => url)).toEqual(['http://127.0.0.1/far']);
+    expect(await store.read(fp('http://127.0.0.1/gone'))).toBeUndefined();
+    expect(await store.counters()).toMatchObject({ known: 1, retired: 1 });
+  });
+});
