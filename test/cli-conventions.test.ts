@@ -40,7 +40,8 @@ describe('crawlq as a command-line tool', () => {
     expect(flat).toMatch(/--concurrency <value> Jobs in flight per worker process \(default: 16\)/);
     expect(flat).toMatch(/--max-body-size <value> .*\(default: 10 MiB\)/);
     // Each option under its own section.
-    const section = (flag: string) => headings.findLast((heading) => help.stdout.indexOf(`${heading}:\n`) < help.stdout.indexOf(`  ${flag} `));
+    // The flag where it is defined, at the start of a line (descriptions may name it too).
+    const section = (flag: string) => headings.findLast((heading) => help.stdout.indexOf(`${heading}:\n`) < help.stdout.search(new RegExp(`^  ${flag} `, 'm')));
     expect(section('--redis-url')).toBe('Redis');
     expect(section('--max-depth')).toBe('Crawl definition');
     expect(section('--domain-concurrency')).toBe('Politeness');

@@ -8,7 +8,7 @@ describe('the lazily loaded command list', () => {
     const overview = await runCli(['--help'], { env: cliEnv(undefined) });
     expect(overview.code).toBe(0);
     const names = [...overview.stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((match) => match[1] ?? '').filter((name) => name !== 'help');
-    expect(names).toEqual(['crawl', 'enqueue', 'worker', 'status', 'demo', 'group', 'dlq', 'dashboard', 'results', 'options', 'config']);
+    expect(names).toEqual(['crawl', 'enqueue', 'worker', 'status', 'demo', 'group', 'server', 'dlq', 'dashboard', 'results', 'options', 'config']);
     const flat = (text: string) => text.replace(/\s+/g, ' ');
     for (const name of names) {
       const own = await runCli([name, '--help'], { env: cliEnv(undefined) });

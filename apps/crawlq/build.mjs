@@ -83,7 +83,8 @@ for (const output of Object.values(result.metafile.outputs)) {
     if (!OPTIONAL.has(name)) imported.add(name);
   }
 }
-const declared = manifest.dependencies ?? {};
+// Optional peers (playwright-core, for --render) are imported only when used and installed by the user who needs them.
+const declared = { ...manifest.dependencies, ...manifest.peerDependencies };
 const pinned = workspacePins();
 const problems = [
   ...[...imported].filter((name) => declared[name] === undefined).map((name) => `the bundle imports ${name}, which package.json does not declare`),
