@@ -1,4 +1,4 @@
-// Adaptive politeness (issue 14): one fixture crawled twice by three worker
+// Adaptive politeness: one fixture crawled twice by three worker
 // processes, at fixed pace and with --adaptive, judged by the web server's own
 // request log. Prints both runs side by side, then each host's pace over time
 // in the adaptive run (the shared pace factor read from the group hashes, next

@@ -18,7 +18,7 @@ interface Case {
 }
 
 /**
- * Start-up time of the built CLI (issue 12): bare node, `--help` and small
+ * Start-up time of the built CLI: bare node, `--help` and small
  * commands, against loading every command module eagerly, which is what the
  * CLI did before commands were loaded on demand; and what `pnpm crawlq` runs
  * (the launcher, which runs the build when it is current) against the sources

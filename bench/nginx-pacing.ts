@@ -1,4 +1,4 @@
-// Pacing judged by a real rate limiter (issue 9 part 4): nginx `limit_req` at
+// Pacing judged by a real rate limiter: nginx `limit_req` at
 // 5 r/s per host with no burst, three loopback hosts, `crawlq crawl --workers 3
 // --rate 5/1s --domain-concurrency 2`. Prints the requests nginx refused (429)
 // and how long each host took at the server against the bound the rate sets,

@@ -1,4 +1,4 @@
-// Issue 13's foundation: one run, one loopback site (10 hosts x 1,000 pages, in
+// The scale bench: one run, one loopback site (10 hosts x 1,000 pages, in
 // a process of its own), three crawlers at the same concurrency side by side:
 // the bare got + cheerio loop (the ceiling), `crawlq crawl` as users run it,
 // and Crawlee's CheerioCrawler. Then what Redis itself says a page and a

@@ -1,4 +1,4 @@
-// Issue 13, sharding: the scale bench's site crawled on a local 3-master Redis
+// Sharding: the scale bench's site crawled on a local 3-master Redis
 // Cluster with --shards 1, 3 and 6, one run each. What Redis itself says each
 // master did (INFO commandstats and cpu, per node): with one shard one master
 // does all of a crawl's work, and its one thread caps the fleet; spread over

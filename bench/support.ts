@@ -14,7 +14,7 @@ export const CRAWLQ_UNDER_TEST = `built JavaScript (${BUILT_ENTRY.slice(REPO_ROO
 
 /**
  * Refuses to measure a stale build: the figures must be for what users run
- * (the launcher would run the sources through tsx then, issue 12).
+ * (the launcher would run the sources through tsx then).
  */
 export function checkBuildCurrent(): void {
   const reason = staleReason();

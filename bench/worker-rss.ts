@@ -1,4 +1,4 @@
-// Issue 13: "a 100,000-page crawl keeps worker RSS flat (within 10% between 20k
+// The aim: "a 100,000-page crawl keeps worker RSS flat (within 10% between 20k
 // and 100k pages)". One `crawlq worker` process (the bundled worker users run)
 // crawls a 100,000-page loopback site with politeness out of the way; its
 // resident set is read from /proc every second beside the pages in its results

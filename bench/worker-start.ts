@@ -1,4 +1,4 @@
-// Worker start-up (issue 12: "a spawned worker processing jobs within 1 s of
+// Worker start-up ("a spawned worker processing jobs within 1 s of
 // spawn"): the time from spawning `crawlq worker` to the first request a
 // loopback site sees, judged at the site, beside bare Node in the same run.
 import { spawn } from 'node:child_process';

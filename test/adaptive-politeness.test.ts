@@ -10,7 +10,7 @@ import { Fleet } from './support/fleet.js';
 import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
-// Adaptive politeness (issue 14), judged at the servers: three worker
+// Adaptive politeness, judged at the servers: three worker
 // processes share one pace per host through Redis.
 //  (a) LOADED answers after 100 ms x the requests in flight: a server that
 //      slows down with load. Its twin FIXED behaves the same but its rule

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, type CliResult } from './support/cli.js';
 
-// #10 item 7: bad values that passed validation. Each is now refused before
+// bad values that passed validation. Each is now refused before
 // anything runs: exit 2, one line on stderr naming what is wrong, nothing
 // written to Redis, no worker started.
 const PASSWORD = 'B4dInputPw';
@@ -58,7 +58,7 @@ async function keyCount(): Promise<number> {
   return [...info.matchAll(/keys=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
-describe('durations that make no sense at 0 (#10)', () => {
+describe('durations that make no sense at 0', () => {
   it.each([
     { command: 'crawl', args: () => [...crawlArgs('zero-crawl'), '--request-timeout', '0'], option: '--request-timeout', env: {} },
     { command: 'worker', args: () => [...workerArgs('zero-worker'), '--request-timeout', '0'], option: '--request-timeout', env: {} },
@@ -84,7 +84,7 @@ describe('a lease shorter than a request', () => {
   }, 120_000);
 });
 
-describe('an option missing its value (#10)', () => {
+describe('an option missing its value', () => {
   it('refuses `--user-agent --max-depth 1` instead of taking --max-depth as the user agent', async () => {
     const keys = await keyCount();
     const result = await runCli([...crawlArgs('missing-value'), '--user-agent', '--max-depth', '1'], { env: cliEnv(redisUrl), timeoutMs: 90_000 });
@@ -110,7 +110,7 @@ describe('an option missing its value (#10)', () => {
   }, 240_000);
 });
 
-describe('a Redis URL naming a database the server lacks (#10)', () => {
+describe('a Redis URL naming a database the server lacks', () => {
   it.each([
     { command: 'status --json', args: () => ['status', '--json', '--namespace', 'no-db'] },
     { command: 'crawl', args: () => crawlArgs('no-db') },
@@ -122,7 +122,7 @@ describe('a Redis URL naming a database the server lacks (#10)', () => {
     const keys = await keyCount();
     const result = await runCli(args(), { env: cliEnv(`${redisUrl}/${missing}`), timeoutMs: 90_000 });
     expectRefused(result, new RegExp(`^crawlq: Redis at redis://127\\.0\\.0\\.1:${redis.port} has no database ${missing} \\(it has ${databases}; databases setting\\)$`, 'm'));
-    // Before #10 the crawl ran in database 0 instead, and status read it as done.
+    // Before this check the crawl ran in database 0 instead, and status read it as done.
     expect(await keyCount()).toBe(keys);
   }, 120_000);
 });

@@ -6,7 +6,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT, runCli } from './support/cli.js';
 
-// Issue 12, "CLI conventions": what a user of any command-line tool expects.
+// CLI conventions: what a user of any command-line tool expects.
 let redis: TestRedis;
 beforeAll(async () => {
   redis = await startTestRedis();

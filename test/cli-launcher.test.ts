@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './support/cli.js';
 
-// `pnpm crawlq` runs apps/cli/launcher.mjs (issue 12): the built CLI when no
+// `pnpm crawlq` runs apps/cli/launcher.mjs: the built CLI when no
 // source it loads changed after the last `pnpm build` started, the sources
 // through tsx otherwise, so an edit since that build never runs stale JavaScript. Checked on a small copy of the
 // workspace's layout whose "built" and "source" entries say which one ran.

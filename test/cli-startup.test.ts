@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 
-// `crawlq --help` lists commands from a table without loading them (issue 12);
+// `crawlq --help` lists commands from a table without loading them;
 // each entry must say what the command itself says.
 describe('the lazily loaded command list', () => {
   it('describes every command as the command does', { timeout: 300_000 }, async () => {

@@ -9,7 +9,7 @@ import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
-// Issue 9 part 2: crawl-shaping options are the fleet's, set where the crawl
+// crawl-shaping options are the fleet's, set where the crawl
 // starts (enqueue, config set), and workers started without flags follow them.
 let redis: TestRedis;
 let fleet: Fleet | undefined;

@@ -8,7 +8,7 @@ import { duplicates, readRecords } from './support/records.js';
 
 // Judged by a real rate limiter: nginx `limit_req` at 5 r/s per host with no
 // burst answers 429 to any request less than 200 ms after the last one it
-// accepted. Issue 9 part 4: starts spaced exactly 200 ms apart got 4-6 of ~308
+// accepted. starts spaced exactly 200 ms apart got 4-6 of ~308
 // requests rejected, because arrival jitter lands some of them early.
 const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
 const PAGES_PER_HOST = 100;

@@ -11,7 +11,7 @@ import { waitFor } from './support/wait.js';
 import { samples } from './support/metrics-text.js';
 
 // Logs, metrics and health of real worker processes against a real Redis
-// (issue 12). Metrics text is checked by Prometheus's own parser and linter.
+//. Metrics text is checked by Prometheus's own parser and linter.
 
 const HOSTS = ['127.0.0.31', '127.0.0.32'];
 const HAS_PROMTOOL = spawnSync('promtool', ['--version']).status === 0;

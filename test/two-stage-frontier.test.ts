@@ -43,7 +43,7 @@ async function activeUrlsInHand(queue: CrawlQueue): Promise<{ urls: string[]; jo
 }
 
 describe('two-stage frontier: every worker releases the backlogs into the queue', () => {
-  // With 3 shards (#13) each worker releases every shard's backlog and takes every shard's jobs.
+  // With 3 shards each worker releases every shard's backlog and takes every shard's jobs.
   it.each([1, 3])('kill -9 of workers (each one a releaser) mid-crawl, --shards %i: no URL lost, none fetched twice but what the dead worker had in hand, politeness held at the server', { timeout: 240_000 }, async (shards) => {
     const hosts = ['127.0.0.61', '127.0.0.62', '127.0.0.63', '127.0.0.64', '127.0.0.65', '127.0.0.66'];
     web = await startDemoSite({ hosts, pagesPerHost: 40, linksPerPage: 3 });

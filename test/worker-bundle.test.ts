@@ -11,7 +11,7 @@ import { duplicates } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
 // `crawl` spawns its workers from one bundled file, apps/cli/dist/crawlq-worker.js
-// (issue 12). What a worker loads only when a feature is used (pg, warcio,
+//. What a worker loads only when a feature is used (pg, warcio,
 // nodemailer) and the CommonJS packages inside the bundle must work there as
 // they do unbundled. The bundle is made the way `pnpm build` makes it, into a
 // temp dir, and run against loopback services.

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliArgs, cliEnv, exited, REPO_ROOT } from './support/cli.js';
 import { waitFor } from './support/wait.js';
 
-// `crawl` starts its workers ahead (issue 13: a worker's start is mostly
+// `crawl` starts its workers ahead (a worker's start is mostly
 // loading its code): each loads, says it waits, and touches Redis only once
 // `crawl` says start, so it never joins a namespace `crawl` is still clearing.
 // Gone before that, `crawl` leaves a waiting worker nothing to do but exit.

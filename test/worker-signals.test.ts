@@ -8,7 +8,7 @@ import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
-// #11: the apps own process signals; the worker package only takes an AbortSignal.
+// the apps own process signals; the worker package only takes an AbortSignal.
 const HOST = '127.0.0.132';
 let redis: TestRedis;
 let server: Server;

@@ -16,7 +16,7 @@ export const SOURCE_ENTRY = join(CLI_DIR, 'src', 'main.ts');
 
 /**
  * The built file that runs `crawlq <args>`: the bundled worker for `worker`
- * (one file, a faster start: issue 12), the built CLI for every other command.
+ * (one file, a faster start), the built CLI for every other command.
  */
 export function builtEntryFor(args) {
   const command = args.find((arg) => !arg.startsWith('-'));

@@ -3,8 +3,8 @@
 // dist/main.js) and `crawlq worker` alone (src/worker-main.ts, into
 // dist/crawlq-worker.js), each with everything it imports, workspace packages
 // from their sources. Node then reads and compiles a few files instead of
-// resolving about a thousand modules, which took most of a start: a worker's
-// (issue 12) and the `crawl` command's own (issue 13; `pnpm bench scale`
+// resolving about a thousand modules, which took most of a start: a worker's start
+// and the `crawl` command's own (`pnpm bench scale`
 // prints where the whole command's time goes). What is loaded only when used
 // (a command's modules, pg, warcio, nodemailer) goes into chunks shared by
 // both, dist/crawlq-chunks/, compiled only then.

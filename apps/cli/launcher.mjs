@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm crawlq`: runs the built CLI (dist/, from `pnpm build` or the setup
 // command) when it is up to date, which starts in a fraction of the time the
-// TypeScript sources take through tsx (issue 12). When any source of the CLI or
+// TypeScript sources take through tsx. When any source of the CLI or
 // of a workspace package it uses changed after the last `pnpm build` started
 // (an edit, a checkout, no build at all), it runs the sources through tsx
 // instead: stale JavaScript must never run silently.
@@ -21,7 +21,7 @@ try {
 }
 
 if (reason === undefined) {
-  // `crawlq worker` runs the bundled worker, one file that starts faster (issue 12); the
+  // `crawlq worker` runs the bundled worker, one file that starts faster; the
   // workers `crawl` spawns do too (worker-launcher.ts), else they re-run process.argv[1]:
   // the built entry, not this check.
   const entry = builtEntryFor(process.argv.slice(2));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.js';
 import { readRecords } from '../support/records.js';
 
-// #10 item 4: one bad sitemap (404, over 50 MiB) is a warning; the seeds and
+// one bad sitemap (404, over 50 MiB) is a warning; the seeds and
 // the healthy sitemaps go on.
 let redis: TestRedis;
 let server: Server;
@@ -58,7 +58,7 @@ afterAll(async () => {
   await redis.stop();
 });
 
-describe('bad sitemaps (#10)', () => {
+describe('bad sitemaps', () => {
   it('crawl --sitemaps: a 404 and an oversized sitemap are skipped with warnings; the seed and the good sitemap are crawled', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-bad-sitemaps-'));
     const out = join(dir, 'results.jsonl');

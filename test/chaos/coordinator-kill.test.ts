@@ -8,7 +8,7 @@ import { descendantsOf, processTable } from '../support/processes.js';
 import { readRecords } from '../support/records.js';
 import { waitFor } from '../support/wait.js';
 
-// #10 item 3: kill -9 of `crawl` leaves no worker, no private redis-server
+// kill -9 of `crawl` leaves no worker, no private redis-server
 // and no worker-config file behind. The crawl uses the embedded Redis (no
 // REDIS_URL) under its own state dir.
 let site: DemoSite;
@@ -22,7 +22,7 @@ afterAll(async () => {
 
 const alive = (pid: number) => processTable().some((row) => row.pid === pid);
 
-describe('kill -9 of the crawl coordinator (#10)', () => {
+describe('kill -9 of the crawl coordinator', () => {
   it('its workers, its embedded redis-server and its config file are all gone soon after', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-coordinator-kill-'));
     const out = join(dir, 'results.jsonl');

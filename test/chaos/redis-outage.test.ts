@@ -11,7 +11,7 @@ import { descendantsOf, processTable } from '../support/processes.js';
 import { duplicates, readRecords } from '../support/records.js';
 import { waitFor } from '../support/wait.js';
 
-// #10 item 2: a crawl whose Redis is gone for longer than --redis-outage-limit
+// a crawl whose Redis is gone for longer than --redis-outage-limit
 // stops cleanly with the resume hint (exit code 3), its workers with it; run
 // again once Redis is back, it finishes. The Redis is external, with AOF, and
 // is stopped mid-crawl and not started again within the limit.
@@ -64,7 +64,7 @@ const CRAWL_STOPPED = /^crawlq: Redis unreachable for (\d+\.\d) s \(limit 4 s\);
 
 let inFlightAtStop: number | undefined;
 
-describe('Redis gone longer than --redis-outage-limit under crawl --workers 2 (#10)', () => {
+describe('Redis gone longer than --redis-outage-limit under crawl --workers 2', () => {
   it('crawl stops with exit code 3 and one line with the resume hint; no stack trace, no process left', async () => {
     const { child, output } = startCrawl();
     const pid = child.pid ?? -1;
@@ -130,7 +130,7 @@ describe('Redis gone longer than --redis-outage-limit under crawl --workers 2 (#
   }, 180_000);
 });
 
-describe('Redis gone longer than --redis-outage-limit under a standalone worker (#10)', () => {
+describe('Redis gone longer than --redis-outage-limit under a standalone worker', () => {
   it('the worker exits with code 3 and its own one line, no stack trace', async () => {
     await redis.start().catch(() => undefined); // Running already, unless a test above failed before starting it again.
     const child = startCli(['worker', '--namespace', 'outage-worker', '--redis-outage-limit', '2s', '--state-dir', dir, '--out', join(dir, 'worker.jsonl')], {
@@ -161,7 +161,7 @@ describe('Redis gone longer than --redis-outage-limit under a standalone worker 
   }, 120_000);
 });
 
-describe('the private redis-server gone longer than --redis-outage-limit (#10)', () => {
+describe('the private redis-server gone longer than --redis-outage-limit', () => {
   it('crawl without REDIS_URL stops with exit code 3 and says where the server logs', async () => {
     await using own = await startDemoSite({ hosts: ['127.0.0.4'], pagesPerHost: 200, linksPerPage: 4 });
     const stateDir = mkdtempSync(join(tmpdir(), 'crawlq-outage-embedded-'));

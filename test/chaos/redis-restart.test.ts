@@ -9,7 +9,7 @@ import { cliEnv, startCapturedCli } from '../support/cli.js';
 import { duplicates, expectEveryPageOnce, readRecords } from '../support/records.js';
 import { waitFor } from '../support/wait.js';
 
-// #10 item 2: `crawl --workers 2` on an external Redis with AOF keeps going
+// `crawl --workers 2` on an external Redis with AOF keeps going
 // when that Redis is stopped and started again 5 s later on the same port and
 // directory, and finishes with every page, each fetched and written exactly once.
 let site: DemoSite;
@@ -24,7 +24,7 @@ afterAll(async () => {
   await site.close();
 });
 
-describe('a Redis restart under crawl --workers 2 (#10)', () => {
+describe('a Redis restart under crawl --workers 2', () => {
   it('the crawl rides through it and finishes with every page exactly once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-restart-'));
     const out = join(dir, 'results.jsonl');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.js';
 import { readRecords } from '../support/records.js';
 
-// #10 item 4: `crawl --sitemaps` streams sitemap documents from the network
+// `crawl --sitemaps` streams sitemap documents from the network
 // into the parser. Pages a sitemap lists are crawled while the rest of it is
 // still arriving; a 60 MB sitemap is cut at the 50 MiB cap as it streams,
 // with the entries before kept and the crawl's memory bounded.
@@ -125,7 +125,7 @@ async function crawl(name: string, extra: string[] = []) {
 const coordinator = (processes: readonly ProcessMemory[]) => processes.find((row) => row.argv[0] === 'crawl');
 const workers = (processes: readonly ProcessMemory[]) => processes.filter((row) => row.argv[0] === 'worker');
 
-describe('crawl --sitemaps streams sitemaps (#10)', () => {
+describe('crawl --sitemaps streams sitemaps', () => {
   it('crawls the first entries of a sitemap while the server still holds the rest', async () => {
     listed = '/slow.xml';
     // Long enough for a worker to start on a loaded machine: the server holds the sitemap until one asks for a page.

@@ -54,7 +54,7 @@ export class Fleet {
     return JSON.parse(result.stdout) as Awaited<ReturnType<Fleet['status']>>;
   }
 
-  /** Done twice in a row with the same seen count, as `crawl` decides it: shards are read one after another (#13). */
+  /** Done twice in a row with the same seen count, as `crawl` decides it: shards are read one after another. */
   async waitUntilDone(timeoutMs = 120_000): Promise<void> {
     let previous: Awaited<ReturnType<Fleet['status']>> | undefined;
     await waitFor(async () => {

@@ -11,7 +11,7 @@ export interface CommandEntry {
 
 /**
  * Every command, loaded only when it runs: `crawlq --help` and small commands
- * must not pay for the crawler, BullMQ, express and cheerio (issue 12).
+ * must not pay for the crawler, BullMQ, express and cheerio.
  */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   crawl: {

@@ -3,7 +3,7 @@ import type { Command, Option } from 'commander';
 /**
  * A command line crawlq refuses before running anything (exit 2). Not
  * @crawlq/config's ConfigError: loading that package (zod, the public-suffix
- * list) is most of what `crawlq --help` would otherwise cost (issue 12).
+ * list) is most of what `crawlq --help` would otherwise cost.
  */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -16,7 +16,7 @@ export class UsageError extends Error {
 /**
  * Commander hands an option that takes a value the next word, whatever it is:
  * `crawl SEED --user-agent --max-depth 1` crawled with the user agent
- * "--max-depth" and the default depth (#10). Before parsing, this refuses an
+ * "--max-depth" and the default depth. Before parsing, this refuses an
  * option whose next word looks like a flag, or that ends the command line.
  *
  * The rule, kept simple (README, "Configuration comes from..."): after an

@@ -1,7 +1,7 @@
 import type { RedisHandle, RedisOutageError } from '@crawlq/redis';
 import { EXIT } from './exit-codes.js';
 
-/** Exit code of a `crawl` or `worker` that stopped because Redis stayed unreachable past --redis-outage-limit (#10). */
+/** Exit code of a `crawl` or `worker` that stopped because Redis stayed unreachable past --redis-outage-limit. */
 export const REDIS_OUTAGE_EXIT_CODE = EXIT.redisOutage;
 
 /**

@@ -19,7 +19,7 @@ export async function runProgram(program: Command, register: (program: Command, 
       program.outputHelp();
       process.exit(EXIT.ok);
     }
-    // Commander would take a following flag as an option's value (#10).
+    // Commander would take a following flag as an option's value.
     checkOptionValues(program, args);
     await program.parseAsync(process.argv);
   } catch (error) {

@@ -29,7 +29,7 @@ export const WORKER_START_MESSAGE = 'crawlq:start';
 
 /**
  * The bundled worker beside the built CLI (dist/crawlq-worker.js, made by
- * `pnpm build`): one file, which starts in about half the time (issue 12).
+ * `pnpm build`): one file, which starts in about half the time.
  * This module is in a chunk of the bundled CLI (dist/crawlq-chunks/), or in
  * tsc's dist/. From the sources (tsx) there is none, and workers run this
  * CLI's own entry.
@@ -77,7 +77,7 @@ export function createWorkerLauncher(
     const { stderrLine } = output;
     // The IPC channel is how `crawl` stops a worker (the crawl finished: no
     // signal to log) and how a worker learns that this process is gone, even
-    // by SIGKILL: it closes with us, and the worker stops (#10). stderr goes
+    // by SIGKILL: it closes with us, and the worker stops. stderr goes
     // through the parent so a log line never lands inside the progress line.
     const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
       env: { ...env, ...extraEnv, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file, ...(stderrLine ? { [DIRECT_STDERR_FD_ENV]: String(DIRECT_STDERR_FD) } : {}) },

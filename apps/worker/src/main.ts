@@ -41,7 +41,7 @@ try {
   if (withoutRedis) process.exit(0);
 } catch (error) {
   if (error instanceof RedisOutageError) {
-    // Redis gone past CRAWLQ_REDIS_OUTAGE_LIMIT: one line and exit code 3, for the supervisor to restart it later (#10).
+    // Redis gone past CRAWLQ_REDIS_OUTAGE_LIMIT: one line and exit code 3, for the supervisor to restart it later.
     process.stderr.write(`crawlq-worker: ${error.message}; worker stopped. Start it again once Redis is back; the jobs it had in flight return to the queue.\n`);
     process.exit(3);
   }

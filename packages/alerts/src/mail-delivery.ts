@@ -36,7 +36,7 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 
 /**
  * A transport made on first use: nodemailer is loaded only when an alert is
- * sent, so a worker, which starts an alert worker, starts without it (issue 12).
+ * sent, so a worker, which starts an alert worker, starts without it.
  */
 function lazyTransport<T extends Transporter>(create: (mailer: typeof nodemailer) => T): { get(): Promise<T>; close(): void } {
   let transport: Promise<T> | undefined;

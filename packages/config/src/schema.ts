@@ -1,6 +1,6 @@
 import { GROUP_NAME_PATTERN } from '@crawlq/urls';
 // A namespace import, not `{ z }`: esbuild can then leave out of the bundled worker what the
-// schemas never use, such as every locale but English (about 600 KB; issue 12).
+// schemas never use, such as every locale but English (about 600 KB).
 import * as z from 'zod';
 import { parseBytes, parseDurationMs, parseRate } from './units.js';
 
@@ -84,7 +84,7 @@ const duration = durationAtLeast(0, 'expected a duration of 0 or more, such as 0
 
 /**
  * A timeout, lifetime or cap that makes no sense at 0: a 0 ms request timeout
- * or lock duration made every worker crash and respawn until none was left (#10).
+ * or lock duration made every worker crash and respawn until none was left.
  */
 const positiveDuration = durationAtLeast(1, 'expected a duration greater than 0, such as 500ms, 10s or 5m');
 
@@ -146,7 +146,7 @@ function urlSchema<T extends z.ZodType>(schema: T): T {
 const redisUrl = urlSchema(z
   .string({ error: 'expected a redis:// or rediss:// URL' })
   .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), 'expected a redis:// or rediss:// URL')
-  // ioredis would read `/db2` as no database and use 0 without a word (#10).
+  // ioredis would read `/db2` as no database and use 0 without a word.
   .refine((value) => !URL.canParse(value) || /^\/?(\d+)?$/.test(new URL(value).pathname), 'expected a database number as the path, such as redis://host:6379/2'));
 
 // host:port of a Redis Cluster node: a name, an IPv4 address or an [IPv6] literal.
@@ -228,7 +228,7 @@ export const fieldRuleSchema = z.strictObject({
  * Every option crawlq reads, with its flag, its environment variable and its
  * default. Precedence: flags > environment > config file > defaults.
  *
- * `scope` says who owns the value (issue 9): `fleet` options shape what is
+ * `scope` says who owns the value: `fleet` options shape what is
  * fetched and how politely, so they live in the namespace's crawl definition
  * in Redis and every process follows it; `process` options (connections,
  * concurrency, output, ports, alert delivery) stay each process's own.

@@ -117,7 +117,7 @@ describe('crawl definition', () => {
   });
 });
 
-describe('--shards (#13)', () => {
+describe('--shards', () => {
   it('keeps --global-rate (each shard paces a whole share) when it has a start per shard, and --max-pages', () => {
     expect(loadConfig({ flags: { shards: '3', globalRate: '10/1s' } })).toMatchObject({ shards: 3, globalRate: { max: 10, durationMs: 1_000 } });
     expect(() => loadConfig({ flags: { shards: '3', globalRate: '2/1s' } })).toThrow('--global-rate: 2/1s is fewer starts than --shards 3');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, OPTION_TABLE, type OptionName } from '../src/index.js';
 
-// #10: `--request-timeout 0` passed validation, then every worker crashed on
+// `--request-timeout 0` passed validation, then every worker crashed on
 // it and was respawned until none was left. A duration that makes no sense at
 // 0 is refused when the config is read; no duration may be negative.
 const POSITIVE: readonly OptionName[] = [

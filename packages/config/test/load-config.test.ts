@@ -52,7 +52,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ flags: { concurrency: 'lots' } })).toThrow(/^--concurrency: expected a whole number/);
     expect(() => loadConfig({ env: { CRAWLQ_RATE: '5 per second' } })).toThrow(/^CRAWLQ_RATE: /);
     expect(() => loadConfig({ env: { REDIS_URL: 'http://x' } })).toThrow(ConfigError);
-    // ioredis would take a path that is not a number as database 0 (#10).
+    // ioredis would take a path that is not a number as database 0.
     expect(() => loadConfig({ env: { REDIS_URL: 'redis://:pw@h:6379/db2' } })).toThrow(/^REDIS_URL: expected a database number as the path.*"redis:\/\/:\*\*\*@h:6379\/db2"/);
     expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/2' } }).redisUrl).toBe('redis://h:6379/2');
     expect(loadConfig({ env: { REDIS_URL: 'redis://h:6379/' } }).redisUrl).toBe('redis://h:6379/');
@@ -61,7 +61,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ configFile: configFile('{nope') })).toThrow(/not valid JSON/);
   });
 
-  it('takes more cluster nodes as host:port, comma-separated, only beside a Redis URL (#13)', () => {
+  it('takes more cluster nodes as host:port, comma-separated, only beside a Redis URL', () => {
     const url = 'redis://h:7000';
     expect(loadConfig({ env: { REDIS_URL: url, REDIS_SEEDS: 'a:7001, 10.0.0.2:7002,[::1]:7003' } }).redisSeeds).toEqual(['a:7001', '10.0.0.2:7002', '[::1]:7003']);
     expect(loadConfig({ env: { REDIS_URL: url } }).redisSeeds).toBeUndefined();
@@ -71,7 +71,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ flags: { redisSeeds: 'a:7001' } })).toThrow(/^--redis-seeds: needs --redis-url \(or REDIS_URL\)/);
   });
 
-  it('takes a Redis outage limit above zero, 5 minutes by default (#10)', () => {
+  it('takes a Redis outage limit above zero, 5 minutes by default', () => {
     expect(loadConfig().redisOutageLimit).toBe(300_000);
     expect(loadConfig({ env: { CRAWLQ_REDIS_OUTAGE_LIMIT: '4s' } }).redisOutageLimit).toBe(4_000);
     expect(loadConfig({ flags: { redisOutageLimit: '2m' } }).redisOutageLimit).toBe(120_000);

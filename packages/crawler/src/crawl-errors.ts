@@ -27,7 +27,7 @@ export class DeferJobError extends Error {
 /**
  * The worker is stopping and the job outlived the grace period: its fetch is
  * aborted with this reason, its gate slot given back, and the job goes back
- * to the queue for another worker without using an attempt (#10).
+ * to the queue for another worker without using an attempt.
  */
 export class WorkerStoppingError extends Error {
   override readonly name = 'WorkerStoppingError';
@@ -141,7 +141,7 @@ export class RedirectStopError extends Error {
   /** The robots.txt that disallows the target (reason `robots`). */
   readonly robotsUrl: string | undefined;
   constructor(reason: RedirectStopReason, hop: { readonly target: string; readonly status?: number | undefined; readonly robotsUrl?: string }) {
-    // The Location came from the site: it may carry user:password (#10).
+    // The Location came from the site: it may carry user:password.
     const target = withoutUserinfo(hop.target);
     super(`redirect to ${target} not followed (${reason})`);
     this.reason = reason;

@@ -1,7 +1,7 @@
 // `@crawlq/crawler/fetching`: the parts that fetch pages (got, cheerio,
 // robots.txt, the alert and dead-letter workers). A separate entry so that
 // commands that only read or write a crawl's Redis state (enqueue, status,
-// group, config, the dashboard) load none of it (issue 12).
+// group, config, the dashboard) load none of it.
 export {
   startCrawlWorker,
   runWorkerUntilStopped,

@@ -93,7 +93,7 @@ function openGateSession(options: GatedFetchOptions): GateSession {
   let requestedAt: number | undefined;
   // Set once the fetch settled. An abort rejects it while a retry or redirect
   // hook may still be waiting at the gate: a slot that hook is given later has
-  // no one left to release it (#10).
+  // no one left to release it.
   let over = false;
   const end = async (outcome: RequestOutcome): Promise<void> => {
     const held = lease;

@@ -1,5 +1,5 @@
 // What fetches pages (the worker, the one-machine crawl, the job processor) is
-// in fetching.ts, `@crawlq/crawler/fetching`: loading this entry stays cheap (issue 12).
+// in fetching.ts, `@crawlq/crawler/fetching`: loading this entry stays cheap.
 export { openCrawlServices, frontierSettingsFrom, type CrawlServices, type CrawlServiceOptions, type FleetAdminServices } from './runtime/crawl-services.js';
 export {
   publishCrawlDefinition,

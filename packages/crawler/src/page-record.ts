@@ -17,7 +17,7 @@ export interface PageRecord {
   /**
    * Only on a page with more links than `--max-links-per-page`: links kept
    * plus `<a href>`s left unread after the cap (`linksTruncated`). `links`
-   * then holds exactly the cap, so a record stays bounded (#10).
+   * then holds exactly the cap, so a record stays bounded.
    */
   readonly linksFound?: number;
   readonly linksTruncated?: number;
@@ -46,7 +46,7 @@ export interface PageRecord {
   /** User-defined fields from the config's `fields` selectors. */
   readonly fields?: Readonly<Record<string, string | readonly string[] | null>>;
   /**
-   * Only when a record cap cut something (#10): `title` (over 1,000 code
+   * Only when a record cap cut something: `title` (over 1,000 code
    * points), `description` (2,000), `fields.NAME` (a value over 10,000, or
    * more than 1,000 values), `canonical` (over 2,048 characters: dropped),
    * `lang` (over 100 code points).

@@ -399,7 +399,7 @@ async function recordPage(
   const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, task.data.depth) : 0;
   const record: PageRecord = {
     url: task.data.url,
-    // A redirect's Location may carry user:password; records never hold it (#10).
+    // A redirect's Location may carry user:password; records never hold it.
     finalUrl: withoutUserinfo(response.finalUrl),
     status: response.status,
     contentType: response.contentType ?? null,
@@ -432,7 +432,7 @@ async function recordPage(
 }
 
 const DEFAULT_MAX_LINKS_PER_PAGE = 5_000;
-/** Links admitted per frontier call: one page never becomes one giant addBulk (#10). */
+/** Links admitted per frontier call: one page never becomes one giant addBulk. */
 const ADMIT_CHUNK = 500;
 
 /** Admits a page's links chunk by chunk, each awaited before the next (Redis sets the pace). */

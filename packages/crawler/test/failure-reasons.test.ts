@@ -4,7 +4,7 @@ import { UnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { BlockedGroupError, PermanentJobError, RobotsUnreachableError } from '../src/index.js';
 
-// #11: every error that fails a crawl job says its reason as data
+// every error that fails a crawl job says its reason as data
 // (`failureReason`), and its message starts with it, so a dead letter gets the
 // same reason from the thrown error (the worker's 'failed' event) and from
 // what BullMQ kept of it (`failedReason` and the stack, read by reconcile()).

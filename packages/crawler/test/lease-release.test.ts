@@ -18,7 +18,7 @@ import { openCrawlServices, publishCrawlDefinition, type CrawlServices, type Pag
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
 
 // Every way a job can end must give its group's concurrency slot back at once
-// (#10). Slots are leases of 60 s here, so expiry cannot be what frees one:
+//. Slots are leases of 60 s here, so expiry cannot be what frees one:
 // within BOUND_MS of the job's end, the group's in-flight count and its lease
 // set must both be 0 again. A real redis-server, a real worker, and a raw TCP
 // server on loopback (node:http cannot send a `000` status line or reset a

@@ -10,7 +10,7 @@ import { GroupGate, type GateLimiter } from '../src/group-gate.js';
 import { createGatedFetch } from '../src/runtime/one-off-fetch.js';
 import { describePaceChange } from '../src/pace-change.js';
 
-// What a gated fetch tells the limiter for adaptive pacing (issue 14): the
+// What a gated fetch tells the limiter for adaptive pacing: the
 // latency to each response head, and whether a request without a response
 // timed out or could not connect; and what the gate does with the change a
 // release reports. A real redis-server and a real HTTP server on loopback.

@@ -9,7 +9,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, publishCrawlDefinition, Seeding, type CrawlServices } from '../src/index.js';
 
-// #10 item 4: sitemaps stream from the network into the parser, through the
+// sitemaps stream from the network into the parser, through the
 // group gate; the lease is held while the body arrives and released on every
 // path; entries read before a failure are kept. Real Redis, real HTTP on loopback.
 const HOST = '127.0.0.93';
@@ -139,7 +139,7 @@ async function inFlight(s: CrawlServices, url: string): Promise<number> {
   return (await s.limiter.status(s.frontier.groupOf(url))).inFlight;
 }
 
-describe('sitemaps stream from the network into the frontier (#10)', () => {
+describe('sitemaps stream from the network into the frontier', () => {
   it('enqueues the first entries while the server still holds the rest; the gate lease is held meanwhile, released after', async () => {
     const s = await open();
     let leaseWhileStreaming = -1;

@@ -182,7 +182,7 @@ describe('JSON API', () => {
     expect(json).toMatchObject({ crawl: { backlog: 3, waiting: 0, active: 0 } });
   });
 
-  it('follows a crawl of 3 shards that began after it started: /api/stats sums the shards, bull-board shows a crawl queue per shard, a group is paused in its shard, a dead letter goes back into its group\'s shard (#13)', async () => {
+  it('follows a crawl of 3 shards that began after it started: /api/stats sums the shards, bull-board shows a crawl queue per shard, a group is paused in its shard, a dead letter goes back into its group\'s shard', async () => {
     const { space, dashboard } = await setup();
     const shards = shardNamespaces(space.namespace, 3);
     const shardQueues = shards.map((shard) => openCrawlQueue({ url: redisUrl }, shard));

@@ -32,7 +32,7 @@ export interface ExtractInput {
   /**
    * Distinct links kept from one page; the `<a href>`s after the cap are only
    * counted (`linksTruncated`), never normalised or stored, so a page with a
-   * million links costs what one with `maxLinks` does downstream (#10).
+   * million links costs what one with `maxLinks` does downstream.
    * @default Infinity
    */
   readonly maxLinks?: number | undefined;

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_URL_LENGTH } from '@crawlq/urls';
 
 /**
- * Caps on what one page can put into its record (#10): a 9 MB page made a
+ * Caps on what one page can put into its record: a 9 MB page made a
  * 19 MB record. Lengths are in code points, so an emoji counts once and is
  * never split into half a surrogate pair.
  */

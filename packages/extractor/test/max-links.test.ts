@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extractPage } from '@crawlq/extractor';
 
-describe('maxLinks (#10)', () => {
+describe('maxLinks', () => {
   const anchors = (count: number) => Array.from({ length: count }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('');
   const page = (body: string) => extractPage({ body: Buffer.from(`<html><body>${body}</body></html>`), contentType: 'text/html', url: 'http://a.test/', maxLinks: 10 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { capCodePoints, extractPage, RECORD_CAPS } from '@crawlq/extractor';
 
-// #10: nothing one page holds makes its record unbounded. Lengths count code
+// nothing one page holds makes its record unbounded. Lengths count code
 // points, so an emoji is one and is never cut in half.
 const EMOJI = '\u{1F600}'; // two UTF-16 units
 const page = (head: string, body = '', fields?: Parameters<typeof extractPage>[0]['fields']) =>
@@ -27,7 +27,7 @@ describe('capCodePoints', () => {
   });
 });
 
-describe('record caps in extractPage (#10)', () => {
+describe('record caps in extractPage', () => {
   it('keeps a short page as it is, with nothing truncated', () => {
     const result = page('<title>Short</title><meta name="description" content="fine">', '<p class="x">v</p>', [{ name: 'x', selector: '.x' }]);
     expect(result.title).toBe('Short');

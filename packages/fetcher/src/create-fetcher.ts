@@ -357,7 +357,7 @@ class GotFetcher implements Fetcher {
    * The error a response's status means, if any: 408, 429 and 5xx are
    * retryable failures, and so is a status line that holds no HTTP status
    * (`000`, parsed as 0): a server that cannot say what it answered is treated
-   * like one that did not answer (#10). Shared by `fetch()` and `stream()`.
+   * like one that did not answer. Shared by `fetch()` and `stream()`.
    */
   #statusFailure(state: FetchState, response: PlainResponse): RetryableFetchError | undefined {
     const { url, retries } = state;

@@ -5,7 +5,7 @@ import { PolicyViolation } from '../src/policy-violation.js';
 
 const url = 'https://user:secret@x.test/a';
 
-describe('failureReason (#11)', () => {
+describe('failureReason', () => {
   it('RetryableFetchError: its reason, else http-NNN, else the code, else what got says', () => {
     expect(new RetryableFetchError({ url, code: 'ECONNRESET', reason: 'network', status: 200, retries: 0 }).failureReason).toBe('network');
     expect(new RetryableFetchError({ url, code: 'ERR_HTTP_STATUS', status: 429, retries: 2 }).failureReason).toBe('http-429');
@@ -35,7 +35,7 @@ describe('failureReason (#11)', () => {
   });
 });
 
-describe('noResponseFailure (adaptive pacing, #14)', () => {
+describe('noResponseFailure (adaptive pacing)', () => {
   it('is a timeout or a failed connection when no response came, else undefined', () => {
     expect(noResponseFailure(new RetryableFetchError({ url, code: 'ETIMEDOUT', retries: 0 }))).toBe('timeout');
     expect(noResponseFailure(new RetryableFetchError({ url, code: 'ECONNREFUSED', retries: 0 }))).toBe('network');

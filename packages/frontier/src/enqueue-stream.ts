@@ -25,7 +25,7 @@ const BATCHES_IN_FLIGHT = 4;
  * its size suggests: V8 lets the heap grow to a few times what is live before
  * a full collection, and a batch's jobs are live until Redis answers. On 1M
  * URLs (`pnpm bench enqueue`) 4 batches of 1,000 peaked at 219.6 MB RSS, 4 of
- * 250 at 183.3 MB (issue 12: at most 200 MB), for about the same CPU per URL
+ * 250 at 183.3 MB (the budget: at most 200 MB), for about the same CPU per URL
  * (this process 67 and 69 µs, Redis 82 and 88 µs, on a busy machine).
  */
 const DEFAULT_BATCH_SIZE = 250;

@@ -8,7 +8,7 @@ import { Frontier, FrontierError, frontierKeys, readCrawlProgress, readShardName
 import { grantPagesScript } from '../src/commands/admit.js';
 import { releaseAll, testPacer } from './support.js';
 
-// #13: a crawl spread over shards keeps every group, its seen-set slice,
+// a crawl spread over shards keeps every group, its seen-set slice,
 // backlog and jobs in one shard, and its readers sum over all of them.
 let redis: TestRedis;
 const queues: CrawlQueue[] = [];

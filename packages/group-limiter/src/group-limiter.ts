@@ -396,7 +396,7 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(lease.group, 'group', 'release');
     checkName(lease.leaseId, 'leaseId', 'release');
     // An outcome it cannot take (a `000` status line, a negative Retry-After)
-    // must not cost the slot until the lease expires (#10): the slot goes
+    // must not cost the slot until the lease expires: the slot goes
     // back without it, then the bad argument is reported.
     const invalid = invalidOutcome(outcome);
     if (invalid) {

@@ -27,7 +27,7 @@ export interface LimitRule extends Partial<GroupLimits> {
 }
 
 /**
- * Adaptive pacing (AIMD, issue 14): each adapting group's pace moves between
+ * Adaptive pacing (AIMD): each adapting group's pace moves between
  * `floor` and its configured limits by a pace factor f in [floor, 1] shared by
  * the whole fleet. The interval between starts is divided by f, a concurrency
  * cap multiplied by it (rounded down, at least 1). A 5xx, 429, 408, timeout

@@ -14,7 +14,7 @@ import {
 } from '../src/index.js';
 import { pacedLimits, sleep, testPrefix } from './support.js';
 
-// Adaptive pacing (issue 14) against a real Redis: what one release does to
+// Adaptive pacing against a real Redis: what one release does to
 // the shared pace, and what acquire, confirmStart and the release step (runPaced) make of it. Unless
 // a case is about recovery, the pace grows back so slowly (0.0001 per second)
 // that it stays put for the length of a test, however loaded the machine.

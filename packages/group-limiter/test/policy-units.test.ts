@@ -56,7 +56,7 @@ describe('normalizePolicy / resolveLimits', () => {
         { match: '*:8443', concurrency: 7 },
       ],
     });
-    // Before #11 a limit rule `*.example.com` missed the group `a.example.com:8080` that a group rule caught.
+    // Before limit rules and group rules shared one matcher, a limit rule `*.example.com` missed the group `a.example.com:8080` that a group rule caught.
     expect(resolveLimits(policy, 'a.example.com:8080').limits.concurrency).toBe(2);
     expect(resolveLimits(policy, 'a.example.com').limits.concurrency).toBe(2);
     // An explicit port matches only that port.

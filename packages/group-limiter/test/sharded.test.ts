@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter, createShardedGroupLimiter, type GroupLimiter } from '../src/index.js';
 import { testPrefix } from './support.js';
 
-// #13: one limiter over a crawl's shards: a group's state lives in its shard's keys only.
+// one limiter over a crawl's shards: a group's state lives in its shard's keys only.
 let server: TestRedis;
 beforeAll(async () => {
   server = await startTestRedis();

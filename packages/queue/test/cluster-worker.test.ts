@@ -4,7 +4,7 @@ import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openQueue, openWorker, QUEUE_NAMES } from '../src/index.js';
 
-// #13: BullMQ on a Redis Cluster, through openQueue/openWorker and a URL.
+// BullMQ on a Redis Cluster, through openQueue/openWorker and a URL.
 let cluster: TestRedisCluster;
 
 beforeAll(async () => {

@@ -18,7 +18,7 @@ import { assertClusterDatabase, assertDatabase } from './database-check.js';
 /**
  * Workers block on Redis and must ride out reconnects (BullMQ requires
  * `maxRetriesPerRequest: null`); so must the `crawl` coordinator, which only
- * waits for the crawl to end and must not die while Redis restarts (#10).
+ * waits for the crawl to end and must not die while Redis restarts.
  * Producers and admin commands should fail fast instead of queueing commands
  * while Redis is down. A long-running server (the dashboard) fails its
  * commands fast like a producer but keeps reconnecting, so it outlives a
@@ -52,7 +52,7 @@ export async function connectRedis(url: string, options: ConnectOptions): Promis
   const redis = new Redis(url, { ...redisOptionsFor(options), lazyConnect: true });
   // Connection errors reach callers as rejected commands (or as waits, for a
   // role that rides out an outage); without a listener ioredis would print
-  // every failed reconnect as an "Unhandled error event" (#10).
+  // every failed reconnect as an "Unhandled error event".
   redis.on('error', () => undefined);
   try {
     await redis.connect();

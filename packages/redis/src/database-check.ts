@@ -56,7 +56,7 @@ export function databaseIndexOf(url: string): number {
  * ioredis selects a URL's database after connecting and, when the server
  * refuses, only emits an `error` event: every command then runs in database 0
  * of the server. `crawl` wrote its crawl there and `status` read an empty
- * database 0 as `"done":true` (#10). This selects it again and turns a
+ * database 0 as `"done":true`. This selects it again and turns a
  * refusal into a RedisDatabaseError. A cluster node refuses every SELECT
  * but 0; that gets its own sentence.
  * @throws RedisDatabaseError when the server refuses the URL's database

@@ -158,7 +158,7 @@ async function startServer(dir: string): Promise<ServerRecord> {
 
 /**
  * `release()` shuts the server down when the last crawlq process lets go, but
- * a process killed with SIGKILL never calls it (#10). So a tiny detached
+ * a process killed with SIGKILL never calls it. So a tiny detached
  * watchdog (plain Node, no dependencies, started once per server) asks the
  * server every 2 s who is connected, and shuts it down once no `crawlq:`
  * client has been there for two checks in a row; it exits with the server.

@@ -5,7 +5,7 @@ import type { RedisClient } from './cluster.js';
  * Redis stayed unreachable longer than the process may wait for it
  * (`--redis-outage-limit`). Nothing inside the process can fix that, so no job
  * retries it: the process stops (exit code 3), and running it again once Redis
- * is back resumes the crawl (#10).
+ * is back resumes the crawl.
  */
 export class RedisOutageError extends Error {
   override readonly name = 'RedisOutageError';

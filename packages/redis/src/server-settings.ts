@@ -12,7 +12,7 @@ export const REDIS_SERVER_SETTINGS = {
    * compact listpack only while every value is at most this many bytes. Redis's
    * default, 64, is shorter than a crawl job's `data` (URL, depth, group) and
    * `opts`, so every queued job became a hashtable of about twice the memory
-   * (issue 13; `pnpm bench scale` prints both). 1024 keeps jobs for URLs up to
+   * (`pnpm bench scale` prints both). 1024 keeps jobs for URLs up to
    * about 950 characters compact; a longer value (a long URL, a failed job's
    * stack trace) only turns that one hash into a hashtable.
    */

@@ -21,7 +21,7 @@ import {
   type RedisClient,
 } from '../src/index.js';
 
-// #13: a URL naming one master of a Redis Cluster gets a Cluster client, and a
+// a URL naming one master of a Redis Cluster gets a Cluster client, and a
 // crawl's scripts (all keys under one `{namespace}` hash tag) run on it.
 let cluster: TestRedisCluster;
 let redis: RedisClient;

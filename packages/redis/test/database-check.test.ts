@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDatabase, connectRedis, databaseIndexOf, RedisDatabaseError, resolveRedis } from '../src/index.js';
 
-// #10: ioredis only emits an event when the server refuses a URL's database
+// ioredis only emits an event when the server refuses a URL's database
 // and then runs every command in database 0. Refused up front instead.
 const PASSWORD = 'S3cr3t';
 let redis: TestRedis;

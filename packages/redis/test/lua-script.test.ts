@@ -2,7 +2,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ARGS_INCLUDE, CLOCK_INCLUDE, connectRedis, defineLuaScript, luaInclude, type LuaReply , type RedisClient } from '../src/index.js';
 
-// #11: one runner for every Lua script, against a real redis-server: includes,
+// one runner for every Lua script, against a real redis-server: includes,
 // EVALSHA with the EVAL fallback when the server's script cache is empty,
 // typed replies, and Lua errors as rejections.
 let server: TestRedis;

@@ -2,7 +2,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectRedis, RedisOutageError, watchRedisOutage, type RedisOutageWatch , type RedisClient } from '../src/index.js';
 
-// #10: a process rides through a short Redis outage and gives up, once, on one
+// a process rides through a short Redis outage and gives up, once, on one
 // longer than its limit. A real redis-server is stopped and started again.
 let server: TestRedis;
 let redis: RedisClient;

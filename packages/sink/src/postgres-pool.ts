@@ -24,7 +24,7 @@ const RETRY_MAX_MS = 5_000;
  */
 export async function openPool(options: OpenPoolOptions): Promise<pg.Pool> {
   const { url, log } = options;
-  // Loaded here, not with the package: most processes (a JSONL worker, enqueue) never open a database (issue 12).
+  // Loaded here, not with the package: most processes (a JSONL worker, enqueue) never open a database.
   const { default: postgres } = await import('pg');
   const pool = new postgres.Pool({
     connectionString: url,

@@ -35,7 +35,7 @@ const MAX_LASTMOD_CHARS = 64;
 const MAX_NESTING = 100;
 // htmlparser2 keeps the text of a token (comment, tag, processing
 // instruction) until the token ends: one longer than this is no sitemap,
-// and must not grow to the size of the document (#10).
+// and must not grow to the size of the document.
 const MAX_TOKEN_CHARS = 1024 * 1024;
 
 /**

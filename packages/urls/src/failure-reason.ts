@@ -1,7 +1,7 @@
 /**
  * Why a crawl job failed, as dead letters, metrics and alerts name it. One
  * list for every package that throws and the dead letters that read it
- * (#11), so a reason is data the thrower sets, not wording a reader guesses
+ *, so a reason is data the thrower sets, not wording a reader guesses
  * from. It lives here because every thrower already depends on @crawlq/urls.
  */
 export const FAILURE_REASONS = [

@@ -29,7 +29,7 @@ export class InvalidUrlError extends Error {
   readonly input: string;
 
   constructor(reason: InvalidUrlReason, input: string, options?: { message?: string; cause?: unknown }) {
-    // Redacted first: a URL refused for its scheme or length may still carry a password (#10).
+    // Redacted first: a URL refused for its scheme or length may still carry a password.
     const redacted = redactText(input);
     const shown = redacted.length > 200 ? `${redacted.slice(0, 200)}…` : redacted;
     super(options?.message ?? `Invalid URL (${reason}): ${JSON.stringify(shown)}`, { cause: options?.cause });

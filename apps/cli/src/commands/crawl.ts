@@ -79,7 +79,7 @@ export function registerCrawl(program: Command): void {
           stoppedWithoutRedis = `crawlq: ${error.message}; crawl stopped without waiting for it. Run the same command again to resume (the jobs in flight go back to the queue once Redis is back).\n`;
           return EXIT.interrupted;
         }
-        // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace (#10).
+        // Redis gone past --redis-outage-limit: one line with the resume hint, not a stack trace.
         if (!(error instanceof RedisOutageError)) throw error;
         progress.clear();
         outage = redisOutageLine(error, 'crawl stopped. Run the same command again to resume.', handle);

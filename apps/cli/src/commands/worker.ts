@@ -25,7 +25,7 @@ function removeHandoverFile(): void {
  * and exits with code 3. When the channel closes instead
  * (`crawl` exited, even by SIGKILL) the worker stops gracefully too, removes
  * the config file `crawl` handed over, and exits for sure once the grace
- * period is over: it never outlives its coordinator (#10).
+ * period is over: it never outlives its coordinator.
  */
 function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGone: () => void): AbortSignal | undefined {
   if (process.channel === undefined) return undefined;

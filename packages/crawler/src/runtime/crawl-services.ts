@@ -32,7 +32,7 @@ export interface CrawlServices {
   close(): Promise<void>;
   /**
    * Drops the connections at once: for a Redis that is gone, where `close()`
-   * would wait for it to come back (#10). Commands still waiting never settle.
+   * would wait for it to come back. Commands still waiting never settle.
    */
   disconnect(): Promise<void>;
 }

@@ -121,7 +121,7 @@ export const CRAWL_FINISHED_MESSAGE = 'crawlq:crawl-finished';
 /**
  * What `crawl` sends its worker processes over IPC when Redis has been gone
  * longer than its `--redis-outage-limit`: stop at once, without waiting for
- * Redis and without a word (the coordinator says why), and exit (#10).
+ * Redis and without a word (the coordinator says why), and exit.
  */
 export const REDIS_OUTAGE_MESSAGE = 'crawlq:redis-outage';
 

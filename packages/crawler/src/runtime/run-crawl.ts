@@ -86,7 +86,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
   // Its identity goes into the crawl definition before any worker starts; a module that does not load stops here.
   const crawler = config.crawler === undefined ? undefined : await loadCrawler(config.crawler);
   // The coordinator only waits for the crawl to end: its connections ride out
-  // a Redis restart instead of failing after one retry (#10).
+  // a Redis restart instead of failing after one retry.
   const services = await openCrawlServices(config, options.redisUrl, { role: 'coordinator' });
   const deadLetters = createDeadLetterAdmin({ connection: { url: options.redisUrl, maxRetriesPerRequest: null }, namespace: config.namespace });
   const children = new Set<ChildProcess>();
@@ -176,7 +176,7 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
     for (let index = 0; index < config.workers; index += 1) launch(index);
     if (config.sitemaps) {
       // Read with the workers already running: the pages a sitemap lists are
-      // crawled while the rest of it downloads (#10). The crawl is not done
+      // crawled while the rest of it downloads. The crawl is not done
       // before every sitemap was read.
       const seeded = await seeding.addSitemaps();
       log(`sitemaps: ${seeded.sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);

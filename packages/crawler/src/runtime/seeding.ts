@@ -3,7 +3,7 @@ import type { CrawlServices } from './crawl-services.js';
 import type { SeedingOptions, SitemapSeedingResult } from './sitemap-seeding.js';
 
 /**
- * How URLs enter a crawl from outside, for `crawl` and `enqueue` alike (#11):
+ * How URLs enter a crawl from outside, for `crawl` and `enqueue` alike:
  * seeds, then the pages of sitemaps (given, or with `--sitemaps` listed in the
  * robots.txt of every seed's origin), each page judged by the frontier's
  * scope from its sitemap's URL and enqueued as a seed.
@@ -11,7 +11,7 @@ import type { SeedingOptions, SitemapSeedingResult } from './sitemap-seeding.js'
 export class Seeding {
   readonly #services: CrawlServices;
   readonly #options: SeedingOptions;
-  /** The seeds' origins, whatever the seeds' source (#10): `--sitemaps` reads their robots.txt. */
+  /** The seeds' origins, whatever the seeds' source: `--sitemaps` reads their robots.txt. */
   readonly #origins = new Set<string>();
 
   constructor(services: CrawlServices, options: SeedingOptions) {
@@ -44,7 +44,7 @@ export class Seeding {
    */
   async addSitemaps(sitemaps: readonly string[] = []): Promise<SitemapSeedingResult> {
     // The fetcher and the sitemap parser load only when sitemaps are asked for:
-    // a plain `enqueue` starts and stays smaller without them (issue 12).
+    // a plain `enqueue` starts and stays smaller without them.
     const { seedFromSitemaps, sitemapsFromRobots } = await import('./sitemap-seeding.js');
     const listed = this.#services.config.sitemaps ? await sitemapsFromRobots(this.#services, [...this.#origins]) : [];
     return seedFromSitemaps(this.#services, [...sitemaps, ...listed], this.#options);

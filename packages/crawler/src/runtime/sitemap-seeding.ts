@@ -36,14 +36,14 @@ export interface SeedingOptions {
 /**
  * Enqueues the pages listed in sitemaps (and sitemap indexes, gzipped or
  * not) as seeds. Documents are streamed from the network into the parser
- * (#10): entries are enqueued while the rest of the document arrives, in
+ *: entries are enqueued while the rest of the document arrives, in
  * batches, and memory stays bounded whatever the document's size; the 50 MiB
  * cap counts decoded bytes (Content-Encoding and .gz alike) as they arrive.
  * A page outside the crawl's scope, judged from the sitemap's own URL, is
  * counted and skipped. Sitemap fetches pass the group gate like any request,
  * and hold their group's slot until the document is read or abandoned.
  *
- * One bad sitemap never stops the others or the crawl (#10): a sitemap that
+ * One bad sitemap never stops the others or the crawl: a sitemap that
  * cannot be fetched, answers other than 2xx, is over 50 MiB or is not a
  * sitemap is logged as a warning with its URL and reason and counted in
  * `failed`; the entries it yielded before failing are kept.

@@ -45,7 +45,7 @@ local function effective_pacing(interval, tau, min_interval, cap)
   if own > interval then return own, 0 end
   return interval, tau
 end
--- Adaptive pacing (issue 14): the pace factor f stored at the last cut
+-- Adaptive pacing: the pace factor f stored at the last cut
 -- ('pace', cut at 'cutAt') grows back by rise per second from then on, so
 -- recovery needs no write and goes on while the group is idle. A group that
 -- does not adapt (adaptive ~= '1') always runs at f = 1.

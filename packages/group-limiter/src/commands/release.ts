@@ -17,7 +17,7 @@ const LATENCY_EWMA_WEIGHT = 0.25;
  * one admitted start per request a server saw, whatever the path (first request,
  * retry, redirect hop, robots.txt).
  *
- * Adaptive pacing (ARGV 13 = '1', issue 14): the latency to the response head
+ * Adaptive pacing (ARGV 13 = '1'): the latency to the response head
  * feeds the group's moving average (`latency`) and its baseline (the lowest
  * latency seen, as TCP Vegas keeps its base RTT: a request that met an idle
  * server); a congestion signal cuts the pace factor, at most once per
