@@ -1,21 +1,9 @@
-import { DEFAULT_SERVER_POLICY, paceIntervalMs, ServerLimitsBook, type ServerLimits } from '@crawlq/group-limiter';
+import { DEFAULT_SERVER_POLICY, paceIntervalMs, ServerLimitsBook, type ServerStatus } from '@crawlq/group-limiter';
 import { readResolvedHosts } from '../runtime/address-book.js';
 import type { CrawlServices } from '../runtime/crawl-services.js';
 
 /** One server as `server list` shows it: the limiter's counters and the hosts the crawl resolved to it. */
-export interface ServerOverview {
-  readonly server: string;
-  readonly limits: ServerLimits;
-  /** The server rule that matched (`unlimited` ranges show here too), or null. */
-  readonly rule: string | null;
-  /** Spacing of its starts (ms); 0 = no rate. */
-  readonly paceMs: number;
-  /** Requests in flight; null when it has no concurrency cap (nothing is counted then). */
-  readonly inFlight: number | null;
-  readonly admitted: number;
-  readonly deferred: number;
-  /** Denied requests whose wake slot on the server is still ahead. */
-  readonly waiting: number;
+export interface ServerOverview extends Omit<ServerStatus, 'lastAdmitAt'> {
   /** Host names whose agreed address is on this server, sorted. */
   readonly hosts: readonly string[];
 }
