@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { ESM_BANNER } from './esm-banner.mjs';
 
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
 const outdir = process.argv[2] ?? join(CLI_DIR, 'dist');
@@ -42,14 +43,6 @@ await build({
   // is loaded only by a worker's first rendered page: it stays a package.
   external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core', 'tsx'],
   // CommonJS dependencies inside an ES module expect these.
-  banner: {
-    js: [
-      "import { createRequire as __crawlqCreateRequire } from 'node:module';",
-      "import { fileURLToPath as __crawlqFileURLToPath } from 'node:url';",
-      'const require = __crawlqCreateRequire(import.meta.url);',
-      'const __filename = __crawlqFileURLToPath(import.meta.url);',
-      "const __dirname = __crawlqFileURLToPath(new URL('.', import.meta.url));",
-    ].join('\n'),
-  },
+  banner: { js: ESM_BANNER },
   logLevel: 'warning',
 });

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
+import { ESM_BANNER } from '../cli/esm-banner.mjs';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(DIR, '..', '..');
@@ -60,16 +61,8 @@ const result = await build({
       },
     },
   ],
-  // CommonJS inside an ES module may expect these (the same banner as apps/cli/bundle.mjs).
-  banner: {
-    js: [
-      "import { createRequire as __crawlqCreateRequire } from 'node:module';",
-      "import { fileURLToPath as __crawlqFileURLToPath } from 'node:url';",
-      'const require = __crawlqCreateRequire(import.meta.url);',
-      'const __filename = __crawlqFileURLToPath(import.meta.url);',
-      "const __dirname = __crawlqFileURLToPath(new URL('.', import.meta.url));",
-    ].join('\n'),
-  },
+  // CommonJS inside an ES module may expect require, __filename and __dirname.
+  banner: { js: ESM_BANNER },
   logLevel: 'warning',
 });
 
