@@ -77,6 +77,18 @@ function pagesOf(requests: readonly NamedRequest[]): string[] {
   return requests.filter((request) => request.path !== '/robots.txt').map((request) => `${request.host}${request.path}`);
 }
 
+/** The requests of the busiest 1 s window at a server, for a failure's message: which names, when. */
+function busiestWindow(requests: readonly NamedRequest[]): string {
+  const sorted = [...requests].sort((a, b) => a.startedAt - b.startedAt);
+  let best: NamedRequest[] = [];
+  for (let head = 0, tail = 0; head < sorted.length; head += 1) {
+    while (sorted[head]!.startedAt - sorted[tail]!.startedAt >= 1000) tail += 1;
+    if (head - tail + 1 > best.length) best = sorted.slice(tail, head + 1);
+  }
+  const first = best[0]?.startedAt ?? 0;
+  return best.map((request) => `+${request.startedAt - first} ${request.host}${request.path}`).join(', ');
+}
+
 function expectEveryPageOnce(running: Fleet, names: readonly string[]): void {
   const pages = pagesOf(sites.requests);
   const expected = names.flatMap((host) => {
@@ -92,7 +104,7 @@ describe('the server gate (e2e, 3 workers)', () => {
   // Skipped: a server saw 11 starts in a 1 s window at --server-rate 10/1s in one full
   // quiet run (passing alone): a start retaken late at the group level is not checked
   // against the server's spacing again. The README's "Known limit" says so.
-  it.skip('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 240_000 }, async () => {
+  it('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 240_000 }, async () => {
     resetNames();
     fleet = await startFleet('server-gate-shared', ['--server-rate', '10/1s']);
     const seeds = [...SHARED_NAMES, ...OTHER_NAMES].map((name) => sites.url(name));
@@ -104,7 +116,7 @@ describe('the server gate (e2e, 3 workers)', () => {
     const shared = sites.requests.filter((request) => request.server === SHARED);
     // Pages, robots.txt and the cross-name redirect alike, every name together.
     expect(shared.length).toBe(SHARED_NAMES.length * (PAGES + 1) + 1);
-    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(10);
+    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000), busiestWindow(shared)).toBeLessThanOrEqual(10);
     expect(shared.some((request) => request.host === 's01.shared.test' && request.path === `/p/${PAGES}`)).toBe(true);
     // Each name keeps its own rate on every server.
     for (const name of [...SHARED_NAMES, ...OTHER_NAMES]) {
@@ -159,7 +171,7 @@ describe('the server gate (e2e, 3 workers)', () => {
   // Skipped: a server saw 11 starts in a 1 s window at --server-rate 10/1s in one full
   // quiet run (passing alone): a start retaken late at the group level is not checked
   // against the server's spacing again. The README's "Known limit" says so.
-  it.skip('moves a name whose address changes mid-crawl to its new server\'s gate within the TTL', { timeout: 240_000 }, async () => {
+  it('moves a name whose address changes mid-crawl to its new server\'s gate within the TTL', { timeout: 240_000 }, async () => {
     resetNames();
     dns.set(FLIP, OTHERS[0]!);
     fleet = await startFleet('server-gate-flip', ['--server-rate', '10/1s']);
@@ -180,6 +192,6 @@ describe('the server gate (e2e, 3 workers)', () => {
     expect(flip.some((request) => request.server === OTHERS[0])).toBe(true);
     // ...and counts on its gate: the shared server, the flipped name's requests included, took at most 10 in any second.
     const shared = sites.requests.filter((request) => request.server === SHARED);
-    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(10);
+    expect(maxStartsInWindow(shared.map((request) => request.startedAt), 1000), busiestWindow(shared)).toBeLessThanOrEqual(10);
   });
 });

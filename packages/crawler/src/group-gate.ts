@@ -83,8 +83,9 @@ export class GateLease {
 
   /**
    * The admitted request reached the socket. If the process stalled between
-   * the gate's check and the socket, the group's pacing moves back by the
-   * excess (fire and forget: a failed report only loses that correction).
+   * the gate's check and the socket, the pacing of its group (and of its
+   * server, when that level admitted it too) moves back by the excess (fire
+   * and forget: a failed report only loses that correction).
    * A second call is ignored: a second request is not admitted by this lease.
    */
   markSent(): void {
@@ -92,7 +93,7 @@ export class GateLease {
     this.#sentAt = Date.now();
     this.#sentAtLocal = performance.now();
     const lateMs = this.#sentAtLocal - this.#startBy;
-    if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs).catch(() => undefined);
+    if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs, this.#lease.server).catch(() => undefined);
   }
 
   /** The admitted request's response head arrived: its latency is what adaptive pacing judges. */

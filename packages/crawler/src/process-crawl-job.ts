@@ -268,8 +268,10 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (context.robots) await checkRedirectRobots(hop, context.robots, context);
       },
       // The group goes again: whatever this process said it waited for is over.
-      onFirstAdmitted: async () => {
-        await context.waits?.clear(group);
+      // Not awaited: a round trip between the admission and the socket would make the start late.
+      onFirstAdmitted: () => {
+        void context.waits?.clear(group);
+        return Promise.resolve();
       },
       // Claimed only once admitted: a hop handed over instead is claimed by the frontier.
       beforeRedirectSent: async (hop) => {

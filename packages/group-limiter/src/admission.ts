@@ -8,8 +8,13 @@ export interface Lease {
    * that cut's episode. Unset: the lease's reserved start stands in.
    */
   readonly admittedAt?: number;
-  /** The server whose concurrency cap this start also holds (see `AcquireRequest.address`): release gives that slot back too. */
+  /**
+   * The server whose level admitted this start too (see `AcquireRequest.address`):
+   * a late start is paced again there as well as in its group.
+   */
   readonly server?: string;
+  /** The start also holds a slot of that server's concurrency cap: release gives it back too. */
+  readonly serverCapped?: boolean;
 }
 
 /**

@@ -136,18 +136,20 @@ export interface GroupLimiter {
   abandon(lease: Lease): Promise<void>;
   /**
    * An admission whose start came past `startBy`: starts it now instead, when
-   * no later start of the group was admitted (the group's pacing moves back by
-   * the lateness; counted in `slippedStarts`). Otherwise gives it back like
-   * `abandon` and resolves `null`. One round trip.
+   * no later start of the group was admitted, nor of its server when the
+   * server's level admitted it too (their pacing moves back by the lateness;
+   * counted in `slippedStarts`). Otherwise gives it back like `abandon` and
+   * resolves `null`. One round trip.
    */
   retakeLateStart(lease: Lease): Promise<RetakenStart | null>;
   /**
    * Reports a start that went out `lateMs` past its `startBy` anyway (the
    * process stalled after the check): the group's next reservations move back
-   * by that much, so no window as the server counts it gets one start too many.
-   * Counted in `slippedStarts`.
+   * by that much, and so do those of `server` (the lease's `server`, when its
+   * level admitted the start too), so no window as the server counts it gets
+   * one start too many. Counted in `slippedStarts`.
    */
-  reportSlip(group: string, lateMs: number): Promise<void>;
+  reportSlip(group: string, lateMs: number, server?: string): Promise<void>;
   /**
    * Runs another package's script over `groups` with this limiter's pacing
    * state laid out as PACED_GROUPS_INCLUDE describes, the caller's keys and
@@ -305,7 +307,7 @@ class RedisGroupLimiter implements GroupLimiter {
         startAt,
         ...this.#localStart(group, startAt, receivedAt + startInMs),
         confirmBeforeStart: asNumber(reply[4]) === 1,
-        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.capped === true && server.server !== undefined ? { server: server.server } : {}) },
+        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, ...(server.capped ? { serverCapped: true } : {}) }) },
       };
     }
     const wakeInMs = asNumber(reply[1]);
@@ -341,7 +343,7 @@ class RedisGroupLimiter implements GroupLimiter {
 
   /** A server concurrency slot goes back with its lease (ZREM is idempotent, like release). */
   async #releaseServer(lease: Lease): Promise<void> {
-    if (lease.server === undefined) return;
+    if (lease.server === undefined || lease.serverCapped !== true) return;
     await this.#redis.zrem(this.#serverKeys.leases(lease.server), lease.leaseId).catch(() => undefined);
   }
 
@@ -354,9 +356,11 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(lease.leaseId, 'leaseId', 'retakeLateStart');
     let reply: unknown;
     try {
+      const group = this.#keys.group(lease.group);
+      const server = lease.server;
       reply = await this.#runScript(retakeStartScript, {
-        keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs],
+        keys: [group, this.#keys.leases(lease.group), server === undefined ? group : this.#serverKeys.server(server), server === undefined ? group : this.#serverKeys.leases(server)],
+        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, server ?? ''],
       });
     } catch (error) {
       throw redisFailure('retakeLateStart', error);
@@ -382,11 +386,12 @@ class RedisGroupLimiter implements GroupLimiter {
     await server;
   }
 
-  async reportSlip(group: string, lateMs: number): Promise<void> {
+  async reportSlip(group: string, lateMs: number, server?: string): Promise<void> {
     checkName(group, 'group', 'reportSlip');
     checkDuration(lateMs, 'lateMs', 'reportSlip');
     try {
-      await this.#runScript(slipScript, { keys: [this.#keys.group(group), this.#keys.global], args: [lateMs] });
+      const key = this.#keys.group(group);
+      await this.#runScript(slipScript, { keys: [key, this.#keys.global, server === undefined ? key : this.#serverKeys.server(server)], args: [lateMs, server ?? ''] });
     } catch (error) {
       throw redisFailure('reportSlip', error);
     }

@@ -45,7 +45,7 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
     release: (lease, outcome) => of(lease.group).release(lease, outcome),
     abandon: (lease) => of(lease.group).abandon(lease),
     retakeLateStart: (lease) => of(lease.group).retakeLateStart(lease),
-    reportSlip: (group, lateMs) => of(group).reportSlip(group, lateMs),
+    reportSlip: (group, lateMs, server) => of(group).reportSlip(group, lateMs, server),
     runPaced(script, groups, call) {
       const shard = new Set(groups.map(shardOf));
       if (shard.size > 1) throw new RangeError(`runPaced over groups of ${shard.size} shards: run it on each shard's limiter`);

@@ -124,6 +124,61 @@ describe('the server level of the gate', () => {
     expect(status).toMatchObject({ server: '127.0.0.40', admitted: out.starts.length });
   });
 
+  describe('a start that goes late', () => {
+    // The server's spacing alone (10/s, no margins): starts exactly 100 ms apart
+    // at the server. Each group's own rate (1/s) is far slower, so only the
+    // server level can hold the next start back.
+    const LATE: LimitPolicyInput = {
+      defaults: { rate: { max: 1, durationMs: 1000 }, burst: 1, concurrency: null },
+      safetyMarginMs: 0,
+      spacingMargin: 0,
+      servers: { defaults: { rate: { max: 10, durationMs: 1000 } } },
+    };
+    const SERVER = '127.0.0.70';
+    const admit = async (limiter: GroupLimiter, group: string) => {
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 1_000, address: SERVER });
+      if (!admission.admitted) throw new Error(`${group} was not admitted: ${admission.reason}`);
+      return admission;
+    };
+    const untilLate = (localStartAt: number, ms: number) => sleep(Math.max(0, localStartAt + ms - performance.now()));
+
+    it('is not taken again at the group level when another group holds the server\'s next slot', async () => {
+      const [limiter] = await fleet(1, LATE);
+      const missed = await admit(limiter!, 'a.test');
+      const next = await admit(limiter!, 'b.test');
+      expect(next.startAt - missed.startAt).toBeGreaterThanOrEqual(100 - 0.01);
+      await untilLate(missed.localStartAt, 60);
+      // Its group admitted nothing after it, but its server did: taken now, it would
+      // start 40 ms before b.test's start at the server. It is given back instead.
+      const retaken = await limiter!.retakeLateStart(missed.lease);
+      const starts = [retaken?.startAt ?? Number.NaN, next.startAt].filter((start) => !Number.isNaN(start));
+      for (let i = 1; i < starts.length; i += 1) expect(Math.abs(starts[i]! - starts[i - 1]!)).toBeGreaterThanOrEqual(100 - 0.01);
+      expect(retaken).toBeNull();
+      expect(await limiter!.status('a.test')).toMatchObject({ inFlight: 0, lateStarts: 1, slippedStarts: 0 });
+    });
+
+    it('taken again, moves its server\'s pacing back with it, so the next start there is a whole spacing after it', async () => {
+      const [limiter] = await fleet(1, LATE);
+      const missed = await admit(limiter!, 'a.test');
+      expect(missed.lease.server).toBe(SERVER);
+      await untilLate(missed.localStartAt, 60);
+      const retaken = await limiter!.retakeLateStart(missed.lease);
+      expect(retaken).not.toBeNull();
+      const next = await admit(limiter!, 'b.test');
+      expect(next.startAt - retaken!.startAt).toBeGreaterThanOrEqual(100 - 0.01);
+    });
+
+    it('reported as a slip, moves its server\'s pacing back as well as its group\'s', async () => {
+      const [limiter] = await fleet(1, LATE);
+      const slipped = await admit(limiter!, 'a.test');
+      // Far more than this test's own round trips take, however slow: the next start's place is the slip's doing.
+      await limiter!.reportSlip('a.test', 5_000, slipped.lease.server);
+      const next = await limiter!.acquire({ group: 'b.test', leaseId: randomUUID(), maxInlineWaitMs: 10_000, address: SERVER });
+      expect(next.admitted && next.startAt - slipped.startAt).toBeGreaterThanOrEqual(5_100 - 0.01);
+      if (next.admitted) await limiter!.release(next.lease);
+    });
+  });
+
   it('costs two commands inside Redis per admission for a rate-only server level', { timeout: 60_000 }, async () => {
     const count = async (policy: LimitPolicyInput, address: string | undefined): Promise<number> => {
       const [limiter] = await fleet(1, policy);

@@ -25,6 +25,16 @@ export interface AddressBookOptions {
 /** Hosts kept in this process's copy; past it the oldest go (they are read from Redis again). */
 const LOCAL_HOSTS = 10_000;
 
+/**
+ * How long the address the gate was last given for a host stays the one its
+ * sockets connect to, even past its TTL: longer than any admitted start waits
+ * for its slot (the one-off fetches' 5 s), so a request goes to the server
+ * that counted it, and no lookup runs between its admission and its socket
+ * (a round trip there would make the start late). The gate itself follows the
+ * TTL: its next answer for the host replaces this one.
+ */
+const GATE_HOLD_MS = 10_000;
+
 const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
 
 /**
@@ -39,7 +49,7 @@ const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']
  */
 export class AddressBook {
   readonly #options: AddressBookOptions;
-  readonly #local = new Map<string, { readonly address: string; readonly until: number }>();
+  readonly #local = new Map<string, { readonly address: string; readonly until: number; heldUntil: number }>();
   readonly #pending = new Map<string, Promise<string | undefined>>();
 
   constructor(options: AddressBookOptions) {
@@ -64,8 +74,13 @@ export class AddressBook {
   async addressOf(host: string): Promise<string | undefined> {
     const name = bare(host).toLowerCase();
     if (isIP(name) !== 0) return name;
+    return this.#hold(name, await this.#agreed(name));
+  }
+
+  /** The fleet's address for `name` while its TTL lasts, else resolved again (concurrent callers share one). */
+  #agreed(name: string): Promise<string | undefined> {
     const local = this.#local.get(name);
-    if (local !== undefined && local.until > performance.now()) return local.address;
+    if (local !== undefined && local.until > performance.now()) return Promise.resolve(local.address);
     let pending = this.#pending.get(name);
     if (pending === undefined) {
       pending = this.#fetch(name).finally(() => this.#pending.delete(name));
@@ -75,21 +90,35 @@ export class AddressBook {
   }
 
   /** The address this process holds for `host` now (no I/O): keys the fetcher's pooled sockets. */
-  readonly currentAddress = (host: string): string | undefined => {
-    const local = this.#local.get(bare(host).toLowerCase());
-    return local !== undefined && local.until > performance.now() ? local.address : undefined;
-  };
+  readonly currentAddress = (host: string): string | undefined => this.#held(bare(host).toLowerCase());
 
   /**
    * A resolver for the fetcher (its SSRF guard checks what this returns):
-   * the agreed address, so the socket goes where the gate counted it.
+   * the address the gate was last given for the host (see GATE_HOLD_MS), else
+   * the agreed one, so the socket goes where the gate counted it.
    * A host that does not resolve fails with the lookup's own error.
    */
   readonly resolve = async (host: string): Promise<readonly string[]> => {
-    const address = await this.addressOf(host);
+    const name = bare(host).toLowerCase();
+    if (isIP(name) !== 0) return [name];
+    const address = this.#held(name) ?? (await this.#agreed(name));
     if (address !== undefined) return [address];
     return (await this.#options.lookup(bare(host))).addresses;
   };
+
+  /** The gate is given `address` for `name`: its sockets keep it for GATE_HOLD_MS. */
+  #hold(name: string, address: string | undefined): string | undefined {
+    const local = this.#local.get(name);
+    if (address !== undefined && local?.address === address) local.heldUntil = performance.now() + GATE_HOLD_MS;
+    return address;
+  }
+
+  /** `name`'s address, while its TTL or the gate's hold lasts. */
+  #held(name: string): string | undefined {
+    const local = this.#local.get(name);
+    const now = performance.now();
+    return local !== undefined && (local.until > now || local.heldUntil > now) ? local.address : undefined;
+  }
 
   async #fetch(name: string): Promise<string | undefined> {
     const { redis } = this.#options;
@@ -138,7 +167,7 @@ export class AddressBook {
       const oldest = this.#local.keys().next();
       if (!oldest.done) this.#local.delete(oldest.value);
     }
-    this.#local.set(name, { address, until: performance.now() + ttlMs });
+    this.#local.set(name, { address, until: performance.now() + ttlMs, heldUntil: 0 });
   }
 }
 

@@ -11,13 +11,17 @@ import { ScriptCode } from './script-code.js';
  * one is given back (a late start, as `abandon` counts it), and the caller
  * asks again. Refused whenever a crawl-wide cap is in force (its slots are
  * shared by every group).
- * KEYS: 1 group hash, 2 leases zset
- * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap)
+ * A start its server's level admitted too (ARGV 4) is held to the same rule
+ * there: it must also be the server's latest admission, else another group's
+ * start reserved after it at the server would come less than the server's
+ * spacing after it; taken again, the server's pacing moves back as well.
+ * KEYS: 1 group hash, 2 leases zset, 3 server hash, 4 server lease zset (both KEYS[1] again when there is no server)
+ * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap), 4 server ('' = none)
  * Reply: {Ok, startAt (string)} | {DeniedRate} (given back)
  */
 export const retakeStartScript = defineLuaScript({
   name: 'retake-start',
-  keys: 2,
+  keys: 4,
   includes: [CLOCK_INCLUDE, ARGS_INCLUDE, LEASES_INCLUDE],
   lua: `
 local now = now_ms()
@@ -34,8 +38,18 @@ if not score or tonumber(ARGV[3]) > 0 or num(h[2], 0) > now then return give_bac
 local start = score - lease_ms
 local last = tonumber(h[3])
 if not last or math.abs(last - start) > 0.01 or now < start then return give_back() end
+-- The server's pacing (a rate keeps its tat) is checked like the group's.
+local server = ARGV[4] or ''
+local s = nil
+if server ~= '' then
+  s = redis.call('HMGET', KEYS[3], 'tat', 'lastAdmitAt')
+  if s[1] and math.abs(num(s[2], -1) - start) > 0.01 then return give_back() end
+end
 local tat = tonumber(h[1])
 if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start))) end
+if s and s[1] then redis.call('HSET', KEYS[3], 'tat', fmt(tonumber(s[1]) + (now - start)), 'lastAdmitAt', fmt(now)) end
+-- A server lease (its concurrency cap) runs from the new start too.
+if server ~= '' and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
 redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
