@@ -13,8 +13,13 @@ export interface Lease {
    * a late start is paced again there as well as in its group.
    */
   readonly server?: string;
-  /** The start also holds a slot of that server's concurrency cap: release gives it back too. */
-  readonly serverCapped?: boolean;
+  /** How late its start may go at that server (a late start the group takes again needs no later start there within it). */
+  readonly serverLateMs?: number;
+  /**
+   * The start also holds a slot of that server's concurrency cap (this shard's
+   * share of it, as admitted): `confirmStart` checks it again, release gives it back.
+   */
+  readonly serverConcurrency?: number;
 }
 
 /**
@@ -77,7 +82,7 @@ export type StartCheck =
   | { readonly go: true }
   | {
       readonly go: false;
-      readonly reason: 'paused' | 'concurrency';
+      readonly reason: 'paused' | 'concurrency' | 'server-concurrency';
       /** Try again after this long: the rest of the pause, or a wake slot on the group's horizon. */
       readonly retryInMs: number;
     };

@@ -307,7 +307,7 @@ class RedisGroupLimiter implements GroupLimiter {
         startAt,
         ...this.#localStart(group, startAt, receivedAt + startInMs),
         confirmBeforeStart: asNumber(reply[4]) === 1,
-        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, ...(server.capped ? { serverCapped: true } : {}) }) },
+        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },
       };
     }
     const wakeInMs = asNumber(reply[1]);
@@ -335,7 +335,7 @@ class RedisGroupLimiter implements GroupLimiter {
   /** The server level's keys and arguments for `address` (none without one, or with no server limits). */
   #serverCall(address: string | undefined): ReturnType<ServerLevel['call']> {
     try {
-      return this.#serverLevel.call(address, this.#keys.policy);
+      return this.#serverLevel.call(address, this.#keys.policy, MIN_LATE_ALLOWANCE_MS);
     } catch {
       throw new GroupLimiterArgumentError(`address must be an IP address, got ${JSON.stringify(String(address).slice(0, 100))}`, { operation: 'acquire', argument: 'address' });
     }
@@ -343,7 +343,7 @@ class RedisGroupLimiter implements GroupLimiter {
 
   /** A server concurrency slot goes back with its lease (ZREM is idempotent, like release). */
   async #releaseServer(lease: Lease): Promise<void> {
-    if (lease.server === undefined || lease.serverCapped !== true) return;
+    if (lease.server === undefined || lease.serverConcurrency === undefined) return;
     await this.#redis.zrem(this.#serverKeys.leases(lease.server), lease.leaseId).catch(() => undefined);
   }
 
@@ -360,7 +360,7 @@ class RedisGroupLimiter implements GroupLimiter {
       const server = lease.server;
       reply = await this.#runScript(retakeStartScript, {
         keys: [group, this.#keys.leases(lease.group), server === undefined ? group : this.#serverKeys.server(server), server === undefined ? group : this.#serverKeys.leases(server)],
-        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, server ?? ''],
+        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, server ?? '', lease.serverLateMs ?? 0],
       });
     } catch (error) {
       throw redisFailure('retakeLateStart', error);
@@ -479,9 +479,11 @@ class RedisGroupLimiter implements GroupLimiter {
     let reply: unknown;
     try {
       const limits = this.#resolved(lease.group);
+      const group = this.#keys.group(lease.group);
+      const server = lease.serverConcurrency === undefined ? undefined : lease.server;
       reply = await this.#runScript(confirmStartScript, {
-        keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS, limits.adaptive ? '1' : '0', this.#adaptive.floor, this.#adaptive.risePerSecond, CONFIRM_AFTER_WAIT_MS],
+        keys: [group, this.#keys.leases(lease.group), server === undefined ? group : this.#serverKeys.server(server), server === undefined ? group : this.#serverKeys.leases(server)],
+        args: [lease.leaseId, limits.concurrency, this.#policy.leaseMs, MIN_STEP_MS, limits.adaptive ? '1' : '0', this.#adaptive.floor, this.#adaptive.risePerSecond, CONFIRM_AFTER_WAIT_MS, server === undefined ? 0 : (lease.serverConcurrency ?? 0)],
       });
     } catch (error) {
       throw redisFailure('confirmStart', error);
@@ -496,6 +498,8 @@ class RedisGroupLimiter implements GroupLimiter {
         return { go: false, reason: 'paused', retryInMs: Math.ceil(asNumber(reply[1])) };
       case ScriptCode.DeniedConcurrency:
         return { go: false, reason: 'concurrency', retryInMs: asNumber(reply[1]) };
+      case ScriptCode.DeniedServerConcurrency:
+        return { go: false, reason: 'server-concurrency', retryInMs: asNumber(reply[1]) };
       default:
         throw unexpectedReply('confirmStart', reply);
     }

@@ -10,6 +10,8 @@ export interface ServerLevelCall {
   readonly server?: string;
   /** The server's concurrency cap applies: the lease is also in its lease set, and release takes it out. */
   readonly capped: boolean;
+  /** How late a start may go at this server (see `ServerLevel.lateMs`); 0 without a rate. */
+  readonly lateMs: number;
 }
 
 /** Key names of the server level, under a limiter's prefix (same hash tag, so one slot with the group's keys). */
@@ -60,6 +62,20 @@ export class ServerLevel {
     return target.limits.rate === null ? 0 : paceIntervalMs(target.limits.rate, this.#policy) * this.#shard.count;
   }
 
+  /**
+   * How late a start may go past its slot at the server and the server still
+   * see at most its rate's max in any window: half the margin its spacing
+   * keeps over one window (max starts spaced by the pacing interval span the
+   * window plus max times that interval's margin), at least `floorMs`. The
+   * server level counts windows, not pairs: unlike a group's, this margin is
+   * not halved per start. 0 without a rate.
+   */
+  lateMs(target: ServerTarget, floorMs: number): number {
+    const rate = target.limits.rate;
+    if (rate === null) return 0;
+    return Math.max(floorMs, (rate.max * (paceIntervalMs(rate, this.#policy) - rate.durationMs / rate.max)) / 2);
+  }
+
   /** This shard's part of a server's concurrency cap; 0 = none. */
   concurrency(target: ServerTarget): number {
     const cap = target.limits.concurrency;
@@ -69,8 +85,8 @@ export class ServerLevel {
   }
 
   /** KEYS 7-9 and ARGV 18-20 for an acquire (`fallbackKey`: a key of the group's, when there is no server). */
-  call(address: string | undefined, fallbackKey: string): ServerLevelCall {
-    const none: ServerLevelCall = { keys: [fallbackKey, fallbackKey, fallbackKey], args: ['', 0, 0], capped: false };
+  call(address: string | undefined, fallbackKey: string, lateFloorMs = 0): ServerLevelCall {
+    const none: ServerLevelCall = { keys: [fallbackKey, fallbackKey, fallbackKey], args: ['', 0, 0], capped: false, lateMs: 0 };
     if (address === undefined || !this.#book.active) return none;
     const target = this.target(address);
     const interval = this.intervalMs(target);
@@ -82,6 +98,7 @@ export class ServerLevel {
       args: [server, interval, concurrency],
       server,
       capped: concurrency > 0,
+      lateMs: this.lateMs(target, lateFloorMs),
     };
   }
 }

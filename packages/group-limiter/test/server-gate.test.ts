@@ -124,6 +124,37 @@ describe('the server level of the gate', () => {
     expect(status).toMatchObject({ server: '127.0.0.40', admitted: out.starts.length });
   });
 
+  it('checks a start reserved ahead against its server\'s concurrency cap again when it comes', { timeout: 60_000 }, async () => {
+    // One start per 2 s at the server, one request in flight there at most.
+    const [limiter] = await fleet(1, { defaults: { rate: null, concurrency: null }, safetyMarginMs: 0, spacingMargin: 0, servers: { defaults: { rate: { max: 1, durationMs: 2000 }, concurrency: 1 } } });
+    const ask = (group: string) => limiter!.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: '127.0.0.71' });
+    const lead = await ask('lead.test');
+    if (!lead.admitted) throw new Error('the first start was not admitted');
+    await limiter!.release(lead.lease);
+    // Both reserved ahead, before either holds its slot: acquire counts neither against the cap.
+    const first = await ask('a.test');
+    const second = await ask('b.test');
+    if (!first.admitted) throw new Error('a.test was not admitted');
+    expect(first.confirmBeforeStart).toBe(true);
+    await sleep(Math.max(0, first.localStartAt - performance.now()));
+    expect(await limiter!.confirmStart(first.lease)).toEqual({ go: true });
+    // a.test is in flight when b.test's start comes: b.test may not go (denied at once, on a slow
+    // machine that asked late, or when its start is confirmed).
+    let secondWent = false;
+    if (second.admitted) {
+      await sleep(Math.max(0, second.localStartAt - performance.now()));
+      const check = await limiter!.confirmStart(second.lease);
+      secondWent = check.go;
+      if (!check.go) expect(check.reason).toBe('server-concurrency');
+    } else {
+      expect(second.reason).toBe('server-concurrency');
+    }
+    expect(secondWent).toBe(false);
+    const [status] = await limiter!.servers();
+    expect(status).toMatchObject({ server: '127.0.0.71', inFlight: 1 });
+    await limiter!.release(first.lease);
+  });
+
   describe('a start that goes late', () => {
     // The server's spacing alone (10/s, no margins): starts exactly 100 ms apart
     // at the server. Each group's own rate (1/s) is far slower, so only the
@@ -155,6 +186,22 @@ describe('the server level of the gate', () => {
       for (let i = 1; i < starts.length; i += 1) expect(Math.abs(starts[i]! - starts[i - 1]!)).toBeGreaterThanOrEqual(100 - 0.01);
       expect(retaken).toBeNull();
       expect(await limiter!.status('a.test')).toMatchObject({ inFlight: 0, lateStarts: 1, slippedStarts: 0 });
+    });
+
+    it('is taken again while within the lateness its server\'s window allows, though another group holds the server\'s next slot', async () => {
+      // A 2 s safety margin: the server spaces its starts 300 ms apart, and a start may go 1 s late
+      // there (10 starts 300 ms apart still span far more than 1 s).
+      const [limiter] = await fleet(1, { ...LATE, safetyMarginMs: 2_000 });
+      const missed = await admit(limiter!, 'a.test');
+      const next = await admit(limiter!, 'b.test');
+      expect(missed.lease.serverLateMs).toBeCloseTo(1_000, 6);
+      await untilLate(missed.localStartAt, 30);
+      const retaken = await limiter!.retakeLateStart(missed.lease);
+      expect(retaken).not.toBeNull();
+      expect(retaken!.startAt).toBeLessThan(next.startAt);
+      // The server's pacing stays where it was: the next start there follows b.test's.
+      const third = await admit(limiter!, 'c.test');
+      expect(third.startAt - next.startAt).toBeGreaterThanOrEqual(300 - 0.01);
     });
 
     it('taken again, moves its server\'s pacing back with it, so the next start there is a whole spacing after it', async () => {
