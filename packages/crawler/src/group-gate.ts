@@ -15,6 +15,14 @@ const LATE_RETRY_MS = 200;
  */
 const DUE_LEAD_MS = 20;
 
+/**
+ * A start reserved far ahead is confirmed this long before it comes, then
+ * waited for: confirmed at its time, the confirmation's round trip would make
+ * every such start late. Within the limiter's near window (50 ms), where a
+ * start counts as started for its group's and its server's caps anyway.
+ */
+const CONFIRM_LEAD_MS = 25;
+
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
   Partial<Pick<GroupLimiter, 'localTimeOf' | 'retakeLateStart'>>;
@@ -152,15 +160,18 @@ export class GroupGate {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
       try {
-        const waitMs = admission.localStartAt - performance.now();
-        if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+        const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
         // cap filled by earlier reservations, must stop it too (confirmStart
         // gives the lease back itself when it says no).
         if (admission.confirmBeforeStart) {
+          const leadMs = admission.localStartAt - CONFIRM_LEAD_MS - performance.now();
+          if (leadMs > 0) await sleep(leadMs, undefined, sleepOptions);
           const check = await limiter.confirmStart(admission.lease);
           if (!check.go) return { admitted: false, retryInMs: check.retryInMs + Math.round(Math.random() * 100), reason: check.reason };
         }
+        const waitMs = admission.localStartAt - performance.now();
+        if (waitMs > 0) await sleep(waitMs, undefined, sleepOptions);
       } catch (error) {
         await limiter.release(admission.lease).catch(() => undefined);
         throw error;
