@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // One shared config: every package's `test` script points here, so workspace
@@ -24,5 +25,8 @@ export default defineConfig({
     maxWorkers: 2,
     fileParallelism: true,
     reporters: ['default'],
+    // CRAWLQ_TEST_CPU_LOG=<file>: each test file appends the CPU it cost (its
+    // own and its reaped child processes') and its wall time, one JSON line a file.
+    setupFiles: process.env.CRAWLQ_TEST_CPU_LOG ? [fileURLToPath(new URL('./test/support/cpu-log.ts', import.meta.url))] : [],
   },
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
@@ -98,6 +99,24 @@ async function deadLetters(namespace: string): Promise<DeadLetterSummary[]> {
   const listed = await runCli(['dlq', 'list', '--json', '--namespace', namespace], { env: cliEnv(redis.url) });
   expect(listed.code, listed.stderr).toBe(0);
   return JSON.parse(listed.stdout) as DeadLetterSummary[];
+}
+
+/**
+ * The entry `dlq list --json` shows for `url`, once there is one. The wait reads
+ * the dead-letter queue in this process (a command started every poll, for the
+ * tens of seconds a --max-blocked bound takes, took CPU from the workers); the
+ * entry judged is the command's.
+ */
+async function deadLetterOf(namespace: string, url: string, options: { timeoutMs: number; what: string }): Promise<DeadLetterSummary> {
+  const admin = createDeadLetterAdmin({ connection: { url: redis.url }, namespace });
+  try {
+    await waitFor(async () => ((await admin.list()).some((entry) => entry.url === url) ? true : undefined), { ...options, intervalMs: 200 });
+  } finally {
+    await admin.close();
+  }
+  const letter = (await deadLetters(namespace)).find((entry) => entry.url === url);
+  expect(letter, `dlq list --json shows ${url}`).toBeDefined();
+  return letter!;
 }
 
 describe('robots.txt that fails', () => {
@@ -234,22 +253,14 @@ describe('robots.txt that fails', () => {
     expect(line(pausedGroup)).toMatch(/admin pause/);
 
     // The 10 min pause is over the 40 s --max-blocked: its URL is dead-lettered near the bound, saying why.
-    const letter = await waitFor(async () => (await deadLetters('robots-list')).find((entry) => entry.url === `${paused.origin}/a`), {
-      timeoutMs: 150_000,
-      intervalMs: 500,
-      what: 'the paused URL to be dead-lettered',
-    });
+    const letter = await deadLetterOf('robots-list', `${paused.origin}/a`, { timeoutMs: 150_000, what: 'the paused URL to be dead-lettered' });
     expect(letter).toMatchObject({ reason: 'blocked-group' });
     expect(letter.message).toContain('admin pause');
     expect(Date.parse(letter.failedAt) - started).toBeGreaterThanOrEqual(39_000);
     expect(Date.parse(letter.failedAt) - started).toBeLessThan(100_000);
     expect(paused.hits.filter((hit) => hit.path === '/a')).toEqual([]);
     // The robots.txt wait counts toward --max-blocked too.
-    const downLetter = await waitFor(async () => (await deadLetters('robots-list')).find((entry) => entry.url === `${down.origin}/a`), {
-      timeoutMs: 90_000,
-      intervalMs: 500,
-      what: 'the URL waiting for robots.txt to be dead-lettered',
-    });
+    const downLetter = await deadLetterOf('robots-list', `${down.origin}/a`, { timeoutMs: 90_000, what: 'the URL waiting for robots.txt to be dead-lettered' });
     expect(downLetter).toMatchObject({ reason: 'blocked-group' });
     expect(downLetter.message).toContain('robots.txt unreachable (HTTP 503)');
   });

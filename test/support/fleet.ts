@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { cliEnv, exited, runCli, startCli } from './cli.js';
-import { waitFor } from './wait.js';
+import { StatusReader } from './crawl-status.js';
 
 /** A set of `crawlq worker` processes sharing one Redis, for end-to-end tests. */
 export class Fleet {
@@ -10,11 +10,14 @@ export class Fleet {
   readonly #env: Record<string, string | undefined>;
   readonly #flags: readonly string[];
   readonly #dir: string;
+  readonly #statusReader: StatusReader;
 
   constructor(options: { redisUrl: string; flags: readonly string[]; dir: string }) {
     this.#env = cliEnv(options.redisUrl);
     this.#flags = options.flags;
     this.#dir = options.dir;
+    const namespace = options.flags[options.flags.indexOf('--namespace') + 1];
+    this.#statusReader = new StatusReader(options.redisUrl, options.flags.includes('--namespace') && namespace !== undefined ? namespace : 'crawlq');
   }
 
   get env(): Record<string, string | undefined> {
@@ -49,26 +52,25 @@ export class Fleet {
     });
   }
 
+  /** `crawlq status --json`, run as a command. */
   async status(): Promise<{ done: boolean; completed: number; backlog: number; waiting: number; delayed: number; active: number; deadLettered: number; seen: number }> {
     const result = await this.cli(['status', '--json']);
     return JSON.parse(result.stdout) as Awaited<ReturnType<Fleet['status']>>;
   }
 
-  /** Done twice in a row with the same seen count, as `crawl` decides it: shards are read one after another. */
+  /**
+   * Done twice in a row with the same seen count, as `crawl` decides it:
+   * shards are read one after another. Read in this process with the function
+   * `crawlq status` calls, not by starting the command every poll (see StatusReader).
+   */
   async waitUntilDone(timeoutMs = 120_000): Promise<void> {
-    let previous: Awaited<ReturnType<Fleet['status']>> | undefined;
-    await waitFor(async () => {
-      const status = await this.status();
-      const done = status.done && status.completed > 0;
-      const confirmed = done && previous?.done === true && previous.seen === status.seen;
-      previous = done ? status : undefined;
-      return confirmed ? status : undefined;
-    }, { timeoutMs, intervalMs: 500, what: 'the crawl to finish' });
+    await this.#statusReader.waitUntilDone({ timeoutMs });
   }
 
   /** SIGTERM to every live worker; resolves with their exit codes. */
   async stop(): Promise<(number | null)[]> {
     for (const child of this.workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    return Promise.all(this.workers.map((child) => exited(child)));
+    const [codes] = await Promise.all([Promise.all(this.workers.map((child) => exited(child))), this.#statusReader.close()]);
+    return codes;
   }
 }
