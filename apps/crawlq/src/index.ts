@@ -20,9 +20,12 @@ export type {
   FailureContext,
   FailureDecision,
   JsonObject,
+  HandlerErrorOptions,
 } from '@crawlq/crawler';
 // Programmatic control: enqueue, status, pause and resume groups, workers inside the user's own process.
 export { createCrawl } from '@crawlq/crawler';
-export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait } from '@crawlq/crawler';
+export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait, WaitCause } from '@crawlq/crawler';
+// What those signatures name: the options (by their config-file names) and the parsed configuration, enqueue's result, the status's counts.
+export type { CrawlqConfig, OptionName, AddResult, RejectedUrl, CrawlProgress, CrawlCounts } from '@crawlq/crawler';
 // What the built-in crawler writes to the results sink, one record per URL.
-export type { PageRecord, SkippedRecord } from '@crawlq/crawler';
+export type { PageRecord, SkippedRecord, RenderSummary, RenderedRequest, RequestFate } from '@crawlq/crawler';

@@ -88,14 +88,14 @@ export class SeenSet {
   /**
    * Admits candidates in one atomic step per chunk: those new and within the
    * budgets are counted against the budgets, marked seen and appended to
-   * their groups' backlogs at `depth` (see `admitScript`). Candidates must be
+   * their groups' backlogs at `depth` and `priority` (see `admitScript`). Candidates must be
    * distinct. One code per candidate, in order.
    */
-  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, depth: number): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, depth: number, priority = 0): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0];
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0, priority];
       for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
       const reply = await this.#run('admit', () =>
         admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted], args),

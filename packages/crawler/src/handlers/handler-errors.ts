@@ -4,7 +4,7 @@ import { UnrecoverableError } from 'bullmq';
 /** Marks the pair below whichever copy of crawlq the user's module imported them from. */
 const RETRYABLE = Symbol.for('crawlq.retryable');
 
-interface HandlerErrorOptions extends ErrorOptions {
+export interface HandlerErrorOptions extends ErrorOptions {
   /** The dead letter's reason, in kebab-case words (`out-of-stock`). @default 'handler' */
   readonly reason?: string;
 }

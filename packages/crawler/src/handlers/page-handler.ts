@@ -63,6 +63,8 @@ export interface PageHandlerOptions {
 /** Links admitted per frontier call, as the built-in crawler admits a page's links. */
 const ADMIT_CHUNK = 500;
 const NEVER = new AbortController().signal;
+/** `enqueue`'s priority bound, the frontier's (see Frontier.addDiscovered). */
+const MAX_PRIORITY = 1_000;
 
 export function createPageHandler(options: PageHandlerOptions): PageHandler {
   const { crawler, metaStore, sortQuery } = options;
@@ -154,12 +156,15 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     urls: Parameters<CrawlContext['enqueue']>[0],
     options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier },
   ): Promise<EnqueueResult> {
-    const { from, frontier, label, userData, sameGroupOnly } = options;
+    const { from, frontier, label, userData, sameGroupOnly, priority } = options;
     if (label !== undefined && !Object.hasOwn(crawler.routes, label)) {
       throw new CrawlerDefinitionError(`enqueue: no route ${JSON.stringify(label)} (routes: ${Object.keys(crawler.routes).join(', ')})`);
     }
     if (userData !== undefined && JSON.stringify(userData).length > MAX_USER_DATA_BYTES) {
       throw new CrawlerDefinitionError(`enqueue: userData over ${MAX_USER_DATA_BYTES} bytes as JSON`);
+    }
+    if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY)) {
+      throw new CrawlerDefinitionError(`enqueue: priority must be an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}, got ${String(priority)}`);
     }
     let rejected = 0;
     let otherGroup = 0;
@@ -189,7 +194,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     const admitted = new Set<string>();
     try {
       for (let start = 0; start < kept.length; start += ADMIT_CHUNK) {
-        const result = await frontier.addDiscovered(kept.slice(start, start + ADMIT_CHUNK), from.depth);
+        const result = await frontier.addDiscovered(kept.slice(start, start + ADMIT_CHUNK), from.depth, priority === undefined ? {} : { priority });
         accepted += result.accepted;
         duplicate += result.duplicate;
         skipped += result.outOfScope + result.tooDeep + result.overLimit;
