@@ -119,7 +119,7 @@ describe('crawlq crawl --crawler', () => {
     // The same crawler under another name: another identity.
     const other = join(dir, 'other-crawler.ts');
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
-    writeFileSync(other, readFileSync(CRAWLER, 'utf8').replace("name: 'catalogue'", "name: 'other'").replace("from '@crawlq/crawler'", `from '${fileURLToPath(new URL('../packages/crawler/src/index.ts', import.meta.url))}'`));
+    writeFileSync(other, readFileSync(CRAWLER, 'utf8').replace("name: 'catalogue'", "name: 'other'").replace("from '@crawlq/crawler/api'", `from '${fileURLToPath(new URL('../packages/crawler/src/api.ts', import.meta.url))}'`));
     const env = cliEnv(redis.url);
     const args = (crawler: string[]) => ['worker', ...crawler, '--namespace', namespace, '--state-dir', dir, '--out', join(dir, 'out.jsonl'), '--allow-private-network'];
     const worker = await startAndStopWorker(args(['--crawler', CRAWLER]), env);

@@ -215,15 +215,15 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
   });
 
   it('typechecks examples/ against the packed declarations, and fails on a wrong push field or an unknown route label in one', { timeout: 120_000 }, async () => {
-    // The examples as a user would have them: importing `crawlq` (in the workspace they import its source, @crawlq/crawler).
+    // The examples as a user would have them: importing `crawlq` (in the workspace they import its source, @crawlq/crawler/api).
     const sources = Object.fromEntries(
       readdirSync(join(REPO_ROOT, 'examples'))
         .filter((name) => name.endsWith('.ts'))
         .map((name) => {
           const source = readFileSync(join(REPO_ROOT, 'examples', name), 'utf8');
-          const imports = source.match(/from '@crawlq\/[a-z-]+'/g) ?? [];
-          expect(imports, name).toEqual(["from '@crawlq/crawler'"]);
-          return [name, source.replace("from '@crawlq/crawler'", "from 'crawlq'")];
+          const imports = source.match(/from '@crawlq\/[a-z/-]+'/g) ?? [];
+          expect(imports, name).toEqual(["from '@crawlq/crawler/api'"]);
+          return [name, source.replace("from '@crawlq/crawler/api'", "from 'crawlq'")];
         }),
     );
     expect(Object.keys(sources).sort()).toEqual(['catalogue-to-postgres.ts', 'docs-search-index.ts', 'news-archive.ts']);

@@ -4,7 +4,7 @@
 // themselves are never installed.
 
 // Writing a crawler: `export default defineCrawler({ routes, defaultRoute })`, run with `crawlq crawl --crawler FILE`.
-export { defineCrawler, RetryableError, NonRetryableError } from '@crawlq/crawler';
+export { defineCrawler, RetryableError, NonRetryableError } from '@crawlq/crawler/api';
 export type {
   Crawler,
   CrawlerDefinition,
@@ -23,7 +23,8 @@ export type {
   HandlerErrorOptions,
 } from '@crawlq/crawler';
 // Programmatic control: enqueue, status, pause and resume groups, workers inside the user's own process.
-export { createCrawl } from '@crawlq/crawler';
+// Loads the rest of crawlq when called: importing `crawlq` in a crawler module stays cheap.
+export { createCrawl } from '@crawlq/crawler/api';
 export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait, WaitCause } from '@crawlq/crawler';
 // What those signatures name: the options (by their config-file names) and the parsed configuration, enqueue's result, the status's counts.
 export type { CrawlqConfig, OptionName, AddResult, RejectedUrl, CrawlProgress, CrawlCounts } from '@crawlq/crawler';
