@@ -214,7 +214,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     ]);
   });
 
-  it('typechecks examples/ against the packed declarations, and fails on a wrong push field or an unknown route label in one', { timeout: 120_000 }, async () => {
+  it('typechecks examples/ against the packed declarations, and fails on a wrong push field or an unknown route label in one', { timeout: 300_000 }, async () => {
     // The examples as a user would have them: importing `crawlq` (in the workspace they import its source, @crawlq/crawler/api).
     const sources = Object.fromEntries(
       readdirSync(join(REPO_ROOT, 'examples'))

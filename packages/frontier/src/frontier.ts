@@ -7,7 +7,7 @@ import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
 import { FrontierArgumentError, FrontierError } from './frontier-errors.js';
 import { MAX_BACKLOG_PRIORITY } from './commands/backlog-lua.js';
@@ -309,7 +309,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#admitInShards(entries, counts.depth, counts.priority ?? 0);
+    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 });
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });
@@ -327,10 +327,10 @@ export class Frontier {
   }
 
   /** Each shard admits its own URLs (one script call per shard with any); the codes come back in `entries`' order. */
-  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], depth: number, priority: number): Promise<ReserveCode[]> {
+  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const budgets = { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
     const [only] = this.#shards;
-    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, depth, priority);
+    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, at);
     await this.#recordLayout();
     const byShard = new Map<number, { index: number; entry: (typeof entries)[number] }[]>();
     entries.forEach((entry, index) => {
@@ -343,7 +343,7 @@ export class Frontier {
     await Promise.all(
       [...byShard].map(async ([shard, items]) => {
         const shardEntries = items.map(({ entry }) => entry);
-        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, depth, priority) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, depth, priority);
+        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, at) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, at);
         items.forEach(({ index }, i) => {
           const code = replies[i];
           if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
@@ -363,10 +363,10 @@ export class Frontier {
    * can be left holding a few pages of grant it found no new URL for, so a
    * sharded crawl may stop a few pages short of it, never over it.
    */
-  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], depth: number, priority: number): Promise<ReserveCode[]> {
+  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const { seen } = this.#shardAt(shard);
     const budgets = { maxPages: -1, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
-    const codes = await seen.admit(entries, budgets, depth, priority);
+    const codes = await seen.admit(entries, budgets, at);
     for (let round = 0; round < GRANT_ROUNDS && !this.#budgetSpent.has(shard); round += 1) {
       const over = entries.flatMap((entry, i) => (codes[i] === ReserveCode.OverPageLimit ? [{ i, entry }] : []));
       if (over.length === 0) break;
@@ -374,7 +374,7 @@ export class Frontier {
       // Nothing left to grant: once more with the shard's whole grant, which
       // holds one a process died before storing, then never again here.
       if (given === 0) this.#budgetSpent.add(shard);
-      const again = await seen.admit(over.map(({ entry }) => entry), { ...budgets, granted: total }, depth, priority);
+      const again = await seen.admit(over.map(({ entry }) => entry), { ...budgets, granted: total }, at);
       over.forEach(({ i }, k) => {
         const code = again[k];
         if (code !== undefined) codes[i] = code;

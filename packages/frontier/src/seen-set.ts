@@ -56,6 +56,12 @@ export type SeenSetInfo =
       readonly currentFalsePositiveRate: number;
     };
 
+/** Where admitted URLs go in their groups' backlogs: their depth, and a priority (0: none; see BACKLOG_INCLUDE). */
+export interface BacklogPlace {
+  readonly depth: number;
+  readonly priority?: number;
+}
+
 /** Fingerprints per script call, so one call never blocks Redis for long. */
 const CHUNK = 10_000;
 const FINGERPRINT = /^u[A-Za-z0-9_-]{22}$/;
@@ -91,7 +97,7 @@ export class SeenSet {
    * their groups' backlogs at `depth` and `priority` (see `admitScript`). Candidates must be
    * distinct. One code per candidate, in order.
    */
-  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, depth: number, priority = 0): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0 }: BacklogPlace): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
