@@ -1,6 +1,6 @@
 // A paginated catalogue: list pages link to products and to the next list
 // page; each product becomes one typed row (run with --database-url).
-import { defineCrawler, NonRetryableError } from '@crawlq/crawler';
+import { defineCrawler, NonRetryableError } from '@crawlq/crawler/api';
 
 export interface Product {
   url: string;

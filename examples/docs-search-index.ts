@@ -1,7 +1,7 @@
 // A documentation site into a search index: one line per section (h2) of
 // every page, with the page's title and the section's anchor, ready for a
 // client-side search library (run with --out search-index.jsonl).
-import { defineCrawler } from '@crawlq/crawler';
+import { defineCrawler } from '@crawlq/crawler/api';
 
 export interface IndexEntry {
   url: string;

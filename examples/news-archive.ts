@@ -1,7 +1,7 @@
 // A news archive read from the site's sitemaps (--sitemaps enqueues what
 // robots.txt's Sitemap: lines list) and archived as WARC (--warc): one item
 // per article, pages that are not articles archived only.
-import { defineCrawler } from '@crawlq/crawler';
+import { defineCrawler } from '@crawlq/crawler/api';
 
 export interface Article {
   url: string;

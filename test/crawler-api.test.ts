@@ -9,11 +9,13 @@ import { startCatalogueSite } from './support/catalogue-site.js';
 import { cliEnv, runCli } from './support/cli.js';
 import { maxStartsInWindow } from './support/politeness.js';
 import { duplicates } from './support/records.js';
+import { startStaticSite } from './support/static-site.js';
 
 // A user's crawler (two routes, typed items) run by `crawlq crawl --crawler`
 // on a fleet of three worker processes against a loopback catalogue.
 
 const CRAWLER = fileURLToPath(new URL('./fixtures/catalogue-crawler.ts', import.meta.url));
+const PRIORITY_CRAWLER = fileURLToPath(new URL('./fixtures/priority-crawler.ts', import.meta.url));
 let redis: TestRedis;
 
 beforeAll(async () => {
@@ -75,6 +77,40 @@ describe('crawlq crawl --crawler', () => {
     }
   });
 
+  it("enqueue's priority: a group's urgent URLs are fetched before the plain ones enqueued earlier, as the server sees them", { timeout: 240_000 }, async () => {
+    const plain = Array.from({ length: 20 }, (_, i) => `/plain/${i + 1}`);
+    const urgent = Array.from({ length: 5 }, (_, i) => `/urgent/${i + 1}`);
+    const page = (body: string) => ({ type: 'text/html; charset=utf-8', body: `<!doctype html><html><body>${body}</body></html>` });
+    const pages = await startStaticSite('127.0.0.64', () => Object.fromEntries([...plain, ...urgent].map((path) => [path, page(path)])));
+    const start = await startStaticSite('127.0.0.63', () => ({
+      '/': page([...plain.map((path) => `<a class="plain" href="${pages.origin}${path}">p</a>`), ...urgent.map((path) => `<a class="urgent" href="${pages.origin}${path}">u</a>`)].join('')),
+    }));
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'crawlq-priority-'));
+      const out = join(dir, 'items.jsonl');
+      // One worker taking one job at a time: the second host's jobs are fetched in the order they were released.
+      // Its first job (slow start) may be released while the start page's handler runs, between its two
+      // enqueue calls; none other before that job is done, which is after the handler returned.
+      const result = await runCli(
+        ['crawl', `${start.origin}/`, '--crawler', PRIORITY_CRAWLER, '--workers', '1', '--concurrency', '1', '--out', out, '--namespace', 'crawler-priority', '--state-dir', dir,
+          '--allow-private-network', '--scope', 'any', '--rate', 'none', '--domain-concurrency', '1'],
+        { env: cliEnv(redis.url), timeoutMs: 200_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const fetched = pages.requests.filter((path) => path !== '/robots.txt');
+      expect(duplicates(fetched)).toEqual([]);
+      expect(new Set(fetched)).toEqual(new Set([...plain, ...urgent]));
+      const lastUrgent = Math.max(...urgent.map((path) => fetched.indexOf(path)));
+      const plainBefore = fetched.slice(0, lastUrgent).filter((path) => path.startsWith('/plain/'));
+      // First in, first out would fetch all 20 plain pages first.
+      expect(plainBefore.length, fetched.join(' ')).toBeLessThanOrEqual(1);
+      expect(new Set(readItems(out).map((item) => String(item.url)))).toEqual(new Set([...plain, ...urgent].map((path) => `${pages.origin}${path}`)));
+    } finally {
+      await start.close();
+      await pages.close();
+    }
+  });
+
   it('a worker running another crawler than the crawl exits 2 with one line', { timeout: 240_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-crawler-'));
     const namespace = 'crawler-mismatch';
@@ -83,7 +119,7 @@ describe('crawlq crawl --crawler', () => {
     // The same crawler under another name: another identity.
     const other = join(dir, 'other-crawler.ts');
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
-    writeFileSync(other, readFileSync(CRAWLER, 'utf8').replace("name: 'catalogue'", "name: 'other'").replace("from '@crawlq/crawler'", `from '${fileURLToPath(new URL('../packages/crawler/src/index.ts', import.meta.url))}'`));
+    writeFileSync(other, readFileSync(CRAWLER, 'utf8').replace("name: 'catalogue'", "name: 'other'").replace("from '@crawlq/crawler/api'", `from '${fileURLToPath(new URL('../packages/crawler/src/api.ts', import.meta.url))}'`));
     const env = cliEnv(redis.url);
     const args = (crawler: string[]) => ['worker', ...crawler, '--namespace', namespace, '--state-dir', dir, '--out', join(dir, 'out.jsonl'), '--allow-private-network'];
     const worker = await startAndStopWorker(args(['--crawler', CRAWLER]), env);

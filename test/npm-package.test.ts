@@ -214,6 +214,46 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     ]);
   });
 
+  it('typechecks examples/ against the packed declarations, and fails on a wrong push field or an unknown route label in one', { timeout: 300_000 }, async () => {
+    // The examples as a user would have them: importing `crawlq` (in the workspace they import its source, @crawlq/crawler/api).
+    const sources = Object.fromEntries(
+      readdirSync(join(REPO_ROOT, 'examples'))
+        .filter((name) => name.endsWith('.ts'))
+        .map((name) => {
+          const source = readFileSync(join(REPO_ROOT, 'examples', name), 'utf8');
+          const imports = source.match(/from '@crawlq\/[a-z/-]+'/g) ?? [];
+          expect(imports, name).toEqual(["from '@crawlq/crawler/api'"]);
+          return [name, source.replace("from '@crawlq/crawler/api'", "from 'crawlq'")];
+        }),
+    );
+    expect(Object.keys(sources).sort()).toEqual(['catalogue-to-postgres.ts', 'docs-search-index.ts', 'news-archive.ts']);
+    const tsc = (dir: string, files: Record<string, string>) => {
+      mkdirSync(dir, { recursive: true });
+      for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, noEmit: true, types: ['node'] }, include: ['*.ts'] }),
+      );
+      // The workspace's compiler; what it checks against comes from the user's node_modules (resolved up from dir).
+      return run(NODE, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: dir });
+    };
+    const clean = await tsc(join(project, 'examples'), sources);
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+
+    const catalogue = sources['catalogue-to-postgres.ts'] ?? '';
+    const wrongField = catalogue.replace('price, listPage:', 'price, listpage:');
+    const unknownLabel = catalogue.replace("{ label: 'list' }", "{ label: 'lists' }");
+    expect(wrongField).not.toBe(catalogue);
+    expect(unknownLabel).not.toBe(catalogue);
+    const broken = await tsc(join(project, 'examples-broken'), { 'wrong-field.ts': wrongField, 'unknown-label.ts': unknownLabel });
+    expect(broken.code).not.toBe(0);
+    const errors = broken.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
+    expect(errors).toEqual([
+      expect.stringMatching(/^unknown-label\.ts\(\d+,\d+\): error TS(2322|2820): Type '"lists"' is not assignable to type /),
+      expect.stringMatching(/^wrong-field\.ts\(\d+,\d+\): error TS(2353|2561): .*'listpage' does not exist in type 'Product'/),
+    ]);
+  });
+
   it('generates the API reference in docs/api from the packed types, as committed', { timeout: 120_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'crawlq-api-docs-'));
     // `pnpm docs:api` without its bundle step: pnpm pack has just built dist/index.d.ts.

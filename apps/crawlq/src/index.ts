@@ -4,7 +4,7 @@
 // themselves are never installed.
 
 // Writing a crawler: `export default defineCrawler({ routes, defaultRoute })`, run with `crawlq crawl --crawler FILE`.
-export { defineCrawler, RetryableError, NonRetryableError } from '@crawlq/crawler';
+export { defineCrawler, RetryableError, NonRetryableError } from '@crawlq/crawler/api';
 export type {
   Crawler,
   CrawlerDefinition,
@@ -20,9 +20,13 @@ export type {
   FailureContext,
   FailureDecision,
   JsonObject,
+  HandlerErrorOptions,
 } from '@crawlq/crawler';
 // Programmatic control: enqueue, status, pause and resume groups, workers inside the user's own process.
-export { createCrawl } from '@crawlq/crawler';
-export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait } from '@crawlq/crawler';
+// Loads the rest of crawlq when called: importing `crawlq` in a crawler module stays cheap.
+export { createCrawl } from '@crawlq/crawler/api';
+export type { Crawl, CreateCrawlOptions, EmbeddedWorker, CrawlStatus, GroupWait, WaitCause } from '@crawlq/crawler';
+// What those signatures name: the options (by their config-file names) and the parsed configuration, enqueue's result, the status's counts.
+export type { CrawlqConfig, OptionName, AddResult, RejectedUrl, CrawlProgress, CrawlCounts } from '@crawlq/crawler';
 // What the built-in crawler writes to the results sink, one record per URL.
-export type { PageRecord, SkippedRecord } from '@crawlq/crawler';
+export type { PageRecord, SkippedRecord, RenderSummary, RenderedRequest, RequestFate } from '@crawlq/crawler';

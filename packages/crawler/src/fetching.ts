@@ -17,3 +17,4 @@ export {
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './runtime/run-crawl.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';
 export { stopOnSignals } from './runtime/stop-signals.js';
+export { preloadCrawler } from './handlers/load-crawler.js';

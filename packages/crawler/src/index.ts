@@ -24,6 +24,13 @@ export { describeResults, resultsTargetOf } from './runtime/results-target.js';
 export { DeferJobError, BlockedGroupError, CrawlStoppedWithoutRedisError, JobLostError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
+export type { RenderSummary } from './page-render.js';
+// Types the public API's signatures name (createCrawl's enqueue and status, the page record's render log, the options):
+// re-exported here so that the public package's hand-picked list can name them.
+export type { AddResult, RejectedUrl, CrawlProgress } from '@crawlq/frontier';
+export type { CrawlCounts } from '@crawlq/queue';
+export type { RenderedRequest, RequestFate } from '@crawlq/renderer';
+export type { CrawlqConfig, OptionName } from '@crawlq/config';
 export {
   resumeGroup,
   pauseGroup,
@@ -38,7 +45,7 @@ export { Seeding } from './runtime/seeding.js';
 export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-seeding.js';
 // The crawler API: what a user's --crawler module imports (the public `crawlq` package re-exports it).
 export { defineCrawler, isCrawler, CrawlerDefinitionError } from './handlers/define-crawler.js';
-export { RetryableError, NonRetryableError } from './handlers/handler-errors.js';
+export { RetryableError, NonRetryableError, type HandlerErrorOptions } from './handlers/handler-errors.js';
 export { CrawlerMismatchError } from './handlers/crawler-identity.js';
 export { createCrawl, type Crawl, type CreateCrawlOptions, type EmbeddedWorker } from './handlers/create-crawl.js';
 export type {

@@ -1,20 +1,21 @@
-import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
-import { FetchError, type Fetcher, type FetchResult } from '@crawlq/fetcher';
+import type { FieldRule } from '@crawlq/extractor';
+import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
-import { WarcWriteError, type ResultSink, type WarcLocation, type WarcWriter } from '@crawlq/sink';
-import { withoutUserinfo } from '@crawlq/urls';
+import { WarcWriteError, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
-import { fetchThroughGate, type GatedFetchResult, type RedirectHop } from './gated-fetch.js';
+import { fetchThroughGate, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
-import { renderedBody, type PageRenderer, type RenderOutcome } from './page-render.js';
-import type { PageHandler } from './handlers/page-handler.js';
+import type { PageRenderer } from './page-render.js';
+import { createPageHandler, type PageHandler } from './handlers/page-handler.js';
+import { pageRecordCrawler } from './handlers/page-record-crawler.js';
+import type { Crawler } from './handlers/crawler-types.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
-import type { RevisitHooks, RevisitTicket } from './revisit/revisit-hooks.js';
+import type { RevisitHooks } from './revisit/revisit-hooks.js';
 
 /** What a crawl job needs; one set per worker process. */
 export interface CrawlJobContext {
@@ -70,7 +71,7 @@ export interface CrawlJobContext {
   readonly draining?: AbortSignal;
   /** Renders a fetched HTML page in a browser where --render says so; its DOM is then what is extracted and stored. */
   readonly renderer?: PageRenderer;
-  /** A crawler's routes (--crawler) handle the fetched pages instead of the built-in page record; absent: the page record. */
+  /** The crawler whose routes handle the fetched pages (--crawler); absent: the built-in page record crawler. */
   readonly handler?: PageHandler;
   /** A continuous crawl's schedule (see RevisitHooks); absent: every fetch is a first one. */
   readonly revisit?: RevisitHooks;
@@ -239,7 +240,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
     // A continuous crawl sends the stored validators; a URL fetched within its interval (a second copy) is not fetched again.
     const revisit = await context.revisit?.begin({ url: task.data.url, group, depth: task.data.depth });
     if (revisit === 'not-due') return { status: 0, links: 0, enqueued: 0 };
-    const prepared = await context.handler?.prepare(task, context);
+    const prepared = await handlerOf(context).prepare(task, context);
     const fetched = await fetchThroughGate(task.data.url, {
       gate: context.gate,
       fetcher: context.fetcher,
@@ -253,7 +254,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       // A crawler's beforeRequest headers, then a revisit's validators.
-      headers: prepared?.headers === undefined && revisit?.headers === undefined ? undefined : { ...prepared?.headers, ...revisit?.headers },
+      headers: prepared.headers === undefined && revisit?.headers === undefined ? undefined : { ...prepared.headers, ...revisit?.headers },
       signal: context.signal,
       onDenied: (denial, request) => {
         // A hop the gate holds back becomes its own job rather than
@@ -278,7 +279,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
         if (!(await context.frontier.claim(hop.to, task.owner))) throw new RedirectStopError('redirect-to-seen', { target: hop.to, status: hop.status });
       },
     });
-    return await (prepared ? prepared.handle(fetched) : recordPage(task, context, revisit === undefined ? fetched : { ...fetched, revisit }));
+    return await prepared.handle(revisit === undefined ? fetched : { ...fetched, revisit });
   } catch (error) {
     if (error instanceof RedirectStopError) return recordRedirectStop(task, context, { stop: error, redirects: hopsBefore + hops });
     throw error;
@@ -343,7 +344,7 @@ async function recordRedirectStop(
   const redirect = { redirectTo: stop.target, ...(stop.status === undefined ? {} : { status: stop.status }) };
   switch (stop.reason) {
     case 'redirect-queued': {
-      await context.handler?.handOver(task.data.url, stop.target);
+      await handlerOf(context).handOver(task.data.url, stop.target);
       const handed = await context.frontier.enqueueRedirect(stop.target, { owner: task.owner, depth: task.data.depth, redirects });
       // Its own URL again (a loop through the gate's denial): try the whole job later.
       if (handed === 'self') throw new DeferJobError(1_000, 'rate');
@@ -374,82 +375,19 @@ async function writeRecord(task: UrlTask, context: CrawlJobContext, record: Page
 async function recordSkipped(task: UrlTask, context: CrawlJobContext, reason: SkipReason): Promise<CrawlJobResult> {
   const record: SkippedRecord = { url: task.data.url, depth: task.data.depth, group: task.data.group, decidedAt: new Date().toISOString(), ...reason };
   // A crawler's sink holds its items only; a skipped URL is counted (onSkipped) and logged.
-  if (context.handler === undefined) await writeRecord(task, context, record);
+  if (handlerOf(context).builtIn) await writeRecord(task, context, record);
   await context.onSkipped?.(record);
   return { status: 0, links: 0, enqueued: 0 };
 }
 
-async function recordPage(
-  task: UrlTask,
-  context: CrawlJobContext,
-  fetched: GatedFetchResult & { readonly revisit?: RevisitTicket },
-): Promise<CrawlJobResult> {
-  const { response, revisit } = fetched;
-  // A 304 or an unchanged page costs no parse and no record: the schedule notes the check.
-  const verdict = revisit?.judge(response);
-  if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
-    await verdict.commit();
-    return { status: response.status, links: 0, enqueued: 0 };
-  }
-  const html = isHtml(response.contentType) && response.status < 400;
-  const rendered = html && context.renderer ? await context.renderer.render({ group: task.data.group, response }, context) : undefined;
-  const parseStarted = performance.now();
-  const page = html
-    ? extractPage({ ...(rendered ? renderedBody(rendered) : { body: response.body, contentType: response.contentType }), url: response.finalUrl, fields: context.fields, maxLinks: context.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE })
-    : undefined;
-  const parseMs = performance.now() - parseStarted;
-  const enqueued = page ? await admitInChunks(context.frontier, page.followLinks, task.data.depth) : 0;
-  const record: PageRecord = {
-    url: task.data.url,
-    // A redirect's Location may carry user:password; records never hold it.
-    finalUrl: withoutUserinfo(response.finalUrl),
-    status: response.status,
-    contentType: response.contentType ?? null,
-    title: page?.title ?? null,
-    description: page?.description ?? null,
-    canonical: page?.canonical ?? null,
-    lang: page?.lang ?? null,
-    links: page?.links ?? [],
-    ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
-    depth: task.data.depth,
-    group: task.data.group,
-    requestedAt: new Date(fetched.requestedAt).toISOString(),
-    fetchedAt: new Date().toISOString(),
-    attempts: task.attempt,
-    retries: response.retries,
-    bytes: response.bodyBytes,
-    timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
-    enqueued,
-    ...(page && context.fields.length > 0 ? { fields: page.fields } : {}),
-    ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
-    ...(rendered ? { render: rendered.summary } : {}),
-    ...(context.storeBody === true && isHtml(response.contentType) ? { body: rendered?.html ?? decodeBody(response.body, response.contentType).text } : {}),
-    ...(context.warc && response.exchange ? { warc: await archive(context.warc, response, { requestedAt: fetched.requestedAt, rendered }) } : {}),
-  };
-  // Archive, then record, then count, then complete: a job that completed has all three.
-  await writeRecord(task, context, record);
-  await context.onPage?.(record);
-  await verdict?.commit();
-  return { status: response.status, links: record.links.length, enqueued: record.enqueued };
-}
+/**
+ * The built-in page record crawler, run through the same page handler as a
+ * user's: it reads no request meta and runs no hooks, so one serves every job.
+ */
+const BUILT_IN_HANDLER: PageHandler = createPageHandler({ crawler: pageRecordCrawler as unknown as Crawler, sortQuery: false, log: () => undefined });
 
-const DEFAULT_MAX_LINKS_PER_PAGE = 5_000;
-/** Links admitted per frontier call: one page never becomes one giant addBulk. */
-const ADMIT_CHUNK = 500;
-
-/** Admits a page's links chunk by chunk, each awaited before the next (Redis sets the pace). */
-async function admitInChunks(frontier: Frontier, links: readonly string[], parentDepth: number): Promise<number> {
-  let accepted = 0;
-  for (let start = 0; start < links.length; start += ADMIT_CHUNK) {
-    accepted += (await frontier.addDiscovered(links.slice(start, start + ADMIT_CHUNK), parentDepth)).accepted;
-  }
-  return accepted;
-}
-
-async function archive(warc: WarcWriter, response: FetchResult, { requestedAt, rendered }: { requestedAt: number; rendered: RenderOutcome | undefined }): Promise<WarcLocation | undefined> {
-  const { exchange } = response;
-  if (!exchange) return undefined;
-  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response, ...(rendered ? { rendered: renderedBody(rendered) } : {}) });
+function handlerOf(context: CrawlJobContext): PageHandler {
+  return context.handler ?? BUILT_IN_HANDLER;
 }
 
 /** Maps an error to what BullMQ should do with the job. */
@@ -544,8 +482,4 @@ function statusOf(error: unknown): number | undefined {
 function retryAfterOf(error: unknown): number | undefined {
   const value = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
   return typeof value === 'number' ? value : undefined;
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 10) / 10;
 }

@@ -83,6 +83,11 @@ export interface RequeueRequest {
   readonly progress?: number;
 }
 
+/** A URL's backlog bucket, as BACKLOG_INCLUDE's backlog_bucket names it. */
+function backlogBucket(depth: number, priority: number | undefined): string {
+  return priority === undefined || priority === 0 ? String(depth) : `${depth}p${priority}`;
+}
+
 /** A releaser that has not released for this long no longer counts. */
 export const RELEASER_TTL_MS = 3_000;
 
@@ -170,7 +175,7 @@ export class Backlog {
   async requeue(request: RequeueRequest): Promise<boolean> {
     const jobKey = `${this.#jobPrefix}${request.jobId}`;
     const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS];
-    for (const unit of request.units) args.push(unit.depth, unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
+    for (const unit of request.units) args.push(backlogBucket(unit.depth, unit.priority), unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
   }
@@ -225,21 +230,24 @@ export interface BacklogEntry {
   readonly url: string;
   readonly group: string;
   readonly depth: number;
+  /** Only when not 0: its priority within the group (see BACKLOG_INCLUDE). */
+  readonly priority?: number;
   /** Redirect hops that led to it (a redirect handed over as a job of its own). */
   readonly redirects: number;
 }
 
 /**
- * Every URL waiting in a crawl's backlogs, group by group, lowest depth first.
+ * Every URL waiting in a crawl's backlogs, group by group, in the order each group's are released (highest priority, then lowest depth first).
  * Reads every list: for inspecting small crawls and tests, not for a crawl of millions.
  */
 export async function readBacklogEntries(redis: RedisClient, namespace: string): Promise<BacklogEntry[]> {
   const keys = frontierKeys(namespace);
   const entries: BacklogEntry[] = [];
   for (const group of await redis.zrange(keys.backlogGroups, 0, -1)) {
-    for (const depth of await redis.zrange(`${keys.backlog}d:${group}`, 0, -1)) {
-      for (const entry of await redis.lrange(`${keys.backlog}q:${group}:${depth}`, 0, -1)) {
-        entries.push({ group, depth: Number(depth), ...decodeEntry(entry) });
+    for (const bucket of await redis.zrange(`${keys.backlog}d:${group}`, 0, -1)) {
+      const [depth = '0', priority] = bucket.split('p');
+      for (const entry of await redis.lrange(`${keys.backlog}q:${group}:${bucket}`, 0, -1)) {
+        entries.push({ group, depth: Number(depth), ...(priority === undefined ? {} : { priority: Number(priority) }), ...decodeEntry(entry) });
       }
     }
   }

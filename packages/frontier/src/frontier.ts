@@ -7,9 +7,10 @@ import { ReserveCode } from './commands/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
-import { SeenSet } from './seen-set.js';
+import { SeenSet, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
-import { FrontierError } from './frontier-errors.js';
+import { FrontierArgumentError, FrontierError } from './frontier-errors.js';
+import { MAX_BACKLOG_PRIORITY } from './commands/backlog-lua.js';
 import { RevisitSchedule } from './revisit/revisit-schedule.js';
 
 /** Crawl-wide rules the frontier applies to every URL it admits. */
@@ -266,8 +267,13 @@ export class Frontier {
     return this.#admit(urls, { depth: 0, rejected, outOfScope: 0, tooDeep: 0 });
   }
 
-  /** Links found on a page at `parentDepth`; out-of-scope and too-deep ones are counted, not enqueued. */
-  async addDiscovered(links: readonly string[], parentDepth: number): Promise<AddResult> {
+  /**
+   * Links found on a page at `parentDepth`; out-of-scope and too-deep ones are
+   * counted, not enqueued. `priority` (an integer, -1,000 to 1,000, default 0):
+   * within each group's backlog, URLs of a higher priority are released before
+   * lower ones, whatever their depth; FIFO within a priority and depth.
+   */
+  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number } = {}): Promise<AddResult> {
     const depth = parentDepth + 1;
     const { urls, rejected } = this.#normalise(links);
     if (depth > this.#settings.maxDepth) {
@@ -275,7 +281,7 @@ export class Frontier {
     }
     const inScope = await this.#scopeFilter();
     const kept = urls.filter(({ url }) => inScope(url));
-    return this.#admit(kept, { depth, rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
+    return this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
   }
 
   #normalise(inputs: readonly string[]): { urls: { url: string; index: number }[]; rejected: RejectedUrl[] } {
@@ -291,7 +297,7 @@ export class Frontier {
 
   async #admit(
     candidates: readonly { url: string; index: number }[],
-    counts: { depth: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
+    counts: { depth: number; priority?: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
   ): Promise<AddResult> {
     // Same URL twice in one batch: keep the first. A URL Redis has confirmed seen before is a duplicate without asking again.
     const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
@@ -303,7 +309,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#admitInShards(entries, counts.depth);
+    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 });
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });
@@ -321,10 +327,10 @@ export class Frontier {
   }
 
   /** Each shard admits its own URLs (one script call per shard with any); the codes come back in `entries`' order. */
-  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], depth: number): Promise<ReserveCode[]> {
+  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const budgets = { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
     const [only] = this.#shards;
-    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, depth);
+    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, at);
     await this.#recordLayout();
     const byShard = new Map<number, { index: number; entry: (typeof entries)[number] }[]>();
     entries.forEach((entry, index) => {
@@ -337,7 +343,7 @@ export class Frontier {
     await Promise.all(
       [...byShard].map(async ([shard, items]) => {
         const shardEntries = items.map(({ entry }) => entry);
-        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, depth) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, depth);
+        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, at) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, at);
         items.forEach(({ index }, i) => {
           const code = replies[i];
           if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
@@ -357,10 +363,10 @@ export class Frontier {
    * can be left holding a few pages of grant it found no new URL for, so a
    * sharded crawl may stop a few pages short of it, never over it.
    */
-  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], depth: number): Promise<ReserveCode[]> {
+  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const { seen } = this.#shardAt(shard);
     const budgets = { maxPages: -1, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
-    const codes = await seen.admit(entries, budgets, depth);
+    const codes = await seen.admit(entries, budgets, at);
     for (let round = 0; round < GRANT_ROUNDS && !this.#budgetSpent.has(shard); round += 1) {
       const over = entries.flatMap((entry, i) => (codes[i] === ReserveCode.OverPageLimit ? [{ i, entry }] : []));
       if (over.length === 0) break;
@@ -368,7 +374,7 @@ export class Frontier {
       // Nothing left to grant: once more with the shard's whole grant, which
       // holds one a process died before storing, then never again here.
       if (given === 0) this.#budgetSpent.add(shard);
-      const again = await seen.admit(over.map(({ entry }) => entry), { ...budgets, granted: total }, depth);
+      const again = await seen.admit(over.map(({ entry }) => entry), { ...budgets, granted: total }, at);
       over.forEach(({ i }, k) => {
         const code = again[k];
         if (code !== undefined) codes[i] = code;
@@ -435,4 +441,17 @@ function emptyResult(partial: Partial<AddResult>): AddResult {
 function earliest(values: readonly (number | undefined)[]): number | undefined {
   const defined = values.filter((value): value is number => value !== undefined);
   return defined.length > 0 ? Math.min(...defined) : undefined;
+}
+
+/**
+ * A priority for the backlog: an integer from -MAX_BACKLOG_PRIORITY to
+ * MAX_BACKLOG_PRIORITY (0: none).
+ * @throws FrontierArgumentError
+ */
+function checkedPriority(priority: number | undefined): number {
+  if (priority === undefined) return 0;
+  if (!Number.isInteger(priority) || Math.abs(priority) > MAX_BACKLOG_PRIORITY) {
+    throw new FrontierArgumentError(`priority: expected an integer from -${MAX_BACKLOG_PRIORITY} to ${MAX_BACKLOG_PRIORITY}, got ${String(priority)}`, 'priority');
+  }
+  return priority;
 }

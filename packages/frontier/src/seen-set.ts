@@ -56,6 +56,12 @@ export type SeenSetInfo =
       readonly currentFalsePositiveRate: number;
     };
 
+/** Where admitted URLs go in their groups' backlogs: their depth, and a priority (0: none; see BACKLOG_INCLUDE). */
+export interface BacklogPlace {
+  readonly depth: number;
+  readonly priority?: number;
+}
+
 /** Fingerprints per script call, so one call never blocks Redis for long. */
 const CHUNK = 10_000;
 const FINGERPRINT = /^u[A-Za-z0-9_-]{22}$/;
@@ -88,14 +94,14 @@ export class SeenSet {
   /**
    * Admits candidates in one atomic step per chunk: those new and within the
    * budgets are counted against the budgets, marked seen and appended to
-   * their groups' backlogs at `depth` (see `admitScript`). Candidates must be
+   * their groups' backlogs at `depth` and `priority` (see `admitScript`). Candidates must be
    * distinct. One code per candidate, in order.
    */
-  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, depth: number): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0 }: BacklogPlace): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0];
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0, priority];
       for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
       const reply = await this.#run('admit', () =>
         admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted], args),

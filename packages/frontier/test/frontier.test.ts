@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
 import { limiterKeys } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { Frontier, enqueueLines, frontierKeys, readCrawlProgress, type FrontierSettings, type RejectedUrl } from '../src/index.js';
+import { Frontier, enqueueLines, frontierKeys, readBacklogEntries, readCrawlProgress, type FrontierSettings, type RejectedUrl } from '../src/index.js';
 import { releaseAll, testPacer, UNPACED } from './support.js';
 
 let redis: TestRedis;
@@ -308,6 +308,52 @@ describe('Frontier', () => {
       order.push(...jobs.map((job) => job.data.url).filter((url) => !order.includes(url)));
     }
     expect(order).toEqual(['http://a.test/', 'http://a.test/d1-1', 'http://a.test/d1-2', 'http://a.test/d3-1', 'http://a.test/d3-2']);
+  });
+
+  it('releases a higher priority of a group first, whatever its depth and when it was admitted; a URL handed back keeps its priority', async () => {
+    const f = frontier({ scope: 'any', maxDepth: 5 });
+    await f.addSeeds(['http://p.test/']);
+    await f.addDiscovered(['http://p.test/low-1', 'http://p.test/low-2'], 0);
+    await f.addDiscovered(['http://p.test/deep-high'], 3, { priority: 10 });
+    await f.addDiscovered(['http://p.test/high-1', 'http://p.test/high-2'], 0, { priority: 10 });
+    await f.addDiscovered(['http://p.test/top'], 1, { priority: 1_000 });
+    await f.addDiscovered(['http://p.test/last'], 0, { priority: -3 });
+    // Seen before: keeps its place, whatever priority it is given now.
+    expect((await f.addDiscovered(['http://p.test/low-1'], 0, { priority: 50 })).duplicate).toBe(1);
+    await expect(f.addDiscovered(['http://p.test/x'], 0, { priority: 1.5 })).rejects.toThrow(/priority: expected an integer/);
+    await expect(f.addDiscovered(['http://p.test/x'], 0, { priority: 1_001 })).rejects.toThrow(/priority/);
+    const entries = await readBacklogEntries(redis.client(), namespace);
+    expect(entries.map((entry) => [entry.url.slice('http://p.test/'.length), entry.depth, entry.priority ?? 0])).toEqual([
+      ['top', 2, 1_000],
+      ['high-1', 1, 10],
+      ['high-2', 1, 10],
+      ['deep-high', 4, 10],
+      ['', 0, 0],
+      ['low-1', 1, 0],
+      ['low-2', 1, 0],
+      ['last', 1, -3],
+    ]);
+    // Released one a call: the queue's order is the backlog's.
+    const order: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      expect((await f.release({ room: 1, readyTarget: 1_000, slowStart: false, maxUrlsPerJob: 1 })).released).toBe(1);
+      order.push(...(await queue.getJobs(['prioritized'])).map((job) => job.data.url).filter((url) => !order.includes(url)));
+    }
+    expect(order).toEqual(['http://p.test/top', 'http://p.test/high-1', 'http://p.test/high-2']);
+    // A job of several carries its priority per URL; handed back, they go back to their own bucket.
+    expect(await f.release({ room: 1, readyTarget: 1_000, readyTargetShare: 1, slowStart: false, maxUrlsPerJob: 3 })).toMatchObject({ jobs: 1, released: 3 });
+    const [batch] = (await queue.getJobs(['prioritized'])).filter((job) => !order.includes(job.data.url));
+    const units = crawlJobUnits(String(batch?.id), batch!.data);
+    expect(units.map((unit) => [unit.url, unit.priority])).toEqual([
+      ['http://p.test/deep-high', 10],
+      ['http://p.test/', undefined],
+      ['http://p.test/low-1', undefined],
+    ]);
+    const client = redis.client();
+    await client.set(`${queue.toKey(String(batch?.id))}:lock`, 'token');
+    expect(await f.requeue({ group: 'p.test', jobId: String(batch?.id), token: 'token', units, progress: 3 })).toBe(true);
+    const back = await readBacklogEntries(redis.client(), namespace);
+    expect(back.map((entry) => entry.url.slice('http://p.test/'.length))).toEqual(['deep-high', '', 'low-1', 'low-2', 'last']);
   });
 
   it("releases a rate-limited group one start slot at a time, while other groups' URLs go at once", async () => {

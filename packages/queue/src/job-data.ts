@@ -20,6 +20,11 @@ export interface CrawlJobData {
    */
   readonly redirects?: number;
   /**
+   * Its priority within its group's backlog, when a crawler's `enqueue` gave
+   * one other than 0: a URL handed back to the backlog keeps its place.
+   */
+  readonly priority?: number;
+  /**
    * The start slot the release step gave the job (Redis clock, epoch ms), when
    * its group's rate holds it back: the worker asks the gate only shortly
    * before, so the start is checked once (see the gate's near starts).
@@ -42,6 +47,7 @@ export interface CrawlJobUnit {
   readonly id: string;
   readonly url: string;
   readonly depth: number;
+  readonly priority?: number;
   readonly redirects?: number;
   readonly due?: number;
   readonly lag?: number;
@@ -49,8 +55,8 @@ export interface CrawlJobUnit {
 
 /** The URL, depth and the optional per-URL fields a job's data and its units share (those set only). */
 function urlFields(source: Omit<CrawlJobUnit, 'id'>): Omit<CrawlJobUnit, 'id'> {
-  const { url, depth, redirects, due, lag } = source;
-  return { url, depth, ...(redirects === undefined ? {} : { redirects }), ...(due === undefined ? {} : { due }), ...(lag === undefined ? {} : { lag }) };
+  const { url, depth, priority, redirects, due, lag } = source;
+  return { url, depth, ...(priority === undefined ? {} : { priority }), ...(redirects === undefined ? {} : { redirects }), ...(due === undefined ? {} : { due }), ...(lag === undefined ? {} : { lag }) };
 }
 
 /** The URLs a job carries, in the order they are fetched; the first is the job's own (its id is the job's). */
@@ -61,7 +67,7 @@ export function crawlJobUnits(id: string, data: CrawlJobData): readonly CrawlJob
 
 /** A job's data for one of its URLs alone: what the job becomes when that URL is the one left to it. */
 export function unitJobData(data: CrawlJobData, unit: CrawlJobUnit): CrawlJobData {
-  const { batch: _batch, url: _url, depth: _depth, redirects: _redirects, due: _due, lag: _lag, ...rest } = data;
+  const { batch: _batch, url: _url, depth: _depth, priority: _priority, redirects: _redirects, due: _due, lag: _lag, ...rest } = data;
   return { ...rest, ...urlFields(unit) };
 }
 

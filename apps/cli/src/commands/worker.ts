@@ -1,5 +1,5 @@
 import { rmSync, writeSync } from 'node:fs';
-import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
+import { CRAWL_FINISHED_MESSAGE, preloadCrawler, REDIS_OUTAGE_MESSAGE, runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
 import { lineLogger, type LogStream } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
@@ -106,6 +106,17 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
+    // A worker started ahead loads its crawler module while it waits (the
+    // coordinator loads it meanwhile too): a TypeScript crawler takes seconds.
+    // What fails here fails again, and is reported, once the worker starts.
+    if (process.env[AWAIT_START_ENV] === '1') {
+      try {
+        const early = configFrom(flags);
+        if (early.crawler !== undefined) preloadCrawler(early.crawler);
+      } catch {
+        // Reported by the same configFrom below.
+      }
+    }
     await awaitStartFromCoordinator();
     const config = configFrom(flags);
     const output = workerLogStream();

@@ -41,6 +41,15 @@ export interface EnqueueOptions<Label extends string = string> {
   readonly userData?: JsonObject;
   /** Only the URLs of this page's politeness group (host or domain). @default false */
   readonly sameGroupOnly?: boolean;
+  /**
+   * Their place in their group's queue: an integer from -1000 to 1000. A URL
+   * of a higher priority is fetched before the URLs of lower ones that wait in
+   * its group, whatever their depth (FIFO within a priority and depth, lowest
+   * depth first). Groups still take turns, and politeness still holds.
+   * URLs already seen keep their first priority.
+   * @default 0
+   */
+  readonly priority?: number;
 }
 
 /** What one `enqueue` call did with its URLs. */

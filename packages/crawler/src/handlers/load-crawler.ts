@@ -24,8 +24,30 @@ const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
  * must be a `defineCrawler()` crawler.
  * @throws ConfigError (exit code 2) for a missing file, a module that fails to load, or a wrong export
  */
-export async function loadCrawler(path: string): Promise<LoadedCrawler> {
+export function loadCrawler(path: string): Promise<LoadedCrawler> {
+  // Once per process and file: a worker started ahead loads it while it waits (see preloadCrawler).
   const file = resolve(path);
+  let loading = LOADING.get(file);
+  if (loading === undefined) {
+    loading = loadCrawlerFile(path, file);
+    LOADING.set(file, loading);
+  }
+  return loading;
+}
+
+/**
+ * Starts loading a crawler module now, for a later {@link loadCrawler} of the
+ * same file to find loaded (or failed: it then throws what the load threw).
+ * A TypeScript crawler takes seconds to load on a busy machine; a worker that
+ * `crawl` starts ahead loads it while it waits for the word to start.
+ */
+export function preloadCrawler(path: string): void {
+  loadCrawler(path).catch(() => undefined);
+}
+
+const LOADING = new Map<string, Promise<LoadedCrawler>>();
+
+async function loadCrawlerFile(path: string, file: string): Promise<LoadedCrawler> {
   if (!existsSync(file)) throw new ConfigError('--crawler', `${path}: no such file`);
   const local = new Set<string>([file]);
   let loaded: unknown;

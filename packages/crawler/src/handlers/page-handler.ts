@@ -8,9 +8,11 @@ import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../crawl-errors.js';
 import type { PageRecord } from '../page-record.js';
-import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult, JsonObject } from './crawler-types.js';
+import type { RevisitTicket } from '../revisit/revisit-hooks.js';
+import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { CrawlerDefinitionError } from './define-crawler.js';
 import { handlerFailure, retryableByUser } from './handler-errors.js';
+import { lendPageRecordEngine, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
 import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
 /** One URL of a job, as processCrawlJob hands it over. */
@@ -20,7 +22,7 @@ export interface HandledTask {
 }
 
 /** The parts of a crawl job's context a crawler's page needs. */
-export interface HandlerJobContext {
+export interface HandlerJobContext extends Omit<PageRecordEngine['services'], 'frontier'> {
   readonly frontier: Frontier;
   readonly sink: ResultSink;
   readonly holdJob?: () => Promise<boolean>;
@@ -34,6 +36,8 @@ export interface HandledFetch {
   readonly response: FetchResult;
   readonly waitMs: number;
   readonly requestedAt: number;
+  /** A continuous crawl's ticket for this fetch: the built-in crawler records no unchanged page. */
+  readonly revisit?: RevisitTicket;
 }
 
 /** A page about to be requested: its headers, then its handling once fetched. */
@@ -44,6 +48,12 @@ export interface PreparedPage {
 
 /** Runs a crawler's routes and hooks on the pages of a crawl job (see processCrawlJob). */
 export interface PageHandler {
+  /**
+   * The built-in page record crawler: its skipped URLs are written to the
+   * sink as records (a user's crawler's sink holds its items only), and an
+   * unchanged page of a continuous crawl gets no record.
+   */
+  readonly builtIn: boolean;
   /** Reads the URL's route and data and runs `beforeRequest`. */
   prepare(task: HandledTask, context: HandlerJobContext): Promise<PreparedPage>;
   /** A redirect handed over as a job of its own keeps the route and data of the URL that led to it. */
@@ -54,7 +64,8 @@ export interface PageHandler {
 
 export interface PageHandlerOptions {
   readonly crawler: Crawler;
-  readonly metaStore: RequestMetaStore;
+  /** Where labels and user data wait; absent for the built-in crawler, which enqueues with neither. */
+  readonly metaStore?: RequestMetaStore;
   /** The fleet's `--sort-query`: URLs are keyed as the frontier normalises them. */
   readonly sortQuery: boolean;
   readonly log: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
@@ -63,17 +74,28 @@ export interface PageHandlerOptions {
 /** Links admitted per frontier call, as the built-in crawler admits a page's links. */
 const ADMIT_CHUNK = 500;
 const NEVER = new AbortController().signal;
+/** `enqueue`'s priority bound, the frontier's (see Frontier.addDiscovered). */
+const MAX_PRIORITY = 1_000;
 
 export function createPageHandler(options: PageHandlerOptions): PageHandler {
   const { crawler, metaStore, sortQuery } = options;
+  const builtIn = (crawler as object) === pageRecordCrawler;
+  if (!builtIn && metaStore === undefined) throw new Error("a crawler's page handler needs the crawl's request meta store");
   const normalise = (url: string) => tryNormalizeUrl(url, { sortQuery });
+  const readMeta = (url: string) => (metaStore === undefined ? Promise.resolve(undefined) : metaStore.read(urlFingerprint(url)));
   return {
+    builtIn,
     async prepare(task, context) {
+      const log = pageLog(options.log, task.data.url);
+      if (builtIn) {
+        // Neither labels nor user data, nor hooks: no meta to read, no headers to add.
+        const request = { url: task.data.url, label: crawler.defaultRoute, depth: task.data.depth, group: task.data.group, userData: {}, attempt: task.attempt };
+        return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined }) };
+      }
       const fingerprint = urlFingerprint(task.data.url);
-      const meta = await metaStore.read(fingerprint);
+      const meta = await metaStore?.read(fingerprint);
       const label = meta?.label !== undefined && Object.hasOwn(crawler.routes, meta.label) ? meta.label : crawler.defaultRoute;
       const userData = meta?.userData ?? {};
-      const log = pageLog(options.log, task.data.url);
       const request = { url: task.data.url, label, depth: task.data.depth, group: task.data.group, userData, attempt: task.attempt };
       let headers: Record<string, string> | undefined;
       if (crawler.beforeRequest) {
@@ -89,11 +111,12 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       };
     },
     async handOver(from, target) {
-      const meta = await metaStore.read(urlFingerprint(from));
+      if (metaStore === undefined) return;
+      const meta = await readMeta(from);
       const normalised = normalise(target);
       if (meta !== undefined && normalised.ok) await metaStore.claim([urlFingerprint(normalised.url)], meta);
     },
-    meta: (url) => metaStore.read(urlFingerprint(url)),
+    meta: readMeta,
   };
 
   async function handlePage(page: {
@@ -105,22 +128,39 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
   }): Promise<CrawlJobResult> {
     const { fetched, context, log } = page;
     const { response } = fetched;
+    // A continuous crawl: a 304 or an unchanged page costs no parse and no record, the schedule notes the check.
+    const verdict = builtIn ? fetched.revisit?.judge(response) : undefined;
+    if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
+      await verdict.commit();
+      return { status: response.status, links: 0, enqueued: 0 };
+    }
     const loadedUrl = withoutUserinfo(response.finalUrl);
     const request: CrawlRequest = { ...page.request, loadedUrl };
-    const text = isTextual(response.contentType) ? decodeBody(response.body, response.contentType).text : undefined;
+    // The body decoded and the page parsed on first use only: a route that reads neither pays for neither.
+    let text: string | undefined | null = null;
+    const textOf = () => (text ??= isTextual(response.contentType) ? decodeBody(response.body, response.contentType).text : undefined);
     let parsed: CheerioAPI | undefined;
-    const items: JsonObject[] = [];
+    const items: object[] = [];
     let enqueued = 0;
     const handlerStarted = performance.now();
+    const crawlResponse: CrawlResponse = {
+      status: response.status,
+      headers: response.headers,
+      contentType: response.contentType,
+      get body() {
+        return textOf() ?? response.body;
+      },
+      bytes: response.bodyBytes,
+    };
     const crawlContext: CrawlContext = {
       request,
-      response: { status: response.status, headers: response.headers, contentType: response.contentType, body: text ?? response.body, bytes: response.bodyBytes } satisfies CrawlResponse,
+      response: crawlResponse,
       get $() {
-        parsed ??= load(text ?? '', { baseURI: loadedUrl });
+        parsed ??= load(textOf() ?? '', { baseURI: loadedUrl });
         return parsed;
       },
       enqueue: async (urls, enqueueOptions) => {
-        const result = await enqueue(urls, { ...(enqueueOptions ?? {}), from: request, frontier: context.frontier });
+        const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier });
         enqueued += result.accepted;
         return result;
       },
@@ -132,9 +172,22 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       log,
       signal: context.signal ?? NEVER,
     };
+    const route = crawler.routes[request.label];
+    if (builtIn) {
+      // crawlq's own route: its errors (a fetch, the archive, a render) are the engine's, mapped as they always were.
+      lendPageRecordEngine(crawlContext, { fetched, services: context });
+      await route?.(crawlContext);
+      const [record] = items as PageRecord[];
+      if (record === undefined || items.length !== 1) throw new Error(`the page record route pushed ${items.length} records for ${request.url}`);
+      // Archive (in the route), then record, then count, then complete: a job that completed has all three.
+      if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
+      await context.sink.write(record);
+      await context.onPage?.(record);
+      await verdict?.commit();
+      return { status: response.status, links: record.links.length, enqueued: record.enqueued };
+    }
     await runUserCode(async () => {
       await crawler.afterResponse?.(crawlContext);
-      const route = crawler.routes[request.label];
       if (route === undefined) throw new CrawlerDefinitionError(`no route ${JSON.stringify(request.label)}`);
       await route(crawlContext);
     });
@@ -145,22 +198,24 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     // The items of a page are written together, while this worker still holds its job: see CrawlJobContext.holdJob.
     if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
     await Promise.all(items.map((item, index) => context.sink.write({ ...item, [SINK_ROW]: { key: `${request.url}#${index}`, url: request.url } })));
-    if (page.meta !== undefined) await metaStore.remove([page.meta]);
+    if (page.meta !== undefined) await metaStore?.remove([page.meta]);
     await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc }));
     return { status: response.status, links: 0, enqueued };
   }
 
-  async function enqueue(
-    urls: Parameters<CrawlContext['enqueue']>[0],
-    options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier },
-  ): Promise<EnqueueResult> {
-    const { from, frontier, label, userData, sameGroupOnly } = options;
+  async function enqueue(urls: Parameters<CrawlContext['enqueue']>[0], options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier }): Promise<EnqueueResult> {
+    const { from, frontier, label, userData, sameGroupOnly, priority } = options;
     if (label !== undefined && !Object.hasOwn(crawler.routes, label)) {
       throw new CrawlerDefinitionError(`enqueue: no route ${JSON.stringify(label)} (routes: ${Object.keys(crawler.routes).join(', ')})`);
     }
     if (userData !== undefined && JSON.stringify(userData).length > MAX_USER_DATA_BYTES) {
       throw new CrawlerDefinitionError(`enqueue: userData over ${MAX_USER_DATA_BYTES} bytes as JSON`);
     }
+    if (priority !== undefined && (!Number.isInteger(priority) || Math.abs(priority) > MAX_PRIORITY)) {
+      throw new CrawlerDefinitionError(`enqueue: priority must be an integer from -${MAX_PRIORITY} to ${MAX_PRIORITY}, got ${String(priority)}`);
+    }
+    const meta: RequestMeta = { ...(label === undefined || label === crawler.defaultRoute ? {} : { label }), ...(userData === undefined ? {} : { userData }) };
+    const withMeta = Object.keys(meta).length > 0;
     let rejected = 0;
     let otherGroup = 0;
     const kept: string[] = [];
@@ -168,9 +223,15 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       if (input === null || input === undefined || input === '') continue;
       let absolute: string;
       try {
-        absolute = new URL(String(input), from.loadedUrl).href;
+        // An absolute http(s) URL as it is: the frontier normalises (and rejects) every URL it is given.
+        absolute = typeof input === 'string' && ABSOLUTE.test(input) ? input : new URL(String(input), from.loadedUrl).href;
       } catch {
         rejected += 1;
+        continue;
+      }
+      // Keyed (meta) or filtered by group: the URL as the frontier will key it.
+      if (!withMeta && sameGroupOnly !== true) {
+        kept.push(absolute);
         continue;
       }
       const normalised = normalise(absolute);
@@ -181,28 +242,31 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       if (sameGroupOnly === true && frontier.groupOf(normalised.url) !== from.group) otherGroup += 1;
       else kept.push(normalised.url);
     }
-    const meta: RequestMeta = { ...(label === undefined || label === crawler.defaultRoute ? {} : { label }), ...(userData === undefined ? {} : { userData }) };
-    const claimed = Object.keys(meta).length === 0 ? [] : await metaStore.claim([...new Set(kept.map((url) => urlFingerprint(url)))], meta);
+    const claimed = !withMeta || metaStore === undefined ? [] : await metaStore.claim([...new Set(kept.map((url) => urlFingerprint(url)))], meta);
     let accepted = 0;
     let duplicate = 0;
     let skipped = otherGroup;
     const admitted = new Set<string>();
+    const admitOptions = priority === undefined ? {} : { priority };
     try {
       for (let start = 0; start < kept.length; start += ADMIT_CHUNK) {
-        const result = await frontier.addDiscovered(kept.slice(start, start + ADMIT_CHUNK), from.depth);
+        const result = await frontier.addDiscovered(kept.slice(start, start + ADMIT_CHUNK), from.depth, admitOptions);
         accepted += result.accepted;
         duplicate += result.duplicate;
         skipped += result.outOfScope + result.tooDeep + result.overLimit;
         rejected += result.rejected.length;
-        for (const url of result.acceptedUrls) admitted.add(urlFingerprint(url));
+        if (claimed.length > 0) for (const url of result.acceptedUrls) admitted.add(urlFingerprint(url));
       }
     } finally {
       // Meta this call wrote for a URL it did not admit belongs to no job of its own.
-      await metaStore.remove(claimed.filter((fingerprint) => !admitted.has(fingerprint)));
+      if (claimed.length > 0) await metaStore?.remove(claimed.filter((fingerprint) => !admitted.has(fingerprint)));
     }
     return { accepted, duplicate, skipped, rejected };
   }
 }
+
+/** An absolute http(s) URL, which needs no base to resolve against. */
+const ABSOLUTE = /^https?:\/\//i;
 
 /**
  * Runs the user's code; what it throws becomes the job's failure: retried

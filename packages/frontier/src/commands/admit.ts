@@ -16,7 +16,8 @@ const FIRST = SEEN_CONFIG_ARGS + 1;
  * ARGV: the seen-set config (SEEN_CONFIG_ARGS), maxPages (0 = none; -1 = a
  *       shard's: what the crawl granted it, KEYS[5]), maxPagesPerGroup
  *       (0 = none), depth, backlog prefix, a grant this shard was given that
- *       KEYS[5] may not hold yet (0 = none), then quadruples fingerprint
+ *       KEYS[5] may not hold yet (0 = none), priority (0 = none: see
+ *       BACKLOG_INCLUDE), then quadruples fingerprint
  *       (16 bytes), job id (the fingerprint's text), group, URL
  * Reply: {Ok, one ReserveCode per candidate} | {ModeMismatch, stored}
  */
@@ -31,6 +32,7 @@ local maxPages = tonumber(ARGV[${FIRST}])
 local maxPerGroup = tonumber(ARGV[${FIRST + 1}])
 local depth = tonumber(ARGV[${FIRST + 2}])
 local prefix = ARGV[${FIRST + 3}]
+local bucket = backlog_bucket(depth, tonumber(ARGV[${FIRST + 5}]))
 -- The page cap, if any: the crawl's, or a shard's grant (raised to a grant
 -- given since, which a process that died before this call never stored).
 local cap = nil
@@ -55,7 +57,7 @@ local touched = {}
 -- group: the answer OverPageLimit means "admissible with more pages", which a
 -- shard asks its grant for, so it must not count a page its group cannot use.
 local wouldTake = {}
-for at = ${FIRST + 5}, #ARGV, 4 do
+for at = ${FIRST + 6}, #ARGV, 4 do
   local fp, group = ARGV[at], ARGV[at + 2]
   local over = nil
   if maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') + (wouldTake[group] or 0) >= maxPerGroup then
@@ -79,7 +81,7 @@ for at = ${FIRST + 5}, #ARGV, 4 do
     admitted = admitted + 1
     new = new + 1
     if maxPerGroup > 0 then redis.call('HINCRBY', KEYS[3], group, 1) end
-    backlog_push(prefix, group, depth, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now, touched)
+    backlog_push(prefix, group, bucket, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now, touched)
     code = ${ReserveCode.Admitted}
   end
   result[#result + 1] = code

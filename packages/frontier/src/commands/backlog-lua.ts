@@ -4,20 +4,32 @@ import { luaInclude } from '@crawlq/redis';
  * Lua shared by the backlog scripts (stage one of the frontier). Under the
  * backlog prefix P (same hash tag as the rest of the crawl):
  *
- * - `P q:<group>:<depth>`: a list per group and depth of compact entries, the
+ * - `P q:<group>:<bucket>`: a list per group and bucket of compact entries, the
  *   URL's job id (its `urlFingerprint`, 23 characters) then the URL (a redirect
- *   handed over as a job of its own carries `>hops ` before the URL). FIFO within a depth,
- *   lowest depth first: breadth-first per group.
- * - `P d:<group>`: the depths that hold entries (a sorted set, score = depth).
+ *   handed over as a job of its own carries `>hops ` before the URL). A bucket
+ *   is a depth (`3`), or a depth and a priority other than 0 (`3p10`, `3p-5`:
+ *   a crawler's `enqueue(urls, { priority })`). FIFO within a bucket; the
+ *   highest priority first, then the lowest depth: breadth-first per group.
+ * - `P d:<group>`: the buckets that hold entries (a sorted set, score =
+ *   depth - priority * BACKLOG_PRIORITY_STEP, so the lowest score is next).
  * - `P groups`: the groups with entries, scored by when each may next release
  *   a job (ms, Redis clock); `P count`: entries in all backlogs.
  * - `P r:<group>`: ids of the jobs released for the group and not yet taken
  *   by a worker (pruned against BullMQ's own sets when read).
  * - `P at`: per group, the next free slot on its release horizon (ms).
  *
- * Defines backlog_entry(fp, url, hops), backlog_push(P, group, depth, entry, now, touched),
- * backlog_pop(P, group, cursor) and backlog_decode(entry).
+ * Defines backlog_entry(fp, url, hops), backlog_bucket(depth, priority),
+ * backlog_push(P, group, bucket, entry, now, touched), backlog_pop(P, group, cursor)
+ * and backlog_decode(entry).
  */
+/**
+ * How far apart one priority step puts buckets: more than any depth, so a
+ * higher priority always goes first, whatever the depths.
+ */
+export const BACKLOG_PRIORITY_STEP = 1_000_000;
+/** Priorities `enqueue` accepts: integers from -1,000 to 1,000 (default 0); scores stay exact in a double. */
+export const MAX_BACKLOG_PRIORITY = 1_000;
+
 export const BACKLOG_INCLUDE = luaInclude(
   'backlog',
   `
@@ -27,32 +39,53 @@ local function backlog_entry(id, url, hops)
   return id .. '>' .. hops .. ' ' .. url
 end
 
+-- A depth's bucket: the depth alone at priority 0 (as before priorities), else depth..'p'..priority.
+local function backlog_bucket(depth, priority)
+  if priority == nil or priority == 0 then return tostring(depth) end
+  return depth .. 'p' .. priority
+end
+
+-- The bucket's depth and priority, and its score among the group's buckets (lowest first).
+local function backlog_bucket_parts(bucket)
+  local depth, priority = string.match(bucket, '^(%d+)p(-?%d+)$')
+  if depth == nil then
+    depth = tonumber(bucket)
+    return depth, 0, depth
+  end
+  depth, priority = tonumber(depth), tonumber(priority)
+  return depth, priority, depth - priority * ${BACKLOG_PRIORITY_STEP}
+end
+
 -- touched: a table the caller keeps for one script run, so a batch of URLs of
--- one group and depth costs one RPUSH each and the bookkeeping once.
-local function backlog_push(prefix, group, depth, entry, now, touched)
-  redis.call('RPUSH', prefix .. 'q:' .. group .. ':' .. depth, entry)
-  local mark = group .. ':' .. depth
+-- one group and bucket costs one RPUSH each and the bookkeeping once.
+local function backlog_push(prefix, group, bucket, entry, now, touched)
+  bucket = tostring(bucket)
+  redis.call('RPUSH', prefix .. 'q:' .. group .. ':' .. bucket, entry)
+  local mark = group .. ':' .. bucket
   if not touched[mark] then
     touched[mark] = true
-    redis.call('ZADD', prefix .. 'd:' .. group, depth, depth)
+    local _, _, score = backlog_bucket_parts(bucket)
+    redis.call('ZADD', prefix .. 'd:' .. group, score, bucket)
     -- NX: a group already waiting keeps its place (and its next release time).
     redis.call('ZADD', prefix .. 'groups', 'NX', now, group)
   end
 end
 
--- Pops the group's next entry, lowest depth first; cursor (a table per group
--- and script run) remembers the depth being drained. Returns entry, depth or nil.
+-- Pops the group's next entry, highest priority then lowest depth first;
+-- cursor (a table per group and script run) remembers the bucket being
+-- drained. Returns entry, depth, priority or nil.
 local function backlog_pop(prefix, group, cursor)
-  local depths = prefix .. 'd:' .. group
+  local buckets = prefix .. 'd:' .. group
   while true do
-    if cursor.depth == nil then
-      cursor.depth = redis.call('ZRANGE', depths, 0, 0)[1]
-      if cursor.depth == nil then return nil end
+    if cursor.bucket == nil then
+      cursor.bucket = redis.call('ZRANGE', buckets, 0, 0)[1]
+      if cursor.bucket == nil then return nil end
+      cursor.depth, cursor.priority = backlog_bucket_parts(cursor.bucket)
     end
-    local entry = redis.call('LPOP', prefix .. 'q:' .. group .. ':' .. cursor.depth)
-    if entry then return entry, tonumber(cursor.depth) end
-    redis.call('ZREM', depths, cursor.depth)
-    cursor.depth = nil
+    local entry = redis.call('LPOP', prefix .. 'q:' .. group .. ':' .. cursor.bucket)
+    if entry then return entry, cursor.depth, cursor.priority end
+    redis.call('ZREM', buckets, cursor.bucket)
+    cursor.bucket = nil
   end
 end
 

@@ -111,9 +111,11 @@ local function slot_lag(g, slot)
   if slot > now then return math.min(g.lag, window / 2) end
   return 0
 end
--- A URL's fields in its job's data (due: its start slot, for a group its rate holds back).
-local function unit_json(url, depth, hops, due, lag)
+-- A URL's fields in its job's data (due: its start slot, for a group its rate
+-- holds back; priority: kept so that a URL handed back returns to its bucket).
+local function unit_json(url, depth, priority, hops, due, lag)
   local json = ',"url":' .. cjson.encode(url) .. ',"depth":' .. depth
+  if priority ~= 0 then json = json .. ',"priority":' .. priority end
   if hops > 0 then json = json .. ',"redirects":' .. hops end
   if due then
     json = json .. ',"due":' .. math.floor(due)
@@ -265,7 +267,7 @@ for i = 1, PACED_D do
       local taken = 0
       while taken < interleave * per_job do
         local slot = math.max(wake, now, g.tat - g.tau)
-        local entry, depth = backlog_pop(prefix, g.name, cursor)
+        local entry, depth, priority = backlog_pop(prefix, g.name, cursor)
         if not entry then
           empty = true
           break
@@ -273,7 +275,7 @@ for i = 1, PACED_D do
         wake = slot + g.interval
         local id, url, hops = backlog_decode(entry)
         local units = carriers[(taken % interleave) + 1]
-        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, slot > now and slot or nil, slot_lag(g, slot))}
+        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, priority, hops, slot > now and slot or nil, slot_lag(g, slot))}
         taken = taken + 1
       end
       for c = 1, interleave do
@@ -308,7 +310,7 @@ for i = 1, PACED_D do
           end
           next_wake = slot + g.interval
         end
-        local entry, depth = backlog_pop(prefix, g.name, cursor)
+        local entry, depth, priority = backlog_pop(prefix, g.name, cursor)
         if not entry then
           empty = true
           break
@@ -317,7 +319,7 @@ for i = 1, PACED_D do
         local id, url, hops = backlog_decode(entry)
         local due = nil
         if rate_bound and slot > now then due = slot end
-        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, hops, due, lag)}
+        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, priority, hops, due, lag)}
       end
       if #units == 0 then break end
       write_units(g.name, units, ready_key)

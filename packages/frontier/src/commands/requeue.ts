@@ -20,7 +20,8 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * KEYS: 1 backlog count, 2 job hash, 3 job lock
  * ARGV: 1 backlog prefix, 2 group, 3 lock token, 4 the job's new data ('' = as is),
  *       5 the job's new progress ('' = as is), 6 the release window (ms),
- *       then per URL 5 values: depth, id, url, redirect hops, its slot ('' = none: it was due at its release)
+ *       then per URL 5 values: its backlog bucket (its depth, and its priority when not 0: see
+ *       BACKLOG_INCLUDE), id, url, redirect hops, its slot ('' = none: it was due at its release)
  * Reply: 1 done, 0 the lock is not the caller's (nothing written)
  */
 export const requeueScript = defineLuaScript({
@@ -39,16 +40,19 @@ local now = now_ms()
 -- The earliest slot handed back: a URL without one was due at its release, before now.
 local earliest = now
 -- Last first: LPUSH puts each in front of the one after it.
-local depths = {}
+local buckets = {}
 for u = units, 1, -1 do
   local at = 6 + (u - 1) * 5
-  local depth = ARGV[at + 1]
-  redis.call('LPUSH', prefix .. 'q:' .. group .. ':' .. depth, backlog_entry(ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4])))
-  depths[depth] = true
+  local bucket = ARGV[at + 1]
+  redis.call('LPUSH', prefix .. 'q:' .. group .. ':' .. bucket, backlog_entry(ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4])))
+  buckets[bucket] = true
   local slot = tonumber(ARGV[at + 5])
   if slot and slot < earliest then earliest = slot end
 end
-for depth in pairs(depths) do redis.call('ZADD', prefix .. 'd:' .. group, tonumber(depth), depth) end
+for bucket in pairs(buckets) do
+  local _, _, score = backlog_bucket_parts(bucket)
+  redis.call('ZADD', prefix .. 'd:' .. group, score, bucket)
+end
 -- The slots given back: the horizon returns to the earliest (a 'probe:' mark,
 -- a slow start in progress, has no slots to give back).
 local horizon = tonumber(redis.call('HGET', prefix .. 'at', group))

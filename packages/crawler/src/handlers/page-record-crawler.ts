@@ -1,0 +1,107 @@
+import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
+import type { FetchResult } from '@crawlq/fetcher';
+import type { WarcLocation, WarcWriter } from '@crawlq/sink';
+import type { BrowserRequestServices } from '../browser-requests.js';
+import { renderedBody, type PageRenderer, type RenderOutcome } from '../page-render.js';
+import type { PageRecord } from '../page-record.js';
+import type { CrawlContext } from './crawler-types.js';
+import { defineCrawler } from './define-crawler.js';
+
+/**
+ * What the engine lends the built-in crawler's route for one page, beside
+ * the public context: the crawl's record settings (field rules, link cap,
+ * --store-body, --warc, --render) and the fetch's timings. A user's crawler
+ * gets none of it: these are the page record's own fields.
+ */
+export interface PageRecordEngine {
+  readonly fetched: { readonly response: FetchResult; readonly waitMs: number; readonly requestedAt: number };
+  readonly services: BrowserRequestServices & {
+    readonly fields: readonly FieldRule[];
+    readonly maxLinksPerPage?: number;
+    readonly storeBody?: boolean;
+    readonly warc?: WarcWriter;
+    readonly renderer?: PageRenderer;
+  };
+}
+
+const ENGINES = new WeakMap<object, PageRecordEngine>();
+
+/** Lends the engine's parts to the built-in route for this page's context (see PageRecordEngine). */
+export function lendPageRecordEngine(context: CrawlContext, engine: PageRecordEngine): void {
+  ENGINES.set(context, engine);
+}
+
+const DEFAULT_MAX_LINKS_PER_PAGE = 5_000;
+
+/**
+ * The built-in crawler, which a crawl without --crawler runs: one route that
+ * writes one page record per URL (title, description, canonical, lang, the
+ * page's links, the `fields` selectors, timings) and follows every link the
+ * frontier admits. Its links go through `enqueue` and its record through
+ * `push`, as a user's crawler's do.
+ */
+export const pageRecordCrawler = defineCrawler<PageRecord>()({
+  name: 'page-record',
+  routes: {
+    page: async (context) => {
+      const engine = ENGINES.get(context);
+      if (engine === undefined) throw new Error('the page record route runs only inside crawlq, which lends it the crawl settings');
+      const { request, enqueue, push } = context;
+      const { fetched, services } = engine;
+      const { response } = fetched;
+      const html = isHtml(response.contentType) && response.status < 400;
+      const rendered = html && services.renderer ? await services.renderer.render({ group: request.group, response }, services) : undefined;
+      const parseStarted = performance.now();
+      const page = html
+        ? extractPage({
+            ...(rendered ? renderedBody(rendered) : { body: response.body, contentType: response.contentType }),
+            url: response.finalUrl,
+            fields: services.fields,
+            maxLinks: services.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE,
+          })
+        : undefined;
+      const parseMs = performance.now() - parseStarted;
+      const enqueued = page ? (await enqueue(page.followLinks)).accepted : 0;
+      const record: PageRecord = {
+        url: request.url,
+        // A redirect's Location may carry user:password; records never hold it.
+        finalUrl: request.loadedUrl,
+        status: response.status,
+        contentType: response.contentType ?? null,
+        title: page?.title ?? null,
+        description: page?.description ?? null,
+        canonical: page?.canonical ?? null,
+        lang: page?.lang ?? null,
+        links: page?.links ?? [],
+        ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
+        depth: request.depth,
+        group: request.group,
+        requestedAt: new Date(fetched.requestedAt).toISOString(),
+        fetchedAt: new Date().toISOString(),
+        attempts: request.attempt,
+        retries: response.retries,
+        bytes: response.bodyBytes,
+        timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
+        enqueued,
+        ...(page && services.fields.length > 0 ? { fields: page.fields } : {}),
+        ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
+        ...(rendered ? { render: rendered.summary } : {}),
+        ...(services.storeBody === true && isHtml(response.contentType) ? { body: rendered?.html ?? decodeBody(response.body, response.contentType).text } : {}),
+        ...(services.warc && response.exchange ? { warc: await archive(services.warc, response, { requestedAt: fetched.requestedAt, rendered }) } : {}),
+      };
+      // Archived before it is pushed: the engine then writes it, counts it and completes the job, in that order.
+      await push(record);
+    },
+  },
+  defaultRoute: 'page',
+});
+
+async function archive(warc: WarcWriter, response: FetchResult, { requestedAt, rendered }: { requestedAt: number; rendered: RenderOutcome | undefined }): Promise<WarcLocation | undefined> {
+  const { exchange } = response;
+  if (!exchange) return undefined;
+  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response, ...(rendered ? { rendered: renderedBody(rendered) } : {}) });
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
