@@ -248,6 +248,28 @@ return redis.call('INCRBY', KEYS[1], n)
 });
 
 /**
+ * Wheel entries due by now and by now + horizon: one pass over the slots up
+ * to the horizon (one LLEN each), inside Redis.
+ * KEYS: 1 wheel slots. ARGV: R, now (ds), horizon end (ds)
+ * Reply: {due now, due by the horizon}
+ */
+export const revisitDueScript = defineLuaScript({
+  name: 'revisit-due',
+  keys: 1,
+  lua: `
+local now, horizon = tonumber(ARGV[2]), tonumber(ARGV[3])
+local due_now, due_soon = 0, 0
+local slots = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', horizon, 'WITHSCORES')
+for i = 1, #slots, 2 do
+  local n = redis.call('LLEN', ARGV[1] .. 'w:' .. slots[i])
+  due_soon = due_soon + n
+  if tonumber(slots[i + 1]) <= now then due_now = due_now + n end
+end
+return {due_now, due_soon}
+`,
+});
+
+/**
  * Checks the schedule's invariant, each known URL has exactly one live wheel
  * entry (a finite due time, never two). Reads every list and bucket: for tests
  * and small crawls only.

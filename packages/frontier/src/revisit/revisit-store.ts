@@ -1,6 +1,6 @@
 import type { RedisClient } from '@crawlq/redis';
 import { FrontierError } from '../frontier-errors.js';
-import { revisitAuditScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
+import { revisitAuditScript, revisitDueScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
 import { revisitKeys, type RevisitKeys } from './revisit-keys.js';
 
 /** Times in the revisit state count deciseconds from here (a u32 lasts 13 years). */
@@ -262,26 +262,13 @@ export class RevisitStore {
 
   /**
    * Wheel entries due by `now` and by `now + horizonMs` (about the URLs due:
-   * an entry a later fetch made stale is counted until it is popped).
+   * an entry a later fetch made stale is counted until it is popped, and a
+   * leased URL's lease entry counts as due when the lease ends).
    */
   async dueCounts(now: number, horizonMs: number): Promise<{ dueNow: number; dueSoon: number }> {
-    const slots = await this.#redis.zrangebyscore(this.#keys.slots, '-inf', toDs(now + horizonMs), 'WITHSCORES');
-    let dueNow = 0;
-    let dueSoon = 0;
-    const nowDs = toDs(now);
-    const pipeline = this.#redis.pipeline();
-    const scores: number[] = [];
-    for (let i = 0; i + 1 < slots.length; i += 2) {
-      pipeline.llen(`${this.#keys.prefix}w:${slots[i] ?? ''}`);
-      scores.push(Number(slots[i + 1]));
-    }
-    const lengths = scores.length === 0 ? [] : ((await pipeline.exec()) ?? []);
-    scores.forEach((score, i) => {
-      const length = Number(lengths[i]?.[1] ?? 0);
-      dueSoon += length;
-      if (score <= nowDs) dueNow += length;
-    });
-    return { dueNow, dueSoon };
+    const reply = await this.#run('due', () => revisitDueScript.run(this.#redis, [this.#keys.slots], [this.#keys.prefix, toDs(now), toDs(now + horizonMs)]));
+    const [dueNow, dueSoon] = Array.isArray(reply) ? reply.map(Number) : [];
+    return { dueNow: dueNow ?? 0, dueSoon: dueSoon ?? 0 };
   }
 
   /** The schedule's invariant, checked (see revisitAuditScript): for tests and small crawls. */
@@ -299,4 +286,24 @@ export class RevisitStore {
       throw new FrontierError(`revisit ${what} failed in Redis`, { retryable: true, cause: error });
     }
   }
+}
+
+/** A continuous crawl's schedule and revisit counters, fleet-wide (`crawlq status`, the dashboard, `/metrics`). */
+export interface RevisitProgress extends RevisitCounters {
+  /** Wheel entries due now (about the URLs due: see RevisitStore.dueCounts). */
+  readonly dueNow: number;
+  /** Wheel entries due within the next hour, those due now included. */
+  readonly dueNextHour: number;
+}
+
+/** Reads the revisit counters and due counts of every shard of a crawl (`shards`: its shard keyspaces, see `readShardNamespaces`). */
+export async function readRevisitProgress(redis: RedisClient, shards: readonly string[], now = Date.now()): Promise<RevisitProgress> {
+  const all = await Promise.all(
+    shards.map(async (namespace) => {
+      const store = new RevisitStore({ redis, namespace, buckets: 64 });
+      const [counters, due] = await Promise.all([store.counters(), store.dueCounts(now, 3_600_000)]);
+      return { ...counters, dueNow: due.dueNow, dueNextHour: due.dueSoon };
+    }),
+  );
+  return all.reduce((a, b) => ({ ...addRevisitCounters(a, b), dueNow: a.dueNow + b.dueNow, dueNextHour: a.dueNextHour + b.dueNextHour }), { ...emptyRevisitCounters(), dueNow: 0, dueNextHour: 0 });
 }
