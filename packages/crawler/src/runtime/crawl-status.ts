@@ -11,7 +11,11 @@ export interface CrawlStatus extends CrawlProgress {
   readonly skipped: CrawlStats['skipped'];
   /** Groups held back by a pause or an unreachable robots.txt, and why. */
   readonly groupWaits: readonly GroupWait[];
-  /** Nothing left to crawl: no URL in a backlog, no job waiting, delayed or running (a continuous crawl is never done while it has known URLs). */
+  /**
+   * Nothing left to crawl: no URL in a backlog, no job waiting, delayed or
+   * running, and no known URL on a revisit schedule (a continuous crawl is
+   * never done: its known URLs come due again).
+   */
   readonly done: boolean;
   /** The continuous crawl's schedule and revisit counters (all zero without --revisit). */
   readonly revisits: RevisitProgress;
@@ -35,7 +39,7 @@ export async function readCrawlStatus(services: FleetAdminServices, deadLettered
     skipped: stats.skipped,
     // Once nothing is left, nothing waits: a record lingering past its end says nothing.
     groupWaits: left === 0 ? [] : groupWaits,
-    done: left === 0,
+    done: left === 0 && revisits.known === 0,
     revisits,
   };
 }
