@@ -6,7 +6,7 @@
 // Alone: node --conditions=@crawlq/source --import tsx bench/run.ts revisit-store revisit-freshness
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measureFreshness, startChangingSite, type FreshnessReport } from '@crawlq/demo-site';
 import { revisitBuckets, RevisitStore, type RevisitRecord } from '@crawlq/frontier';
@@ -36,10 +36,8 @@ const urlAt = (i: number) => `https://host-${i % 1000}.example/section/${Math.fl
 function recordOf(url: string, now: number, outcome: RevisitRecord['outcome']): RevisitRecord {
   return {
     url,
-    fingerprint: Buffer.from(urlFingerprint(url).slice(1), 'base64url'),
     now,
-    nextDueAt: now + 86_400_000 * (1 + (url.length % 7)),
-    intervalMs: 86_400_000,
+    intervalMs: 86_400_000 * (1 + (url.length % 7)),
     changed: outcome !== 'notModified',
     signature: '0123456789abcdef',
     lastModified: now - 3_600_000,
@@ -50,6 +48,7 @@ function recordOf(url: string, now: number, outcome: RevisitRecord['outcome']): 
     outcome,
     bytesSaved: outcome === 'notModified' ? 20_000 : 0,
     bodyBytes: 20_000,
+    estimate: { changes: 1.7, unchangedMs: 5 * 86_400_000, changedMs: 2 * 86_400_000 },
   };
 }
 
@@ -68,16 +67,17 @@ export async function benchRevisitStore(log: (line: string) => void, urls = 1_00
       await Promise.all(batch.map((url) => store.record(recordOf(url, now, 'first'))));
     }
     const bytes = (await usedMemory(client)) - before;
+    log(`revisit-store: load average ${loadavg().map((load) => fmt(load, 1)).join(' ')} (memory figures do not depend on it)`);
     const count = urls.toLocaleString('en-US');
-    log(`revisit-store: ${count} known URLs (ETag of 15 bytes, Last-Modified, signature, times): ${fmt(bytes / urls)} bytes/URL in Redis, of which the URL text is ${fmt(urlBytes / urls)}: ${fmt((bytes - urlBytes) / urls)} bytes/URL beyond the URL (${fmt(bytes / 1024 / 1024)} MiB; ${revisitBuckets(urls).toLocaleString('en-US')} state buckets)`);
+    log(`revisit-store: ${count} known URLs (ETag of 15 bytes and Last-Modified sent: the ETag kept; signature, times, change history): ${fmt(bytes / urls)} bytes/URL in Redis, of which the URL text is ${fmt(urlBytes / urls)}: ${fmt((bytes - urlBytes) / urls)} bytes/URL beyond the URL (${fmt(bytes / 1024 / 1024)} MiB; ${revisitBuckets(urls).toLocaleString('en-US')} state buckets)`);
 
     // Per revisit: the worker reads the state (1 script), records the outcome (1 script);
     // the releaser pops due URLs and pushes them to their backlogs (2 scripts per batch).
     const sample = 1_000;
     const due = Array.from({ length: sample }, (_, i) => urlAt(urls + i));
-    await Promise.all(due.map((url) => store.record({ ...recordOf(url, now - 1_000, 'first'), nextDueAt: now - 500, intervalMs: 500 })));
+    await Promise.all(due.map((url) => store.record({ ...recordOf(url, now - 1_000, 'first'), intervalMs: 500 })));
     for (const outcome of ['notModified', 'changed'] as const) {
-      if (outcome === 'changed') await Promise.all(due.map((url) => store.record({ ...recordOf(url, now - 1_000, 'first'), nextDueAt: now - 500, intervalMs: 500 })));
+      if (outcome === 'changed') await Promise.all(due.map((url) => store.record({ ...recordOf(url, now - 1_000, 'first'), intervalMs: 500 })));
       const start = await commandCalls(client);
       let popped = 0;
       for (;;) {
@@ -87,7 +87,7 @@ export async function benchRevisitStore(log: (line: string) => void, urls = 1_00
         await store.pushToBacklog('{bench-revisit}:cq:bk:', '{bench-revisit}:cq:bk:count', batch.map(({ url, depth }) => ({ group: new URL(url).host, depth, id: urlFingerprint(url), url })));
       }
       await Promise.all(due.map(async (url) => {
-        await store.read(Buffer.from(urlFingerprint(url).slice(1), 'base64url'));
+        await store.read(url);
         await store.record(recordOf(url, Date.now(), outcome));
       }));
       const end = await commandCalls(client);
@@ -133,19 +133,50 @@ export async function benchRevisitFreshness(log: (line: string) => void, options
   };
   const line = ({ label, report, windowS }: PolicyRun) =>
     `revisit-freshness: ${label}: freshness ${fmt(report.freshness * 100, 1)}%, staleness ${fmt(report.staleness * 100, 1)}%, ${report.requests} page requests (${fmt(report.requests / windowS, 2)}/s), ${report.notModified} answered 304, ${fmt(report.bodyBytes / 1024 / 1024, 2)} MiB of bodies`;
-  const adaptive = await run('adaptive 5s..10m', ['--revisit', 'adaptive', '--revisit-min', '5s', '--revisit-max', '10m']);
-  log(line(adaptive));
-  // The fixed interval that spends what adaptive spent: each page once per
-  // interval, then corrected once by what that run spent (queueing behind the
-  // rate makes a fixed schedule's cycle longer than its interval).
-  let fixedS = Math.max(1, Math.round((pages * adaptive.windowS) / Math.max(1, adaptive.report.requests)));
-  let fixed = await run(`fixed ${fixedS}s`, ['--revisit', `${fixedS}s`]);
-  log(line(fixed));
-  const off = fixed.report.requests / Math.max(1, adaptive.report.requests);
-  if (off < 0.9 || off > 1.1) {
-    fixedS = Math.max(1, Math.round(fixedS * off));
-    fixed = await run(`fixed ${fixedS}s`, ['--revisit', `${fixedS}s`]);
-    log(line(fixed));
+  const startedAt = Date.now();
+  const loads: number[] = [];
+  const sampler = setInterval(() => loads.push(loadavg()[0] ?? 0), 5_000);
+  try {
+    const adaptive = await run('adaptive 5s..10m', ['--revisit', 'adaptive', '--revisit-min', '5s', '--revisit-max', '10m']);
+    log(line(adaptive));
+    // The fixed interval that spends what adaptive spent: each page once per
+    // interval, then corrected by what that run spent (queueing behind the
+    // rate makes a fixed schedule's cycle longer than its interval). Two fixed
+    // runs that bracket adaptive's requests are interpolated (staleness is
+    // about linear in requests over a small range); otherwise the closer one is used.
+    const fixedRuns: PolicyRun[] = [];
+    let fixedS = Math.max(1, Math.round((pages * adaptive.windowS) / Math.max(1, adaptive.report.requests)));
+    for (let round = 0; round < 3; round += 1) {
+      const fixed = await run(`fixed ${fixedS}s`, ['--revisit', `${fixedS}s`]);
+      log(line(fixed));
+      fixedRuns.push(fixed);
+      const below = fixedRuns.filter((candidate) => candidate.report.requests <= adaptive.report.requests);
+      const above = fixedRuns.filter((candidate) => candidate.report.requests >= adaptive.report.requests);
+      if (below.length > 0 && above.length > 0) break;
+      const off = fixed.report.requests / Math.max(1, adaptive.report.requests);
+      if (off >= 0.97 && off <= 1.03) break;
+      const next = Math.max(1, Math.round(fixedS * off * (off > 1 ? 1.05 : 0.95)));
+      fixedS = next === fixedS ? fixedS + (off > 1 ? 1 : -1) : next;
+    }
+    const target = adaptive.report.requests;
+    const below = fixedRuns.filter((candidate) => candidate.report.requests <= target).sort((a, b) => b.report.requests - a.report.requests)[0];
+    const above = fixedRuns.filter((candidate) => candidate.report.requests >= target).sort((a, b) => a.report.requests - b.report.requests)[0];
+    let fixedStaleness: number;
+    let how: string;
+    if (below !== undefined && above !== undefined && above.report.requests > below.report.requests) {
+      const share = (target - below.report.requests) / (above.report.requests - below.report.requests);
+      fixedStaleness = below.report.staleness + share * (above.report.staleness - below.report.staleness);
+      how = `interpolated between ${below.label} (${below.report.requests} requests) and ${above.label} (${above.report.requests})`;
+    } else {
+      const closest = [...fixedRuns].sort((a, b) => Math.abs(a.report.requests - target) - Math.abs(b.report.requests - target))[0] ?? adaptive;
+      fixedStaleness = closest.report.staleness;
+      how = `${closest.label}, ${fmt(closest.report.requests / Math.max(1, target), 2)}x adaptive's requests`;
+    }
+    const load = loads.length === 0 ? 0 : loads.reduce((sum, value) => sum + value, 0) / loads.length;
+    log(
+      `revisit-freshness: ${pages} pages, ${seconds} s per policy (measured over the last ${adaptive.windowS} s), 3 workers at 15 requests/s, ${fixedRuns.length + 1} runs in ${fmt((Date.now() - startedAt) / 60_000, 1)} min, 1-min load average ${fmt(load, 1)} (max ${fmt(Math.max(0, ...loads), 1)}): adaptive staleness ${fmt(adaptive.report.staleness * 100, 1)}% vs fixed ${fmt(fixedStaleness * 100, 1)}% at adaptive's ${target} requests (${how}) = ${fmt(adaptive.report.staleness / Math.max(1e-9, fixedStaleness), 2)}x (goal: <= 0.7x)`,
+    );
+  } finally {
+    clearInterval(sampler);
   }
-  log(`revisit-freshness: ${pages} pages, ${seconds} s per policy (measured over the last ${adaptive.windowS} s), 3 workers at 15 requests/s: adaptive staleness = ${fmt(adaptive.report.staleness / Math.max(1e-9, fixed.report.staleness), 2)}x fixed's, at ${fmt(adaptive.report.requests / Math.max(1, fixed.report.requests), 2)}x its requests (goal: <= 0.7x at equal requests)`);
 }

@@ -24,6 +24,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   render: async () => (await import('./render.js')).benchRender(log),
   'revisit-store': async () => (await import('./revisit.js')).benchRevisitStore(log),
   'revisit-freshness': async () => (await import('./revisit.js')).benchRevisitFreshness(log),
+  'revisit-model': async () => (await import('./revisit-model.js')).benchRevisitModel(log),
   rss: async () => (await import('./worker-rss.js')).benchWorkerRss(log),
   scale: async () => (await import('./scale.js')).benchScale(log),
   'server-gate': async () => (await import('./server-gate.js')).benchServerGate(log),

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChangingSite, type ChangingSite } from '@crawlq/demo-site';
 import { revisitBuckets, RevisitStore } from '@crawlq/frontier';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
+import { samples } from './support/metrics-text.js';
 import { waitFor } from './support/wait.js';
 
 // A continuous crawl of a site whose pages change at random (seeded), by 3
@@ -43,8 +44,11 @@ describe('a continuous crawl (--revisit)', () => {
     );
     expect(defined.code, defined.stderr).toBe(0);
     const logs: string[] = [];
+    // Worker 1 (never killed) serves /metrics.
+    const metricsPort = await freePort();
     const start = (i: number): ChildProcess => {
-      const child = startCli(['worker', '--namespace', namespace, '--concurrency', '4', '--stall-timeout', '5s', '--out', join(dir, `worker-${i}-${logs.length}.jsonl`)], { env });
+      const metrics = i === 1 ? ['--metrics-port', String(metricsPort)] : [];
+      const child = startCli(['worker', '--namespace', namespace, '--concurrency', '4', '--stall-timeout', '5s', ...metrics, '--out', join(dir, `worker-${i}-${logs.length}.jsonl`)], { env });
       const at = logs.push('') - 1;
       child.stderr?.on('data', (chunk: Buffer) => (logs[at] += chunk.toString()));
       return child;
@@ -73,6 +77,44 @@ describe('a continuous crawl (--revisit)', () => {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, began + RUN_MS - Date.now())));
       // Revisits are judged once most pages have had one (a bound, not a count in a window).
       await waitFor(() => (revisitedPages() > site.pages.length / 2 ? true : undefined), { timeoutMs: 120_000, what: 'most pages to be revisited' });
+
+      // The figures of the running crawl: status (JSON and text), group list's footer, /metrics.
+      type Revisits = { known: number; dueNow: number; dueNextHour: number; changed: number; unchanged: number; notModified: number; bytesSaved: number; fetched: number };
+      const { revisits, done } = await waitFor(
+        async () => {
+          const statusJson = await runCli(['status', '--json', '--namespace', namespace], { env });
+          expect(statusJson.code, statusJson.stderr).toBe(0);
+          const status = JSON.parse(statusJson.stdout) as { done: boolean; revisits: Revisits };
+          return status.revisits.known === site.pages.length + 1 ? status : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1_000, what: 'every page to be known' },
+      );
+      expect(done).toBe(false);
+      // Every page and the index are known; each has a schedule entry within the hour (6 s intervals, 10 min leases).
+      expect(revisits.known).toBe(site.pages.length + 1);
+      expect(revisits.dueNextHour).toBeGreaterThanOrEqual(revisits.known);
+      expect(revisits.dueNextHour).toBeGreaterThanOrEqual(revisits.dueNow);
+      expect(revisits.changed).toBeGreaterThan(0);
+      expect(revisits.notModified).toBeGreaterThan(0);
+      // Each 304 saved about a full page (4 KiB here, the size kept within 5%).
+      expect(revisits.bytesSaved).toBeGreaterThanOrEqual(revisits.notModified * 4_096 * 0.9);
+      const statusText = await runCli(['status', '--namespace', namespace], { env });
+      expect(statusText.stdout).toMatch(new RegExp(`known URLs\\s+${site.pages.length + 1} \\(0 retired\\)`));
+      expect(statusText.stdout).toMatch(/due\s+\d+ now, \d+ within the next hour/);
+      expect(statusText.stdout).toMatch(/bytes saved\s+[\d.]+ (B|KiB|MiB)/);
+      const groups = await runCli(['group', 'list', '--namespace', namespace], { env });
+      expect(groups.stdout).toMatch(/continuous crawl, all groups:\n\s+known URLs\s+\d+/);
+      const metrics = await waitFor(
+        async () => {
+          const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((response) => response.text()).catch(() => '');
+          const values = samples(text);
+          return (values.get('crawlq_revisit_urls{state="known"}') ?? 0) === site.pages.length + 1 ? values : undefined;
+        },
+        { timeoutMs: 30_000, what: 'the revisit gauges' },
+      );
+      expect(metrics.get('crawlq_revisit_fetches{outcome="not_modified"}')).toBeGreaterThanOrEqual(revisits.notModified);
+      expect(metrics.get('crawlq_revisit_fetches{outcome="first"}')).toBeGreaterThanOrEqual(site.pages.length + 1);
+      expect(metrics.get('crawlq_revisit_bytes_saved')).toBeGreaterThanOrEqual(revisits.bytesSaved);
     } finally {
       workers.forEach((child) => child.kill('SIGTERM'));
     }

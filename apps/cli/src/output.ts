@@ -72,5 +72,34 @@ export function formatStatusTable(status: CrawlStatus): string {
   ];
   const waits = describeGroupWaits(status.groupWaits);
   if (waits !== undefined) rows.push(['groups waiting', waits.replace(/^\d+ groups? waiting: /, `${status.groupWaits.length}: `)]);
+  const revisits = formatRevisits(status.revisits);
+  if (revisits !== undefined) rows.push(...revisits);
   return rows.map(([name, value]) => `${name.padEnd(14)} ${value}`).join('\n');
+}
+
+/** Bytes for people: B, KiB, MiB, GiB. */
+function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * The continuous crawl's rows of `status` (none when nothing was ever
+ * scheduled): known URLs, due now / in the next hour, revisit outcomes, bytes saved.
+ */
+export function formatRevisits(revisits: CrawlStatus['revisits']): [string, string][] | undefined {
+  if (revisits.known === 0 && revisits.fetched === 0) return undefined;
+  const revisited = revisits.changed + revisits.unchanged + revisits.notModified;
+  return [
+    ['known URLs', `${revisits.known} (${revisits.retired} retired)`],
+    ['due', `${revisits.dueNow} now, ${revisits.dueNextHour} within the next hour`],
+    ['revisits', `${revisited}: ${revisits.changed} changed, ${revisits.unchanged + revisits.notModified} unchanged (${revisits.notModified} answered 304, ${revisits.unchanged} same content), ${revisits.gone} gone`],
+    ['bytes saved', `${formatBytes(revisits.bytesSaved)} (bodies 304 answers did not send)`],
+  ];
 }

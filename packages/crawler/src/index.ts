@@ -64,3 +64,4 @@ export type {
   FailureDecision,
   JsonObject,
 } from './handlers/crawler-types.js';
+export { nextSchedule, optimalIntervalMs, estimatedRate, type RevisitPolicy, type ChangeHistory } from './revisit/revisit-interval.js';

@@ -17,5 +17,5 @@ export { ReserveCode } from './commands/seen-script-status.js';
 export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './frontier-errors.js';
 export { recordShardCount, readShardNamespaces } from './shard-layout.js';
 export { RevisitSchedule, type KnownUrl } from './revisit/revisit-schedule.js';
-export { RevisitStore, REVISIT_EPOCH_MS, MAX_STORED_ETAG, revisitBuckets, emptyRevisitCounters, type RevisitState, type RevisitRecord, type RevisitCounters } from './revisit/revisit-store.js';
+export { RevisitStore, readRevisitProgress, type RevisitProgress, REVISIT_EPOCH_MS, MAX_STORED_ETAG, revisitBuckets, emptyRevisitCounters, type ChangeEstimate, type RevisitState, type RevisitRecord, type RevisitCounters } from './revisit/revisit-store.js';
 export { revisitKeys } from './revisit/revisit-keys.js';

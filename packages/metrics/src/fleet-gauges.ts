@@ -10,7 +10,8 @@ import type { FleetState, FleetStateReader } from './fleet-state.js';
 export const FLEET_SCRAPE_WAIT_MS = 500;
 
 /**
- * `crawlq_queue_jobs{state}`, `crawlq_groups{state}` and `crawlq_servers{state}`, read from Redis at
+ * `crawlq_queue_jobs{state}`, `crawlq_groups{state}`, `crawlq_servers{state}` and the
+ * `crawlq_revisit_*` gauges, read from Redis at
  * scrape time (at most `FLEET_SCRAPE_WAIT_MS` waited for). When Redis does
  * not answer, the figures of the last good read stay, `crawlq_fleet_read_ok`
  * turns 0 and `crawlq_fleet_read_age_seconds` says how old they are.
@@ -56,6 +57,44 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
       this.reset();
       const { value: state } = await snapshot();
       if (state) for (const [name, value] of Object.entries(state.servers) as [string, number][]) this.labels(name).set(value);
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_urls',
+    help: 'Continuous crawl (--revisit), fleet-wide: known URLs (fetched, scheduled, not retired), due_now and due_next_hour (schedule entries due now and within the hour)',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      if (state) {
+        this.labels('known').set(state.revisits.known);
+        this.labels('due_now').set(state.revisits.dueNow);
+        this.labels('due_next_hour').set(state.revisits.dueNextHour);
+      }
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_fetches',
+    help: 'Continuous crawl, fleet-wide since it began: fetches under a revisit policy by outcome: first (a new URL), changed, unchanged (200 with the same content signature), not_modified (304), gone (404/410); retired counts URLs dropped after 3 gone in a row',
+    labelNames: ['outcome'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      if (state) {
+        const { first, changed, unchanged, notModified, gone, retired } = state.revisits;
+        for (const [outcome, value] of Object.entries({ first, changed, unchanged, not_modified: notModified, gone, retired })) this.labels(outcome).set(value);
+      }
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_bytes_saved',
+    help: 'Continuous crawl, fleet-wide since it began: body bytes that 304 answers did not send (each the last full body size, within 5%)',
+    registers,
+    async collect() {
+      const { value: state } = await snapshot();
+      if (state) this.set(state.revisits.bytesSaved);
     },
   });
   new Gauge({

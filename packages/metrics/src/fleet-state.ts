@@ -1,4 +1,4 @@
-import { readCrawlProgress, readShardNamespaces } from '@crawlq/frontier';
+import { readCrawlProgress, readRevisitProgress, readShardNamespaces, type RevisitProgress } from '@crawlq/frontier';
 import { createShardLimiters, mergeServerStatuses, type GroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { BoundedRead, type BoundedReadResult } from './bounded-read.js';
@@ -40,6 +40,8 @@ export interface FleetState {
   readonly queue: QueueJobCounts;
   readonly groups: GroupCounts;
   readonly servers: ServerCounts;
+  /** The continuous crawl's schedule and revisit counters (zeros without --revisit). */
+  readonly revisits: RevisitProgress;
 }
 
 export interface FleetStateReaderOptions {
@@ -93,7 +95,7 @@ export class FleetStateReader {
 
   async #readNow(): Promise<FleetState> {
     const shards = await readShardNamespaces(this.#redis, this.#namespace);
-    const progress = await readCrawlProgress(this.#redis, this.#namespace, { shards });
+    const [progress, revisits] = await Promise.all([readCrawlProgress(this.#redis, this.#namespace, { shards }), readRevisitProgress(this.#redis, shards)]);
     const { backlog, waiting, delayed, active } = progress;
     if (this.#limiters.shards.join() !== shards.join()) {
       this.#limiters = { shards, limiters: createShardLimiters(this.#redis, shards.map(gateKeyPrefix)) };
@@ -113,6 +115,6 @@ export class FleetStateReader {
       if (server.limits.concurrency !== null && (server.inFlight ?? 0) >= server.limits.concurrency) servers.blocked += 1;
       if (server.waiting > 0) servers.waiting += 1;
     }
-    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups, servers };
+    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups, servers, revisits };
   }
 }

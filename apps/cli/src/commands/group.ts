@@ -1,8 +1,10 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
 import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
+import { readRevisitProgress, readShardNamespaces } from '@crawlq/frontier';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
+import { formatRevisits } from '../output.js';
 import { withRedis } from '../redis-session.js';
 
 async function withServices<T>(config: CrawlqConfig, body: (services: CrawlServices) => Promise<T>): Promise<T> {
@@ -30,14 +32,21 @@ export function registerGroup(program: Command): void {
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
     // The dashboard's overview page shows the same list.
-    const { groups, global, servers } = await withServices(config, async (services) => ({ ...(await listGroups(services)), servers: await serversOfGroups(services) }));
+    const { groups, global, servers, revisits } = await withServices(config, async (services) => ({
+      ...(await listGroups(services)),
+      servers: await serversOfGroups(services),
+      revisits: await readRevisitProgress(services.redis, await readShardNamespaces(services.redis, services.config.namespace)),
+    }));
     // A host group carries its port; the hosts resolved are names without one.
     const serversOf = (group: string): string[] => servers.get(group) ?? servers.get(group.replace(/:\d+$/, '')) ?? [];
     if (flags.json === true) {
       process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, servers: serversOf(status.group) })))}\n`);
       return;
     }
-    process.stdout.write(`${formatGroups(groups, serversOf)}\n${formatGlobal(global)}\n`);
+    // The revisit schedule is per shard, not per group: its figures are the fleet's.
+    const revisitRows = formatRevisits(revisits);
+    const revisitText = revisitRows === undefined ? '' : `continuous crawl, all groups:\n${revisitRows.map(([name, value]) => `  ${name.padEnd(12)} ${value}`).join('\n')}\n`;
+    process.stdout.write(`${formatGroups(groups, serversOf)}\n${formatGlobal(global)}\n${revisitText}`);
   });
 
   addConfigOptions(

@@ -21,8 +21,8 @@ export function registerStatus(program: Command): void {
     });
     if (flags.json === true) {
       // `seen` only grows: a script deciding the crawl is over compares it across two `done` reads (shards are read one after another).
-      const { backlog, waiting, delayed, active, failed, deadLettered, done, pages, byStatus, skipped, seen } = status;
-      process.stdout.write(`${JSON.stringify({ backlog, waiting, delayed, active, completed: pages, failed, deadLettered, done, seen, byStatus, skipped })}\n`);
+      const { backlog, waiting, delayed, active, failed, deadLettered, done, pages, byStatus, skipped, seen, revisits } = status;
+      process.stdout.write(`${JSON.stringify({ backlog, waiting, delayed, active, completed: pages, failed, deadLettered, done, seen, byStatus, skipped, revisits })}\n`);
     } else {
       process.stdout.write(`${formatStatusTable(status)}\n`);
     }

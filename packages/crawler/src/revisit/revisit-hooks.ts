@@ -3,7 +3,7 @@ import type { FetchResult } from '@crawlq/fetcher';
 import type { KnownUrl, RevisitSchedule } from '@crawlq/frontier';
 import { hostMatchesGlob } from '@crawlq/urls';
 import type { CrawlqConfig } from '@crawlq/config';
-import { headerHintMs, nextInterval, type RevisitPolicy } from './revisit-interval.js';
+import { headerHintMs, nextSchedule, type RevisitPolicy } from './revisit-interval.js';
 
 /** 404/410 answers in a row after which a URL is retired (never due again). */
 export const RETIRE_AFTER_MISSES = 3;
@@ -60,7 +60,8 @@ export function createRevisitHooks(options: { readonly schedule: () => RevisitSc
       if (policy.mode === 'off') return undefined;
       const known = await options.schedule().known(url);
       const { state } = known;
-      if (state !== undefined && now + EARLY_SLACK_MS < state.fetchedAt + state.intervalMs) return 'not-due';
+      // A leased URL was taken off the schedule as due: this is its copy. Otherwise one fetched within its interval is a second copy.
+      if (state !== undefined && !state.leased && now + EARLY_SLACK_MS < state.fetchedAt + state.intervalMs) return 'not-due';
       return ticket({ known, policy, depth, ignore: config.revisitIgnore });
     },
   };
@@ -82,7 +83,15 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
       const signature = notModified ? state.signature : contentSignature(response.body, response.contentType, ignore);
       const outcome: RevisitOutcome = gone ? 'gone' : state === undefined ? 'first' : notModified ? 'notModified' : signature === state.signature ? 'unchanged' : 'changed';
       const changed = outcome === 'first' || outcome === 'changed';
-      const intervalMs = nextInterval({ policy, previousMs: state?.intervalMs, changed, hintMs: headerHintMs(response.headers, now) });
+      const hasHistory = state !== undefined && state.estimate.changes > 0;
+      const { intervalMs, history } = nextSchedule({
+        policy,
+        previousMs: state?.intervalMs,
+        history: hasHistory ? state.estimate : undefined,
+        elapsedMs: state === undefined ? undefined : now - state.fetchedAt,
+        changed,
+        hintMs: headerHintMs(response.headers, now),
+      });
       const etag = notModified ? state.etag : headerText(response.headers.etag);
       const lastModifiedText = headerText(response.headers['last-modified']);
       const lastModified = notModified ? state.lastModified : lastModifiedText === undefined ? undefined : Date.parse(lastModifiedText) || undefined;
@@ -91,8 +100,8 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
         commit: () =>
           known.record({
             now,
-            nextDueAt: now + intervalMs,
             intervalMs,
+            ...(history === undefined ? {} : { estimate: history }),
             changed,
             signature,
             lastModified,

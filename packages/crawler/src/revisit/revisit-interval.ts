@@ -9,24 +9,42 @@ export interface RevisitPolicy {
 }
 
 /**
- * Adaptive steps: an interval that saw a change is halved, one that saw none
- * grows by half. At equilibrium a page is found changed on about 37% of
- * visits (ln 1.5 / (ln 1.5 + ln 2)), so each page is visited about 2.2 times
- * per mean change interval: often enough to keep it fresh most of the time,
- * while pages that never change drift to the maximum and cost almost nothing.
- * Shrinking faster than growing follows Nutch's AdaptiveFetchSchedule in spirit
- * (its rates are 0.2/0.4); these were chosen by the freshness bench.
+ * Adaptive revisits follow Cho and Garcia-Molina ("Effective page refresh
+ * policies", 2003): each URL's change rate is estimated from what its visits
+ * saw, and its interval is the one that maximises the crawl's time-averaged
+ * freshness for a given cost per request. For a page changing at rate λ
+ * visited every I, with x = λI, that optimum is the x where
+ * 1 - (1 + x)e^(-x) = μλ, one constant μ (seconds) for every page: slowly
+ * changing pages are visited about every sqrt(2μ/λ), and a page changing
+ * faster than about once per μ is not chased (it would be stale almost all
+ * the time however often it was fetched). The shortest interval this gives
+ * over all rates is about 3.3μ, so μ comes from --revisit-min: the page most
+ * worth revisiting is revisited every --revisit-min.
  */
-export const ADAPTIVE_SHRINK = 0.5;
-export const ADAPTIVE_GROW = 1.5;
-/** A page whose links changed (a hub) comes back sooner still: new pages are found through it. */
+export const MIN_TO_MU = 1 / 3.33;
+/** Weight of the prior (in visits) a new URL's estimate starts from. */
+export const PRIOR_WEIGHT = 0.1;
+/** Each visit's history counts this much less at the next (recent visits weigh more: pages change their habits). */
+export const HISTORY_DECAY = 0.9;
+/** A page whose links changed (a hub) comes back sooner: new pages are found through it. */
 export const HUB_FACTOR = 0.5;
+
+/** A URL's change history (see ChangeEstimate in @crawlq/frontier). */
+export interface ChangeHistory {
+  readonly changes: number;
+  readonly unchangedMs: number;
+  readonly changedMs: number;
+}
 
 /** What a fetch told about a URL, for its next interval. */
 export interface IntervalInput {
   readonly policy: RevisitPolicy;
   /** The interval that led to this fetch; undefined on a URL's first fetch. */
   readonly previousMs: number | undefined;
+  /** The change history before this fetch; undefined on a URL's first fetch (or one never under the adaptive policy). */
+  readonly history?: ChangeHistory | undefined;
+  /** Time since the URL's last fetch (ms). */
+  readonly elapsedMs?: number | undefined;
   readonly changed: boolean;
   /** The links on the page changed (a hub). */
   readonly linksChanged?: boolean;
@@ -34,18 +52,63 @@ export interface IntervalInput {
   readonly hintMs?: number | undefined;
 }
 
-/** The interval until a URL's next fetch (ms), within the policy's bounds. */
+/** The interval until a URL's next fetch (ms), within the policy's bounds, and the history to store. */
 export function nextInterval(input: IntervalInput): number {
-  const { policy } = input;
-  if (typeof policy.mode === 'number') return policy.mode;
-  const clamp = (ms: number) => Math.min(policy.maxMs, Math.max(policy.minMs, ms));
-  if (input.previousMs === undefined) {
-    // First fetch: a hint if there is one, else halfway (geometrically) between the bounds.
-    return clamp(input.hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
+  return nextSchedule(input).intervalMs;
+}
+
+/** The x > 0 where 1 - (1 + x)e^(-x) = u (0 < u < 1), by bisection. */
+function optimalX(u: number): number {
+  let low = 0;
+  let high = 60;
+  for (let i = 0; i < 50; i += 1) {
+    const mid = (low + high) / 2;
+    if (1 - (1 + mid) * Math.exp(-mid) < u) low = mid;
+    else high = mid;
   }
-  let next = input.previousMs * (input.changed ? ADAPTIVE_SHRINK : ADAPTIVE_GROW);
-  if (input.changed && input.linksChanged === true) next *= HUB_FACTOR;
-  return clamp(next);
+  return (low + high) / 2;
+}
+
+/** The freshness-optimal interval (ms) for a page changing at `rate` (per ms) under the policy's μ, within its bounds. */
+export function optimalIntervalMs(policy: RevisitPolicy, rate: number): number {
+  const clamp = (ms: number) => Math.min(policy.maxMs, Math.max(policy.minMs, ms));
+  const mu = policy.minMs * MIN_TO_MU;
+  const u = mu * rate;
+  if (!(u > 0)) return policy.maxMs;
+  if (u >= 0.999) return policy.maxMs;
+  return clamp(optimalX(u) / rate);
+}
+
+/** The change rate (per ms) a history says: the maximum-likelihood estimate for Poisson changes seen at visits. */
+export function estimatedRate(history: ChangeHistory): number {
+  if (history.changes <= 0 || history.changedMs <= 0) return 0;
+  const perChange = history.changedMs / history.changes;
+  return Math.log(1 + history.changedMs / Math.max(history.unchangedMs, 1)) / perChange;
+}
+
+/** The next interval and the history to store with it. */
+export function nextSchedule(input: IntervalInput): { intervalMs: number; history: ChangeHistory | undefined } {
+  const { policy } = input;
+  if (typeof policy.mode === 'number') return { intervalMs: policy.mode, history: undefined };
+  if (input.previousMs === undefined || input.history === undefined || input.history.changes <= 0) {
+    // A new URL (or one new to this policy): assumed to change about once per
+    // hint, else once per sqrt(min * max), with the weight of a tenth of a visit.
+    const rate = 1 / Math.max(1, input.hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
+    const changedMs = (PRIOR_WEIGHT * Math.LN2) / rate;
+    const history = { changes: PRIOR_WEIGHT, unchangedMs: changedMs, changedMs };
+    if (input.previousMs === undefined) return { intervalMs: optimalIntervalMs(policy, rate), history };
+    return nextSchedule({ ...input, history });
+  }
+  const elapsed = Math.max(policy.minMs / 10, input.elapsedMs ?? input.previousMs);
+  const old = input.history;
+  const history = {
+    changes: old.changes * HISTORY_DECAY + (input.changed ? 1 : 0),
+    unchangedMs: old.unchangedMs * HISTORY_DECAY + (input.changed ? 0 : elapsed),
+    changedMs: old.changedMs * HISTORY_DECAY + (input.changed ? elapsed : 0),
+  };
+  let intervalMs = optimalIntervalMs(policy, estimatedRate(history));
+  if (input.changed && input.linksChanged === true) intervalMs = Math.max(policy.minMs, intervalMs * HUB_FACTOR);
+  return { intervalMs, history };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readCrawlProgress, type CrawlProgress } from '@crawlq/frontier';
+import { readCrawlProgress, readRevisitProgress, readShardNamespaces, type CrawlProgress, type RevisitProgress } from '@crawlq/frontier';
 import { readCrawlStats, type CrawlStats } from '../crawl-stats.js';
 import type { FleetAdminServices } from './crawl-services.js';
 import { readGroupWaits, type GroupWait } from '../group-waits.js';
@@ -11,16 +11,24 @@ export interface CrawlStatus extends CrawlProgress {
   readonly skipped: CrawlStats['skipped'];
   /** Groups held back by a pause or an unreachable robots.txt, and why. */
   readonly groupWaits: readonly GroupWait[];
-  /** Nothing left to crawl: no URL in a backlog, no job waiting, delayed or running. */
+  /**
+   * Nothing left to crawl: no URL in a backlog, no job waiting, delayed or
+   * running, and no known URL on a revisit schedule (a continuous crawl is
+   * never done: its known URLs come due again).
+   */
   readonly done: boolean;
+  /** The continuous crawl's schedule and revisit counters (all zero without --revisit). */
+  readonly revisits: RevisitProgress;
 }
 
 export async function readCrawlStatus(services: FleetAdminServices, deadLettered: () => Promise<number>): Promise<CrawlStatus> {
-  const [counts, stats, dead, groupWaits] = await Promise.all([
-    readCrawlProgress(services.redis, services.config.namespace),
+  const shards = await readShardNamespaces(services.redis, services.config.namespace);
+  const [counts, stats, dead, groupWaits, revisits] = await Promise.all([
+    readCrawlProgress(services.redis, services.config.namespace, { shards }),
     readCrawlStats(services.redis, services.config.namespace),
     deadLettered(),
     readGroupWaits(services.redis, services.config.namespace),
+    readRevisitProgress(services.redis, shards),
   ]);
   const left = counts.backlog + counts.waiting + counts.delayed + counts.active;
   return {
@@ -31,6 +39,7 @@ export async function readCrawlStatus(services: FleetAdminServices, deadLettered
     skipped: stats.skipped,
     // Once nothing is left, nothing waits: a record lingering past its end says nothing.
     groupWaits: left === 0 ? [] : groupWaits,
-    done: left === 0,
+    done: left === 0 && revisits.known === 0,
+    revisits,
   };
 }

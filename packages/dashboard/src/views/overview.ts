@@ -59,6 +59,32 @@ function countRow(row: { label: string; value: number; testId: string; link?: st
   return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${row.testId}">${row.value}</td></tr>`;
 }
 
+function bytes(value: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let scaled = value;
+  let unit = 0;
+  while (scaled >= 1024 && unit < units.length - 1) {
+    scaled /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? scaled : scaled.toFixed(1)} ${units[unit]}`;
+}
+
+/** The continuous crawl's card (shown once a revisit policy scheduled a URL): what each figure means is in its title and the README. */
+function revisitCard(revisits: CrawlOverview['status']['revisits']): SafeHtml | '' {
+  if (revisits.known === 0 && revisits.fetched === 0) return '';
+  const unchanged = revisits.unchanged + revisits.notModified;
+  return html`<section class="card" aria-label="Revisits"><h2>Revisits</h2><table>
+    <tr><td title="URLs fetched at least once and scheduled again (retired ones not counted)">known URLs</td><td class="n" data-testid="revisit-known">${revisits.known}</td></tr>
+    <tr><td title="Schedule entries due now: waiting to be handed to their groups' backlogs">due now</td><td class="n" data-testid="revisit-due-now">${revisits.dueNow}</td></tr>
+    <tr><td title="Schedule entries due within the next hour, those due now included">due in the next hour</td><td class="n" data-testid="revisit-due-hour">${revisits.dueNextHour}</td></tr>
+    <tr><td title="Revisits that found new content (parsed, recorded, links followed)">changed</td><td class="n" data-testid="revisit-changed">${revisits.changed}</td></tr>
+    <tr><td title="Revisits that found the same content: 304 answers plus 200s with the same content signature (no parse, no record)">unchanged</td><td class="n" data-testid="revisit-unchanged">${unchanged} (${revisits.notModified} × 304)</td></tr>
+    <tr><td title="404/410 answers; a URL is retired after 3 in a row">gone / retired</td><td class="n" data-testid="revisit-gone">${revisits.gone} / ${revisits.retired}</td></tr>
+    <tr><td title="Body bytes 304 answers did not send (each the last full body's size)">bytes saved</td><td class="n" data-testid="revisit-bytes-saved">${bytes(revisits.bytesSaved)}</td></tr>
+  </table></section>`;
+}
+
 /** Where the page fetches its refreshed `#overview` from. */
 export const OVERVIEW_FRAGMENT_PATH = '/overview/fragment';
 
@@ -98,6 +124,7 @@ export function overviewFragment(context: Pick<PageContext, 'csrfToken'>, overvi
       ? html`<div class="big" data-testid="rate">–</div><div class="muted">measuring; shown from the next refresh</div>`
       : html`<div class="big" data-testid="rate">${round(rate.perSecond)}</div><div class="muted">pages/s over the last ${Math.round(rate.overMs / 1000)} s</div>`
   }</section>
+  ${revisitCard(status.revisits)}
   <section class="card" aria-label="Statuses"><h2>Statuses</h2>${
     byStatus.length === 0 && skipped.length === 0
       ? html`<span class="muted">no pages yet</span>`

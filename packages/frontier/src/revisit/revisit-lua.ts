@@ -5,44 +5,68 @@ import { BACKLOG_INCLUDE } from '../commands/backlog-lua.js';
  * Lua shared by the revisit scripts. Under the revisit prefix R (same hash tag
  * as the rest of the crawl's keys):
  *
- * - `R s:<bucket>`: per-URL state in small hashes (listpack-encoded while a
- *   bucket holds at most 128 fields of at most 64 bytes): field = the last 8
- *   bytes of the URL's 16-byte fingerprint, value = 34 packed bytes
- *   (struct `>IIIIc8IHBBH`: next due, interval, last fetch, last change, all in
- *   deciseconds since REVISIT_EPOCH; the 64-bit content signature; the
- *   Last-Modified in seconds, 0 none; the schedule generation; 404/410 misses
- *   in a row; link depth; the last full body's size in KiB) then the ETag, if any, kept only when short.
+ * - `R s:<bucket>`: per-URL state in small hashes, which Redis keeps in its
+ *   compact listpack encoding while a bucket holds at most 128 fields and every
+ *   value is at most 64 bytes (the defaults). The bucket and the field both
+ *   come from SHA-1 of the URL (the scripts compute it, so a wheel entry needs
+ *   no fingerprint): the bucket from its first 32 bits, the field is its next
+ *   6 bytes. The value is 26 packed bytes (struct `>IHHc8HBBBBHH`):
+ *     last fetch (ds since REVISIT_EPOCH), interval (f16 ds), age of the last
+ *     change at the last fetch (f16 ds), the 64-bit content signature, the
+ *     schedule generation, link depth, flags (bits 0-1: 404/410 misses in a
+ *     row, 2-3: validator kind, 4: leased), the last full body's size (u8
+ *     log code), then the change-rate estimate: changes seen (u8, 1/16ths,
+ *     decayed), time watched without a change and time watched before a change
+ *     (f16 ds, decayed)
+ *   followed by the validator: the ETag (kind 1), or Last-Modified in seconds
+ *   (kind 2, 4 bytes). A page that sends an ETag is asked with If-None-Match
+ *   alone, which takes precedence over If-Modified-Since (RFC 9110 13.2.2).
  * - `R w:<slot>`: a timing wheel of lists: entries due from `slot` (ds), each
- *   2 bytes of generation, the 16-byte fingerprint, then the URL. Near slots
- *   are 1 s wide; far ones wider (10 s, 1 min, 10 min), and an entry popped
- *   from a wide slot before it is due moves to a narrower one.
+ *   the 2-byte generation and the URL. Near slots are 1 s wide; far ones
+ *   wider (10 s, 1 min, 10 min), and an entry popped from a wide slot before
+ *   it is due moves to a narrower one.
  * - `R slots`: the wheel's non-empty slots, scored by start (ds).
- * - `R n`: counters (known, fetched, changed, unchanged, notModified,
+ * - `R n`: counters (known, first, changed, unchanged, notModified, gone,
  *   bytesSaved, retired, leased).
  *
  * The state is the truth and the wheel an index: an entry whose generation
  * differs from its URL's state is stale and dropped when popped, so a URL is
- * due at exactly one time, however often it was rescheduled.
+ * due at exactly one time, however often it was rescheduled. A URL's due
+ * time is its last fetch plus its interval; a leased one (handed to its
+ * backlog, not yet fetched) is due when its lease entry comes up.
+ *
+ * f16: a 16-bit float of deciseconds, 5 bits of exponent and 11 of mantissa
+ * (1/1024 precision from 204.8 s up, exact below).
  */
 export const REVISIT_INCLUDE = luaInclude(
   'revisit',
   `
-local RV_FORMAT = '>IIIIc8IHBBH'
-local RV_FIXED = 34
-local function rv_bucket_key(prefix, fp, buckets)
-  return prefix .. 's:' .. (struct.unpack('>I', fp) % buckets)
+local RV_FORMAT = '>IHHc8HBBBBHH'
+local RV_FIXED = 26
+local RV_LEASED = 16
+local function rv_locate(prefix, url, buckets)
+  local h = redis.sha1hex(url)
+  local bucket = tonumber(string.sub(h, 1, 8), 16) % buckets
+  local field = string.gsub(string.sub(h, 9, 20), '..', function(x) return string.char(tonumber(x, 16)) end)
+  return prefix .. 's:' .. bucket, field, bucket
 end
-local function rv_field(fp)
-  return string.sub(fp, 9, 16)
+local function rv_f16(code)
+  return (code % 2048) * (2 ^ math.floor(code / 2048))
 end
 local function rv_decode(value)
   local s = {}
-  s.due, s.interval, s.fetched, s.changed, s.sig, s.modified, s.gen, s.misses, s.depth, s.size = struct.unpack(RV_FORMAT, value)
-  s.etag = string.sub(value, RV_FIXED + 1)
+  s.fetched, s.interval, s.age, s.sig, s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc = struct.unpack(RV_FORMAT, value)
+  s.tail = string.sub(value, RV_FIXED + 1)
   return s
 end
 local function rv_encode(s)
-  return struct.pack(RV_FORMAT, s.due, s.interval, s.fetched, s.changed, s.sig, s.modified, s.gen, s.misses, s.depth, s.size) .. s.etag
+  return struct.pack(RV_FORMAT, s.fetched, s.interval, s.age, s.sig, s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc) .. s.tail
+end
+local function rv_leased(s)
+  return math.floor(s.flags / RV_LEASED) % 2 == 1
+end
+local function rv_due(s)
+  return s.fetched + rv_f16(s.interval)
 end
 -- Slot of an entry due at 'due' (ds) scheduled at 'now': the narrow ones end
 -- at or after the due time (never popped early); the wide ones start before
@@ -54,16 +78,18 @@ local function rv_slot(due, now)
   if ahead >= 36000 then width = 6000 elseif ahead >= 6000 then width = 600 end
   return math.floor(due / width) * width
 end
-local function rv_index(prefix, s, fp, url, now)
-  local slot = rv_slot(s.due, now)
-  redis.call('RPUSH', prefix .. 'w:' .. slot, struct.pack('>H', s.gen) .. fp .. url)
-  redis.call('ZADD', prefix .. 'slots', slot, slot)
+-- Adds a wheel entry; 'zadded' remembers the slots this script already
+-- listed, so a batch to one slot costs one ZADD.
+local function rv_index(prefix, gen, url, due, now, zadded)
+  local slot = rv_slot(due, now)
+  redis.call('RPUSH', prefix .. 'w:' .. slot, struct.pack('>H', gen) .. url)
+  if not zadded[slot] then
+    redis.call('ZADD', prefix .. 'slots', slot, slot)
+    zadded[slot] = true
+  end
 end
 local function rv_hex(bytes)
   return (string.gsub(bytes, '.', function(c) return string.format('%02x', string.byte(c)) end))
-end
-local function rv_unhex(text)
-  return (string.gsub(text, '..', function(h) return string.char(tonumber(h, 16)) end))
 end
 `,
 );
@@ -73,76 +99,78 @@ end
  * is written with a new generation and one wheel entry is added (any older
  * entry of the URL becomes stale). A retired URL's state is deleted.
  * KEYS: 1 counters (R n)
- * ARGV: R, buckets, fingerprint (16 bytes), URL, now (ds), next due (ds),
- *       interval (ds), changed ('1'/'0'), signature (16 hex digits),
- *       Last-Modified (s, 0 none), ETag ('' none), misses, depth, retire ('1'/'0'),
- *       outcome counter to add 1 to ('' none), bytes saved
- * Reply: {1 when the URL was known before, the generation written}
+ * ARGV: R, buckets, URL, now (ds), packed state (RV_FORMAT with generation 0 and
+ *       the last change's age to keep when unchanged, then the validator),
+ *       changed ('1'/'0'), retire ('1'/'0'), outcome counter ('' none), bytes saved
+ * Reply: {1 when the URL was known before, the generation written (-1 retired)}
  */
 export const revisitRecordScript = defineLuaScript({
   name: 'revisit-record',
   keys: 1,
   includes: [REVISIT_INCLUDE],
   lua: `
-local prefix, buckets, fp, url = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local now = tonumber(ARGV[5])
-local key, field = rv_bucket_key(prefix, fp, buckets), rv_field(fp)
+local prefix, buckets, url, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
+local key, field = rv_locate(prefix, url, buckets)
 local old = redis.call('HGET', key, field)
-local known = 0
-local s = {gen = 0, changed = now}
-if old then
-  known = 1
-  local o = rv_decode(old)
-  s.gen = (o.gen + 1) % 65536
-  s.changed = o.changed
-end
-if ARGV[8] == '1' then s.changed = now end
-if ARGV[15] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[15], 1) end
-local saved = tonumber(ARGV[16])
+if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[8], 1) end
+local saved = tonumber(ARGV[9])
 if saved > 0 then redis.call('HINCRBY', KEYS[1], 'bytesSaved', saved) end
-redis.call('HINCRBY', KEYS[1], 'fetched', 1)
-if ARGV[14] == '1' then
+if ARGV[7] == '1' then
   if old then
     redis.call('HDEL', key, field)
     redis.call('HINCRBY', KEYS[1], 'known', -1)
   end
   redis.call('HINCRBY', KEYS[1], 'retired', 1)
-  return {known, -1}
+  if old then return {1, -1} end
+  return {0, -1}
 end
-if not old then redis.call('HINCRBY', KEYS[1], 'known', 1) end
-s.due, s.interval, s.fetched = tonumber(ARGV[6]), tonumber(ARGV[7]), now
-s.sig, s.modified, s.etag = rv_unhex(ARGV[9]), tonumber(ARGV[10]), ARGV[11]
-s.misses, s.depth = math.min(255, tonumber(ARGV[12])), math.min(255, tonumber(ARGV[13]))
-s.size = math.min(65535, tonumber(ARGV[17]))
+local s = rv_decode(ARGV[5])
+local known = 0
+if old then
+  known = 1
+  local o = rv_decode(old)
+  s.gen = (o.gen + 1) % 65536
+  -- Unchanged: the last change keeps its time, so its age grows by the time since the last fetch.
+  if ARGV[6] ~= '1' then
+    local age = rv_f16(o.age) + math.max(0, now - o.fetched)
+    local e = 0
+    while age >= 2048 do age = age / 2; e = e + 1 end
+    s.age = e * 2048 + math.floor(age)
+  end
+else
+  redis.call('HINCRBY', KEYS[1], 'known', 1)
+end
 redis.call('HSET', key, field, rv_encode(s))
-rv_index(prefix, s, fp, url, now)
+rv_index(prefix, s.gen, url, rv_due(s), now, {})
 return {known, s.gen}
 `,
 });
 
 /**
  * Reads a URL's state for a fetch. Reply: {} when the URL is not known (a
- * first fetch); else {due (ds), interval (ds), last fetch (ds), last change (ds),
- * signature (hex), Last-Modified (s), ETag, misses, depth}.
- * KEYS: none. ARGV: R, buckets, fingerprint (16 bytes)
+ * first fetch); else {last fetch (ds), interval (f16), change age (f16),
+ * signature (hex), generation, depth, flags, size code, changes (1/16),
+ * unchanged time (f16), changed time (f16), validator bytes}.
+ * KEYS: none. ARGV: R, buckets, URL
  */
 export const revisitReadScript = defineLuaScript({
   name: 'revisit-read',
   keys: 0,
   includes: [REVISIT_INCLUDE],
   lua: `
-local value = redis.call('HGET', rv_bucket_key(ARGV[1], ARGV[3], tonumber(ARGV[2])), rv_field(ARGV[3]))
+local key, field = rv_locate(ARGV[1], ARGV[3], tonumber(ARGV[2]))
+local value = redis.call('HGET', key, field)
 if not value then return {} end
 local s = rv_decode(value)
-return {s.due, s.interval, s.fetched, s.changed, rv_hex(s.sig), s.modified, s.etag, s.misses, s.depth, s.size}
+return {s.fetched, s.interval, s.age, rv_hex(s.sig), s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc, rv_hex(s.tail)}
 `,
 });
 
 /**
- * Takes due URLs off the wheel: each is leased (its next due set to now +
- * lease, under a new generation, so a process that dies before the URL
- * reaches its backlog loses nothing: it comes due again then) and returned;
- * stale entries are dropped, early ones move to a narrower slot.
+ * Takes due URLs off the wheel: each is leased (flagged, with a new
+ * generation and a wheel entry at now + lease, so a process that dies before
+ * the URL reaches its backlog loses nothing: it comes due again then) and
+ * returned; stale entries are dropped, early ones move to a narrower slot.
  * KEYS: 1 wheel slots (R slots), 2 counters (R n)
  * ARGV: R, buckets, now (ds), most URLs, lease (ds)
  * Reply: {url, depth, url, depth, ...}, then the ds until the next slot (-1: none)
@@ -155,30 +183,30 @@ export const revisitPopScript = defineLuaScript({
 local prefix, buckets, now, most, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local out = {}
 local taken = 0
+local zadded = {}
 local slots = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 16)
 for _, slot in ipairs(slots) do
   local list = prefix .. 'w:' .. slot
-  while taken < most do
-    local entry = redis.call('LPOP', list)
-    if not entry then
-      redis.call('ZREM', KEYS[1], slot)
-      break
-    end
+  local entries = redis.call('LPOP', list, most - taken)
+  if not entries or #entries < most - taken then
+    -- The slot is empty now (an entry moved back to it this call is listed again by rv_index).
+    redis.call('ZREM', KEYS[1], slot)
+  end
+  for _, entry in ipairs(entries or {}) do
     local gen = struct.unpack('>H', entry)
-    local fp = string.sub(entry, 3, 18)
-    local url = string.sub(entry, 19)
-    local key, field = rv_bucket_key(prefix, fp, buckets), rv_field(fp)
+    local url = string.sub(entry, 3)
+    local key, field = rv_locate(prefix, url, buckets)
     local value = redis.call('HGET', key, field)
     if value then
       local s = rv_decode(value)
       if s.gen == gen then
-        if s.due > now then
-          rv_index(prefix, s, fp, url, now)
+        if not rv_leased(s) and rv_due(s) > now then
+          rv_index(prefix, s.gen, url, rv_due(s), now, zadded)
         else
           s.gen = (s.gen + 1) % 65536
-          s.due = now + lease
+          if not rv_leased(s) then s.flags = s.flags + RV_LEASED end
           redis.call('HSET', key, field, rv_encode(s))
-          rv_index(prefix, s, fp, url, now)
+          rv_index(prefix, s.gen, url, now + lease, now, zadded)
           out[#out + 1] = url
           out[#out + 1] = s.depth
           taken = taken + 1
@@ -220,6 +248,28 @@ return redis.call('INCRBY', KEYS[1], n)
 });
 
 /**
+ * Wheel entries due by now and by now + horizon: one pass over the slots up
+ * to the horizon (one LLEN each), inside Redis.
+ * KEYS: 1 wheel slots. ARGV: R, now (ds), horizon end (ds)
+ * Reply: {due now, due by the horizon}
+ */
+export const revisitDueScript = defineLuaScript({
+  name: 'revisit-due',
+  keys: 1,
+  lua: `
+local now, horizon = tonumber(ARGV[2]), tonumber(ARGV[3])
+local due_now, due_soon = 0, 0
+local slots = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', horizon, 'WITHSCORES')
+for i = 1, #slots, 2 do
+  local n = redis.call('LLEN', ARGV[1] .. 'w:' .. slots[i])
+  due_soon = due_soon + n
+  if tonumber(slots[i + 1]) <= now then due_now = due_now + n end
+end
+return {due_now, due_soon}
+`,
+});
+
+/**
  * Checks the schedule's invariant, each known URL has exactly one live wheel
  * entry (a finite due time, never two). Reads every list and bucket: for tests
  * and small crawls only.
@@ -237,11 +287,10 @@ local live_count = 0
 for _, slot in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   for _, entry in ipairs(redis.call('LRANGE', prefix .. 'w:' .. slot, 0, -1)) do
     local gen = struct.unpack('>H', entry)
-    local fp = string.sub(entry, 3, 18)
-    local bucket = struct.unpack('>I', fp) % buckets
-    local value = redis.call('HGET', prefix .. 's:' .. bucket, rv_field(fp))
+    local key, field, bucket = rv_locate(prefix, string.sub(entry, 3), buckets)
+    local value = redis.call('HGET', key, field)
     if value and rv_decode(value).gen == gen then
-      local id = bucket .. ':' .. rv_field(fp)
+      local id = bucket .. ':' .. field
       live[id] = (live[id] or 0) + 1
       live_count = live_count + 1
     else

@@ -7,12 +7,11 @@ import { addRevisitCounters, emptyRevisitCounters, revisitBuckets, RevisitStore,
 /** URLs one release of due revisits takes from one shard at most. */
 const POP_MAX = 500;
 
-/** A known URL as a fetch sees it: its shard's store, fingerprint and state. */
+/** A known URL as a fetch sees it: its state, and how to record the fetch in its shard. */
 export interface KnownUrl {
-  readonly fingerprint: Buffer;
   readonly state: RevisitState | undefined;
   /** Stores this fetch's outcome (see RevisitStore.record). */
-  readonly record: (record: Omit<RevisitRecord, 'url' | 'fingerprint'>) => Promise<void>;
+  readonly record: (record: Omit<RevisitRecord, 'url'>) => Promise<void>;
 }
 
 /**
@@ -39,9 +38,8 @@ export class RevisitSchedule {
   /** A normalised URL's state for a fetch (one script call), and how to record the fetch. */
   async known(url: string): Promise<KnownUrl> {
     const store = this.#storeOf(url);
-    const fingerprint = Buffer.from(urlFingerprint(url).slice(1), 'base64url');
-    const state = await store.read(fingerprint);
-    return { fingerprint, state, record: (record) => store.record({ ...record, url, fingerprint }) };
+    const state = await store.read(url);
+    return { state, record: (record) => store.record({ ...record, url }) };
   }
 
   /**

@@ -1,40 +1,62 @@
 import type { RedisClient } from '@crawlq/redis';
 import { FrontierError } from '../frontier-errors.js';
-import { revisitAuditScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
+import { revisitAuditScript, revisitDueScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
 import { revisitKeys, type RevisitKeys } from './revisit-keys.js';
 
 /** Times in the revisit state count deciseconds from here (a u32 lasts 13 years). */
 export const REVISIT_EPOCH_MS = Date.UTC(2024, 0, 1);
-/** ETags longer than this are not kept (a bucket's values stay small); Last-Modified and the signature still apply. */
-export const MAX_STORED_ETAG = 24;
+/**
+ * ETags longer than this are not kept (the state value stays within the 64
+ * bytes Redis keeps in a compact hash); Last-Modified and the signature still
+ * apply. 38 bytes hold a quoted MD5 (S3, many CDNs).
+ */
+export const MAX_STORED_ETAG = 38;
 /** URLs per bucket the bucket count is sized for: well under Redis' 128-field listpack limit. */
 const BUCKET_LOAD = 64;
+/** Bytes of the packed fixed part of a URL's state (see REVISIT_INCLUDE). */
+const FIXED_BYTES = 26;
+const VALIDATOR_NONE = 0;
+const VALIDATOR_ETAG = 1;
+const VALIDATOR_LAST_MODIFIED = 2;
+const LEASED_FLAG = 16;
+
+/**
+ * A URL's change history as the adaptive policy keeps it (decayed sums):
+ * changes seen, time watched across visits that found no change, and time
+ * across visits that found one.
+ */
+export interface ChangeEstimate {
+  readonly changes: number;
+  readonly unchangedMs: number;
+  readonly changedMs: number;
+}
 
 /** What the schedule holds for one known URL. */
 export interface RevisitState {
-  readonly dueAt: number;
+  /** When it is due (last fetch plus interval); undefined while leased (handed to its backlog, not yet fetched again). */
+  readonly dueAt: number | undefined;
   readonly intervalMs: number;
   readonly fetchedAt: number;
+  /** When its content was last seen to change (about: kept as an age, 1/1024 precision). */
   readonly changedAt: number;
   /** 64-bit content signature, 16 hex digits. */
   readonly signature: string;
-  /** The page's Last-Modified (ms), if it sent one. */
+  /** The page's Last-Modified (ms), kept when it sent no (short enough) ETag. */
   readonly lastModified: number | undefined;
   readonly etag: string | undefined;
-  /** 404/410 answers in a row. */
+  /** 404/410 answers in a row (at most 3). */
   readonly misses: number;
   readonly depth: number;
-  /** The last full body's size (bytes, KiB precision): what a 304 saves. */
+  /** The last full body's size (bytes, within 5%): what a 304 saves. */
   readonly bodyBytes: number;
+  readonly leased: boolean;
+  readonly estimate: ChangeEstimate;
 }
 
-/** What to store after a fetch of a URL. */
+/** What to store after a fetch of a URL (due again at now + intervalMs). */
 export interface RevisitRecord {
   readonly url: string;
-  /** The URL's 16-byte fingerprint (see `urlFingerprint`). */
-  readonly fingerprint: Buffer;
   readonly now: number;
-  readonly nextDueAt: number;
   readonly intervalMs: number;
   readonly changed: boolean;
   readonly signature: string;
@@ -50,12 +72,15 @@ export interface RevisitRecord {
   readonly bytesSaved: number;
   /** The last full body's size (bytes). */
   readonly bodyBytes: number;
+  /** The change history after this fetch (adaptive policy); zeros when unused. */
+  readonly estimate?: ChangeEstimate;
 }
 
 /** The fleet's revisit counters (one shard's, or summed). */
 export interface RevisitCounters {
   /** URLs with a schedule (fetched at least once, not retired). */
   readonly known: number;
+  /** Fetches recorded (the sum of first, changed, unchanged, notModified and gone). */
   readonly fetched: number;
   /** Fetches that found the page new (first fetch of the URL). */
   readonly first: number;
@@ -64,16 +89,20 @@ export interface RevisitCounters {
   readonly unchanged: number;
   /** 304 Not Modified. */
   readonly notModified: number;
+  /** 404/410 answers. */
+  readonly gone: number;
+  /** Body bytes 304 answers did not send (each the last full body's size, within 5%). */
   readonly bytesSaved: number;
   readonly retired: number;
   /** Due URLs handed to the backlogs. */
   readonly leased: number;
 }
 
-const COUNTER_FIELDS = ['known', 'fetched', 'first', 'changed', 'unchanged', 'notModified', 'bytesSaved', 'retired', 'leased'] as const;
+const STORED_COUNTERS = ['known', 'first', 'changed', 'unchanged', 'notModified', 'gone', 'bytesSaved', 'retired', 'leased'] as const;
+const COUNTER_FIELDS = ['fetched', ...STORED_COUNTERS] as const;
 
 export function emptyRevisitCounters(): RevisitCounters {
-  return { known: 0, fetched: 0, first: 0, changed: 0, unchanged: 0, notModified: 0, bytesSaved: 0, retired: 0, leased: 0 };
+  return { known: 0, fetched: 0, first: 0, changed: 0, unchanged: 0, notModified: 0, gone: 0, bytesSaved: 0, retired: 0, leased: 0 };
 }
 
 export function addRevisitCounters(a: RevisitCounters, b: RevisitCounters): RevisitCounters {
@@ -93,6 +122,52 @@ const toDs = (ms: number): number => Math.max(0, Math.ceil((ms - REVISIT_EPOCH_M
 const fromDs = (ds: number): number => REVISIT_EPOCH_MS + ds * 100;
 
 /**
+ * f16 (see REVISIT_INCLUDE): deciseconds as 5 bits of exponent and 11 of
+ * mantissa. `up` rounds up (an interval is never shortened by its encoding).
+ */
+export function encodeF16(ms: number, up = false): number {
+  let ds = Math.max(0, ms / 100);
+  let exponent = 0;
+  while (ds >= 2048 && exponent < 31) {
+    ds /= 2;
+    exponent += 1;
+  }
+  const mantissa = Math.min(2047, up ? Math.ceil(ds) : Math.round(ds));
+  return exponent * 2048 + mantissa;
+}
+
+export function decodeF16(code: number): number {
+  return (code % 2048) * 2 ** Math.floor(code / 2048) * 100;
+}
+
+/** Body size as a u8 code: 8 steps per doubling (within 4.5%). */
+const encodeSize = (bytes: number): number => (bytes < 1 ? 0 : Math.min(255, Math.max(1, Math.round(8 * Math.log2(bytes)))));
+const decodeSize = (code: number): number => (code === 0 ? 0 : Math.round(2 ** (code / 8)));
+
+/** The packed state a record stores (generation 0: the script sets it). */
+function packState(record: RevisitRecord): Buffer {
+  const etag = record.etag !== undefined && Buffer.byteLength(record.etag) <= MAX_STORED_ETAG ? record.etag : undefined;
+  const lastModifiedS = record.lastModified === undefined ? 0 : Math.max(0, Math.min(0xffffffff, Math.floor(record.lastModified / 1000)));
+  const kind = etag !== undefined ? VALIDATOR_ETAG : lastModifiedS > 0 ? VALIDATOR_LAST_MODIFIED : VALIDATOR_NONE;
+  const tail = kind === VALIDATOR_ETAG ? Buffer.from(etag ?? '') : kind === VALIDATOR_LAST_MODIFIED ? Buffer.alloc(4) : Buffer.alloc(0);
+  if (kind === VALIDATOR_LAST_MODIFIED) tail.writeUInt32BE(lastModifiedS);
+  const fixed = Buffer.alloc(FIXED_BYTES);
+  const estimate = record.estimate ?? { changes: 0, unchangedMs: 0, changedMs: 0 };
+  let at = fixed.writeUInt32BE(Math.min(0xffffffff, toDs(record.now)), 0);
+  at = fixed.writeUInt16BE(encodeF16(Math.max(100, record.intervalMs), true), at);
+  at = fixed.writeUInt16BE(0, at); // the last change's age at this fetch: 0 when changed, else the script keeps the old one grown
+  at += Buffer.from(/^[0-9a-f]{16}$/.test(record.signature) ? record.signature : '0000000000000000', 'hex').copy(fixed, at);
+  at = fixed.writeUInt16BE(0, at);
+  at = fixed.writeUInt8(Math.min(255, Math.max(0, record.depth)), at);
+  at = fixed.writeUInt8(Math.min(3, Math.max(0, record.misses)) + kind * 4, at);
+  at = fixed.writeUInt8(encodeSize(record.bodyBytes), at);
+  at = fixed.writeUInt8(Math.min(255, Math.round(Math.max(0, estimate.changes) * 16)), at);
+  at = fixed.writeUInt16BE(encodeF16(estimate.unchangedMs), at);
+  fixed.writeUInt16BE(encodeF16(estimate.changedMs), at);
+  return Buffer.concat([fixed, tail]);
+}
+
+/**
  * One shard's revisit schedule (see REVISIT_INCLUDE): compact per-URL state
  * beside the seen-set, and a timing wheel that says which URLs are due.
  * Every operation is one Lua script.
@@ -108,47 +183,45 @@ export class RevisitStore {
     this.#buckets = options.buckets;
   }
 
-  /** The state of a URL by its fingerprint, or undefined when it is not known (never fetched, or retired). */
-  async read(fingerprint: Buffer): Promise<RevisitState | undefined> {
-    const reply = await this.#run('read', () => revisitReadScript.run(this.#redis, [], [this.#keys.prefix, this.#buckets, fingerprint]));
+  /** The state of a URL (normalised), or undefined when it is not known (never fetched, or retired). */
+  async read(url: string): Promise<RevisitState | undefined> {
+    const reply = await this.#run('read', () => revisitReadScript.run(this.#redis, [], [this.#keys.prefix, this.#buckets, url]));
     if (!Array.isArray(reply) || reply.length === 0) return undefined;
-    const [due, interval, fetched, changed, signature, modified, etag, misses, depth, size] = reply;
+    const [fetched, interval, age, signature, , depth, flags, size, changes, unchanged, changed, tail] = reply.map((value) => (typeof value === 'number' ? value : String(value)));
+    const fetchedAt = fromDs(Number(fetched));
+    const intervalMs = decodeF16(Number(interval));
+    const kind = Math.floor(Number(flags) / 4) % 4;
+    const validator = Buffer.from(String(tail ?? ''), 'hex');
+    const leased = (Number(flags) & LEASED_FLAG) !== 0;
     return {
-      dueAt: fromDs(Number(due)),
-      intervalMs: Number(interval) * 100,
-      fetchedAt: fromDs(Number(fetched)),
-      changedAt: fromDs(Number(changed)),
+      dueAt: leased ? undefined : fetchedAt + intervalMs,
+      intervalMs,
+      fetchedAt,
+      changedAt: fetchedAt - decodeF16(Number(age)),
       signature: String(signature),
-      lastModified: Number(modified) > 0 ? Number(modified) * 1000 : undefined,
-      etag: etag === '' || etag === null ? undefined : String(etag),
-      misses: Number(misses),
+      lastModified: kind === VALIDATOR_LAST_MODIFIED && validator.length === 4 ? validator.readUInt32BE(0) * 1000 : undefined,
+      etag: kind === VALIDATOR_ETAG ? validator.toString() : undefined,
+      misses: Number(flags) % 4,
       depth: Number(depth),
-      bodyBytes: Number(size) * 1024,
+      bodyBytes: decodeSize(Number(size)),
+      leased,
+      estimate: { changes: Number(changes) / 16, unchangedMs: decodeF16(Number(unchanged)), changedMs: decodeF16(Number(changed)) },
     };
   }
 
-  /** Stores a fetch's outcome and the URL's next due time, atomically. */
+  /** Stores a fetch's outcome and schedules the URL's next fetch (at now + intervalMs), atomically. */
   async record(record: RevisitRecord): Promise<void> {
-    const etag = record.etag !== undefined && Buffer.byteLength(record.etag) <= MAX_STORED_ETAG ? record.etag : '';
     await this.#run('record', () =>
       revisitRecordScript.run(this.#redis, [this.#keys.counters], [
         this.#keys.prefix,
         this.#buckets,
-        record.fingerprint,
         record.url,
         toDs(record.now),
-        toDs(record.nextDueAt),
-        Math.max(1, Math.round(record.intervalMs / 100)),
+        packState(record),
         record.changed ? '1' : '0',
-        /^[0-9a-f]{16}$/.test(record.signature) ? record.signature : '0000000000000000',
-        record.lastModified === undefined ? 0 : Math.max(0, Math.floor(record.lastModified / 1000)),
-        etag,
-        record.misses,
-        record.depth,
         record.retire ? '1' : '0',
         record.outcome,
         Math.max(0, Math.round(record.bytesSaved)),
-        Math.ceil(Math.max(0, record.bodyBytes) / 1024),
       ]),
     );
   }
@@ -178,36 +251,24 @@ export class RevisitStore {
   }
 
   async counters(): Promise<RevisitCounters> {
-    const values = await this.#redis.hmget(this.#keys.counters, ...COUNTER_FIELDS);
+    const values = await this.#redis.hmget(this.#keys.counters, ...STORED_COUNTERS);
     const counters: Record<(typeof COUNTER_FIELDS)[number], number> = emptyRevisitCounters();
-    COUNTER_FIELDS.forEach((field, i) => {
+    STORED_COUNTERS.forEach((field, i) => {
       counters[field] = Number(values[i] ?? 0);
     });
+    counters.fetched = counters.first + counters.changed + counters.unchanged + counters.notModified + counters.gone;
     return counters;
   }
 
   /**
    * Wheel entries due by `now` and by `now + horizonMs` (about the URLs due:
-   * an entry a later fetch made stale is counted until it is popped).
+   * an entry a later fetch made stale is counted until it is popped, and a
+   * leased URL's lease entry counts as due when the lease ends).
    */
   async dueCounts(now: number, horizonMs: number): Promise<{ dueNow: number; dueSoon: number }> {
-    const slots = await this.#redis.zrangebyscore(this.#keys.slots, '-inf', toDs(now + horizonMs), 'WITHSCORES');
-    let dueNow = 0;
-    let dueSoon = 0;
-    const nowDs = toDs(now);
-    const pipeline = this.#redis.pipeline();
-    const scores: number[] = [];
-    for (let i = 0; i + 1 < slots.length; i += 2) {
-      pipeline.llen(`${this.#keys.prefix}w:${slots[i] ?? ''}`);
-      scores.push(Number(slots[i + 1]));
-    }
-    const lengths = scores.length === 0 ? [] : ((await pipeline.exec()) ?? []);
-    scores.forEach((score, i) => {
-      const length = Number(lengths[i]?.[1] ?? 0);
-      dueSoon += length;
-      if (score <= nowDs) dueNow += length;
-    });
-    return { dueNow, dueSoon };
+    const reply = await this.#run('due', () => revisitDueScript.run(this.#redis, [this.#keys.slots], [this.#keys.prefix, toDs(now), toDs(now + horizonMs)]));
+    const [dueNow, dueSoon] = Array.isArray(reply) ? reply.map(Number) : [];
+    return { dueNow: dueNow ?? 0, dueSoon: dueSoon ?? 0 };
   }
 
   /** The schedule's invariant, checked (see revisitAuditScript): for tests and small crawls. */
@@ -225,4 +286,24 @@ export class RevisitStore {
       throw new FrontierError(`revisit ${what} failed in Redis`, { retryable: true, cause: error });
     }
   }
+}
+
+/** A continuous crawl's schedule and revisit counters, fleet-wide (`crawlq status`, the dashboard, `/metrics`). */
+export interface RevisitProgress extends RevisitCounters {
+  /** Wheel entries due now (about the URLs due: see RevisitStore.dueCounts). */
+  readonly dueNow: number;
+  /** Wheel entries due within the next hour, those due now included. */
+  readonly dueNextHour: number;
+}
+
+/** Reads the revisit counters and due counts of every shard of a crawl (`shards`: its shard keyspaces, see `readShardNamespaces`). */
+export async function readRevisitProgress(redis: RedisClient, shards: readonly string[], now = Date.now()): Promise<RevisitProgress> {
+  const all = await Promise.all(
+    shards.map(async (namespace) => {
+      const store = new RevisitStore({ redis, namespace, buckets: 64 });
+      const [counters, due] = await Promise.all([store.counters(), store.dueCounts(now, 3_600_000)]);
+      return { ...counters, dueNow: due.dueNow, dueNextHour: due.dueSoon };
+    }),
+  );
+  return all.reduce((a, b) => ({ ...addRevisitCounters(a, b), dueNow: a.dueNow + b.dueNow, dueNextHour: a.dueNextHour + b.dueNextHour }), { ...emptyRevisitCounters(), dueNow: 0, dueNextHour: 0 });
 }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { estimatedRate, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
+
+const policy = { mode: 'adaptive' as const, minMs: 5_000, maxMs: 600_000 };
+
+/** Seeded uniform numbers in [0, 1). */
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+/** Visits a page changing at random with mean gap `meanMs` (Infinity: never) under the policy; the intervals chosen. */
+function visit(meanMs: number, visits: number, seed: number): number[] {
+  const random = seeded(seed);
+  let { intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true });
+  const intervals = [intervalMs];
+  for (let i = 0; i < visits; i += 1) {
+    const changed = random() < 1 - Math.exp(-intervalMs / meanMs);
+    ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed }));
+    intervals.push(intervalMs);
+  }
+  return intervals;
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+describe('adaptive revisit intervals (freshness-optimal for the estimated change rate)', () => {
+  it('estimates a Poisson change rate from changes seen at visits', () => {
+    // Visits every 10 s, a change seen at 4 of 10: the rate whose chance of a change in 10 s is 40%.
+    const history: ChangeHistory = { changes: 4, unchangedMs: 60_000, changedMs: 40_000 };
+    expect(estimatedRate(history)).toBeCloseTo(-Math.log(0.6) / 10_000, 9);
+    expect(estimatedRate({ changes: 0, unchangedMs: 100_000, changedMs: 0 })).toBe(0);
+  });
+
+  it('gives the optimal interval: longer for slower pages, the shortest at --revisit-min, none chased past about 1/μ', () => {
+    const at = (meanMs: number) => optimalIntervalMs(policy, 1 / meanMs);
+    // Slow pages: about sqrt(2 μ T), μ = min / 3.33.
+    expect(at(3_600_000)).toBeGreaterThan(at(300_000));
+    expect(at(300_000)).toBeGreaterThan(at(30_000));
+    expect(at(300_000) / Math.sqrt(2 * (5_000 / 3.33) * 300_000)).toBeGreaterThan(0.9);
+    expect(at(300_000) / Math.sqrt(2 * (5_000 / 3.33) * 300_000)).toBeLessThan(1.1);
+    // The page most worth it is revisited every --revisit-min; faster ones less often.
+    expect(at(2_500)).toBeLessThan(7_000);
+    expect(at(500)).toBe(policy.maxMs);
+    // Never seen to change: the maximum.
+    expect(optimalIntervalMs(policy, 0)).toBe(policy.maxMs);
+  });
+
+  it('learns each page: every 30 s pages about every 10 s, 5 s pages about every 5-7 s, never-changing ones drift to the maximum', () => {
+    for (const seed of [1, 2, 3]) {
+      const fast = visit(5_000, 40, seed).slice(20);
+      const medium = visit(30_000, 40, seed).slice(20);
+      const never = visit(Number.POSITIVE_INFINITY, 40, seed);
+      expect(median(fast)).toBeGreaterThanOrEqual(5_000);
+      expect(median(fast)).toBeLessThan(8_000);
+      expect(median(medium)).toBeGreaterThan(7_000);
+      expect(median(medium)).toBeLessThan(16_000);
+      expect(never.at(-1)).toBe(policy.maxMs);
+      // Grows at every unchanged visit, never shrinks.
+      for (let i = 2; i < never.length; i += 1) expect(never[i] ?? 0).toBeGreaterThanOrEqual(never[i - 1] ?? 0);
+    }
+  });
+
+  it('stays within the bounds, and a fixed interval is that interval', () => {
+    for (const interval of visit(1_000, 30, 9)) {
+      expect(interval).toBeGreaterThanOrEqual(policy.minMs);
+      expect(interval).toBeLessThanOrEqual(policy.maxMs);
+    }
+    expect(nextSchedule({ policy: { mode: 45_000, minMs: 1, maxMs: 2 }, previousMs: 45_000, changed: true })).toEqual({ intervalMs: 45_000, history: undefined });
+  });
+
+  it('starts a new URL from a Cache-Control hint when there is one', () => {
+    const hinted = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: 20_000 }).intervalMs;
+    const unhinted = nextSchedule({ policy, previousMs: undefined, changed: true }).intervalMs;
+    expect(hinted).toBeLessThan(unhinted);
+    expect(nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: 86_400_000 }).intervalMs).toBeGreaterThan(unhinted);
+  });
+});
