@@ -1,5 +1,3 @@
-import type { CrawlOverview } from './crawl-overview.js';
-
 /** The series the overview's charts draw (`GET /api/history`): one value per interval between two readings. */
 export interface OverviewHistory {
   /** End of each interval (ms since the epoch). */
@@ -23,6 +21,13 @@ export const CHARTED_GROUPS = 8;
 export const HISTORY_SAMPLES = 360;
 /** Readings closer than this to the previous one are not kept: a rate over a few ms says little. */
 export const MIN_SAMPLE_SPACING_MS = 1_000;
+
+/** What the history keeps of an overview reading (a `CrawlOverview` is one). */
+export interface HistoryReading {
+  readonly at: number;
+  readonly status: { readonly pages: number; readonly byStatus: Readonly<Record<string, number>> };
+  readonly groups: { readonly groups: readonly { readonly group: string; readonly admitted: number; readonly deferred: number }[] };
+}
 
 interface GroupCounts {
   readonly admitted: number;
@@ -50,7 +55,7 @@ export class OverviewHistoryBook {
   /** Every group's counters at the last reading, to find the busiest since. */
   #lastCounts = new Map<string, GroupCounts>();
 
-  add(overview: CrawlOverview): void {
+  add(overview: HistoryReading): void {
     const last = this.#samples.at(-1);
     if (last !== undefined && overview.at - last.at < MIN_SAMPLE_SPACING_MS) return;
     // The counter went back: the namespace was cleared, earlier readings belong to another crawl.

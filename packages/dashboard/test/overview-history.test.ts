@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CrawlOverview } from '../src/crawl-overview.js';
-import { CHARTED_GROUPS, HISTORY_SAMPLES, OverviewHistoryBook } from '../src/overview-history.js';
+import { CHARTED_GROUPS, HISTORY_SAMPLES, OverviewHistoryBook, type HistoryReading } from '../src/overview-history.js';
 
-/** An overview with only what the history reads filled in. */
-function reading(at: number, pages: number, byStatus: Record<string, number>, groups: Record<string, [admitted: number, deferred: number]> = {}): CrawlOverview {
-  return {
-    at,
-    rate: null,
-    status: { pages, byStatus } as unknown as CrawlOverview['status'],
-    groups: { groups: Object.entries(groups).map(([group, [admitted, deferred]]) => ({ group, admitted, deferred })), global: {}, policyPublished: true } as unknown as CrawlOverview['groups'],
-  };
+/** What the history reads of an overview. */
+function reading(at: number, pages: number, byStatus: Record<string, number>, groups: Record<string, [admitted: number, deferred: number]> = {}): HistoryReading {
+  return { at, status: { pages, byStatus }, groups: { groups: Object.entries(groups).map(([group, [admitted, deferred]]) => ({ group, admitted, deferred })) } };
 }
 
 describe('OverviewHistoryBook', () => {
