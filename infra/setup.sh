@@ -38,6 +38,23 @@ if [ ! -x /usr/bin/chromium ] && [ ! -x /Applications/Chromium.app/Contents/MacO
   fi
 fi
 
+# The terminal test (test/terminal-progress.test.ts) runs `crawlq crawl` in a
+# tmux pane, a real terminal, and reads its screen.
+if ! command -v tmux >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing tmux with apt-get (for the terminal test)"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tmux >/dev/null
+  elif command -v brew >/dev/null 2>&1; then
+    echo "setup: installing tmux with Homebrew (for the terminal test)"
+    brew install tmux
+  else
+    echo "setup: tmux is missing; the terminal test is skipped without it" >&2
+  fi
+fi
+
 # The PostgreSQL sink's tests start a private server from Debian's binaries
 # (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin); the machine's own
 # cluster is never used.

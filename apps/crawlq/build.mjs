@@ -23,6 +23,12 @@ const manifest = JSON.parse(readFileSync(join(DIR, 'package.json'), 'utf8'));
 /** Optional backends loaded only in a try or when configured (as in apps/cli/bundle.mjs): never installed for users. */
 const OPTIONAL = new Set(['msgpackr-extract', '@valkey/valkey-glide', 'pg-native']);
 const builtins = new Set(builtinModules);
+/**
+ * Packages the bundle reads files of at run time instead of importing them:
+ * the dashboard serves uPlot's browser build (packages/dashboard/src/chart-assets.ts).
+ * Each counts as imported when the bundle names one of its files.
+ */
+const READ_AT_RUN_TIME = new Set(['uplot']);
 
 /** `@scope/name/sub` -> `@scope/name`, `name/sub` -> `name`. */
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
@@ -75,6 +81,10 @@ for (const output of Object.values(result.metafile.outputs)) {
     const name = packageOf(entry.path);
     if (!OPTIONAL.has(name)) imported.add(name);
   }
+}
+for (const name of READ_AT_RUN_TIME) {
+  const named = Object.keys(result.metafile.outputs).some((file) => readFileSync(file, 'utf8').includes(`${name}/dist/`));
+  if (named) imported.add(name);
 }
 // Optional peers (playwright-core, for --render) are imported only when used and installed by the user who needs them.
 const declared = { ...manifest.dependencies, ...manifest.peerDependencies };

@@ -12,9 +12,9 @@ export function workerName(): string {
 }
 
 /** A logger configured by --log-level and --log-format. */
-export function processLogger(config: CrawlqConfig, worker: string, output: { readonly beforeLine?: () => void; readonly stream?: LogStream } = {}): Logger {
-  const { beforeLine, stream } = output;
-  return createLogger({ level: config.logLevel, format: config.logFormat, worker, namespace: config.namespace, ...(beforeLine ? { beforeLine } : {}), ...(stream ? { stream } : {}) });
+export function processLogger(config: CrawlqConfig, worker: string, output: { readonly stream?: LogStream } = {}): Logger {
+  const { stream } = output;
+  return createLogger({ level: config.logLevel, format: config.logFormat, worker, namespace: config.namespace, ...(stream ? { stream } : {}) });
 }
 
 /** Workers that `crawl` spawns share one --metrics-port: worker N listens on PORT+N (0 stays "any free port"). */

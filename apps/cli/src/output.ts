@@ -1,35 +1,91 @@
 import { describeGroupWaits, type CrawlStatus } from '@crawlq/crawler';
+import { colorEnabled, colors as makeColors, type Colors } from '@crawlq/logging';
+import { createLogUpdate } from 'log-update';
+
+/** Where `crawl` writes while its progress is drawn: logs go above the progress, which is redrawn under them. */
+export interface ProgressOutput {
+  /** Draws the progress in place on a terminal; elsewhere hands a plain line to the fallback every 5 s. */
+  update(status: CrawlStatus, elapsedMs: number): void;
+  /**
+   * Writes whole lines of log text. On a terminal the progress is cleared
+   * first and drawn again after them, so a log line never lands on it.
+   */
+  write(text: string): void;
+  /** Wipes the progress (before text written straight to the stream); the next update draws it again. */
+  clear(): void;
+  /** Leaves the last progress where it is, for the summary to follow. */
+  done(): void;
+  /** Whether text written here may be coloured (a terminal, NO_COLOR unset). */
+  readonly color: boolean;
+  /** For a logger: its lines go through `write`; `isTTY` as the stream's. */
+  readonly logStream: { write(text: string): boolean; readonly isTTY: boolean };
+}
+
+export interface ProgressOptions {
+  /** @default process.stderr */
+  readonly stream?: NodeJS.WriteStream;
+  /** Pages the crawl stops at (--max-pages): a bar with an ETA when known. */
+  readonly total?: number | undefined;
+  /** @default colorEnabled(stream) */
+  readonly color?: boolean;
+}
 
 /**
- * Draws a progress line in place, only on a terminal; elsewhere (CI logs,
- * JSON log collectors) hands a line to `fallback` every 5 s instead, so stderr
- * stays one log line per line. `clear()` wipes the drawn line before a log
- * line is written, so the two are never glued together.
+ * The progress of a crawl on stderr. On a terminal it is drawn in place by
+ * log-update, which also erases and redraws it around each log line, so the
+ * two are never glued together; coloured unless NO_COLOR is set. Elsewhere
+ * (CI logs, JSON log collectors) it hands a plain line to `fallback` every
+ * 5 s instead, so stderr stays one log line per line.
  */
-export function progressWriter(
-  fallback: (line: string) => void,
-  stream: NodeJS.WriteStream = process.stderr,
-): { update(line: string): void; clear(): void; done(): void } {
+export function progressWriter(fallback: (line: string) => void, options: ProgressOptions = {}): ProgressOutput {
+  const stream = options.stream ?? process.stderr;
+  const tty = stream.isTTY === true;
+  const color = options.color ?? colorEnabled(stream);
+  const paint = makeColors(color);
+  // The cursor stays visible: hiding it would need restoring on every way out (a signal, a crash).
+  const render = tty ? createLogUpdate(stream, { showCursor: true }) : undefined;
+  /** The progress as drawn now, if it is. */
+  let drawn: string | undefined;
   let last = 0;
-  let drawn = false;
+  const write = (text: string): void => {
+    if (render === undefined || drawn === undefined) {
+      stream.write(text);
+      return;
+    }
+    // Erased, the log text written as it is (the terminal wraps it, so a
+    // copied line stays one line), then the progress drawn again below it.
+    render.clear();
+    stream.write(text);
+    render(drawn);
+  };
   return {
-    update(line) {
-      if (stream.isTTY) {
-        stream.write(`\r\x1b[2K${line}`);
-        drawn = true;
+    update(status, elapsedMs) {
+      if (render !== undefined) {
+        drawn = formatProgressBar(status, elapsedMs, { total: options.total, colors: paint });
+        render(drawn);
       } else if (Date.now() - last >= 5_000) {
-        fallback(line);
+        fallback(formatProgress(status, elapsedMs));
         last = Date.now();
       }
     },
+    write,
     clear() {
-      if (!drawn) return;
-      stream.write('\r\x1b[2K');
-      drawn = false;
+      if (render === undefined || drawn === undefined) return;
+      render.clear();
+      drawn = undefined;
     },
     done() {
-      if (drawn) stream.write('\n');
-      drawn = false;
+      if (render === undefined || drawn === undefined) return;
+      render.done();
+      drawn = undefined;
+    },
+    color,
+    logStream: {
+      write: (text) => {
+        write(text);
+        return true;
+      },
+      isTTY: tty,
     },
   };
 }
@@ -50,13 +106,45 @@ export function lineSplitter(onLine: (line: string) => void): { push(chunk: stri
   };
 }
 
-export function formatProgress(status: CrawlStatus, elapsedMs: number): string {
+export function formatProgress(status: CrawlStatus, elapsedMs: number, paint: Colors = makeColors(false)): string {
   const seconds = elapsedMs / 1000;
   const rate = seconds > 0 ? status.pages / seconds : 0;
-  const line = `[${seconds.toFixed(1)}s] pages ${status.pages} (${rate.toFixed(1)}/s) | backlog ${status.backlog} waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | dead-lettered ${status.deadLettered}`;
+  const dead = `dead-lettered ${status.deadLettered}`;
+  const line = `[${seconds.toFixed(1)}s] pages ${paint.bold(status.pages)} (${rate.toFixed(1)}/s) | backlog ${status.backlog} waiting ${status.waiting} delayed ${status.delayed} active ${status.active} | ${status.deadLettered > 0 ? paint.red(dead) : dead}`;
   // Say why jobs sit delayed: a crawl that seems stuck is usually waiting for a host.
   const waits = describeGroupWaits(status.groupWaits);
-  return waits === undefined ? line : `${line} | ${waits}`;
+  return waits === undefined ? line : `${line} | ${paint.yellow(waits)}`;
+}
+
+const BAR_WIDTH = 20;
+
+/**
+ * The terminal's progress: with a known total (--max-pages), a bar, the share
+ * done and an ETA at the rate so far, then the same figures as
+ * {@link formatProgress}. Pages done counts the dead-lettered too: they are
+ * finished, and the total is of URLs admitted.
+ */
+export function formatProgressBar(status: CrawlStatus, elapsedMs: number, options: { total?: number | undefined; colors?: Colors } = {}): string {
+  const paint = options.colors ?? makeColors(false);
+  const line = formatProgress(status, elapsedMs, paint);
+  const { total } = options;
+  if (total === undefined || total <= 0) return line;
+  const done = Math.min(status.pages + status.deadLettered, total);
+  const share = done / total;
+  const filled = Math.round(share * BAR_WIDTH);
+  const bar = `${paint.cyan('█'.repeat(filled))}${paint.dim('░'.repeat(BAR_WIDTH - filled))}`;
+  const perMs = elapsedMs > 0 ? done / elapsedMs : 0;
+  const eta = done >= total ? 'done' : perMs > 0 ? `ETA ${formatEta((total - done) / perMs)}` : 'ETA –';
+  return `${bar} ${Math.floor(share * 100)}% ${done}/${total} ${eta} ${line}`;
+}
+
+/** `42s`, `3m05s`, `2h07m`. */
+export function formatEta(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
 export function formatStatusTable(status: CrawlStatus): string {

@@ -58,6 +58,11 @@ export function apiRoutes(options: ApiRoutesOptions): Router {
     res.json(await options.overviews.read());
   });
 
+  // The charts' series: from the readings this dashboard took, no Redis read.
+  router.get('/history', (_req, res) => {
+    res.json(options.overviews.history());
+  });
+
   router.post('/groups/:group/pause', async (req, res) => {
     const forMs = (req.body as Record<string, unknown> | undefined)?.forMs ?? 600_000;
     if (typeof forMs !== 'number' || !Number.isInteger(forMs) || forMs < 1 || forMs > MAX_PAUSE_MS) {

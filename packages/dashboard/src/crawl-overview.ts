@@ -1,5 +1,6 @@
 import type { DeadLetterAdmin } from '@crawlq/dead-letter';
 import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawler';
+import { OverviewHistoryBook, type OverviewHistory } from './overview-history.js';
 import { PageRate, type PageRateReading } from './page-rate.js';
 
 /** What the overview page and `GET /api/overview` show. */
@@ -24,7 +25,10 @@ export class GroupNameError extends Error {
 }
 
 export interface CrawlOverviews {
+  /** Reads the crawl now; the reading is also kept for the charts (see {@link OverviewHistoryBook}). */
   read(): Promise<CrawlOverview>;
+  /** The charts' series from the readings so far. */
+  history(): OverviewHistory;
   pause(group: string, forMs: number): Promise<void>;
   /** Returns how many deferred jobs were woken. */
   resume(group: string): Promise<number>;
@@ -38,14 +42,18 @@ function checkGroup(group: string): void {
 export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: DeadLetterAdmin; log: (line: string) => void }): CrawlOverviews {
   const { admin, deadLetters, log } = options;
   const rate = new PageRate();
+  const history = new OverviewHistoryBook();
   return {
     async read() {
       await admin.followLayout();
       const [status, groups] = await Promise.all([readCrawlStatus(admin, () => deadLetters.count()), listGroups(admin)]);
       const at = Date.now();
       rate.add(at, status.pages);
-      return { at, status, rate: rate.reading(), groups };
+      const overview = { at, status, rate: rate.reading(), groups };
+      history.add(overview);
+      return overview;
     },
+    history: () => history.series(),
     async pause(group, forMs) {
       checkGroup(group);
       await admin.followLayout();

@@ -15,7 +15,9 @@ import { createDeadLetterActions } from './dead-letter-actions.js';
 import { DashboardConfigError, DashboardStartError } from './errors.js';
 import { isLoopbackHost } from './loopback.js';
 import { openDashboardQueues, type QueueConnection } from './open-queues.js';
+import { chartAssets } from './chart-assets.js';
 import { pageRoutes } from './page-routes.js';
+import { OVERVIEW_REFRESH_MS } from './views/overview.js';
 import { loopbackHostOnly, sameOriginWrites } from './request-guards.js';
 
 /** Default bind address: this machine only. */
@@ -160,8 +162,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     log,
   });
   const overviews = createCrawlOverviews({ admin, deadLetters, log });
-  // A first reading now, so the first page already has a rate to show.
+  // A first reading now, so the first page already has a rate to show; then
+  // one every refresh period, so the charts have a history when someone looks.
   await overviews.read().catch(() => undefined);
+  const sampler = setInterval(() => void overviews.read().catch(() => undefined), OVERVIEW_REFRESH_MS);
+  sampler.unref();
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -193,6 +198,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     localAssetsOnly(),
     followCrawlShards(bullBoard(queues, admin.queues), admin),
   );
+  app.use(chartAssets());
   app.use(pageRoutes({ actions, overviews, namespace: options.namespace, csrf: new CsrfToken(), log }));
   app.use((_req, res) => {
     res.status(404).type('text/plain').send('not found\n');
@@ -203,6 +209,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   try {
     address = await listen(server, host, port);
   } catch (error) {
+    clearInterval(sampler);
     await closeRedis();
     throw new DashboardStartError(`dashboard: cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
@@ -217,6 +224,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     url,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(sampler);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections (browsers, bull-board polling) would hold close() open.
         server.closeAllConnections();

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
-import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { openFleetAdmin, pauseGroup, type FleetAdmin } from '@crawlq/crawler';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { startDashboard, type Dashboard } from '../src/index.js';
 import { openNamespace, seedDeadLetter, type Namespace } from './helpers.js';
 
@@ -13,6 +17,12 @@ const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`dashboard browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`);
 
 const SCREENSHOT = '/tmp/crawlq-dashboard.png';
+/** The little of a canvas these tests read. */
+interface BrowserCanvas {
+  readonly width: number;
+  readonly height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, width: number, height: number): { data: ArrayLike<number> } } | null;
+}
 /** The little of the browser's window these tests read (the test tsconfig has no DOM lib). */
 interface BrowserWindow {
   getComputedStyle(element: unknown): { lineHeight: string };
@@ -199,6 +209,84 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     expect((await admin.limiter.status(group)).pausedUntil).toBeNull();
     expect(await groupRow.getByRole('button', { name: 'Pause' }).count()).toBe(1);
     await page.screenshot({ path: '/tmp/crawlq-dashboard-overview.png', fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('draws pages/s, the status mix and each group\'s pace and waits over time, with uPlot served by the dashboard', async () => {
+    // The fleet's counters, as workers write them, moved between readings a second or more apart.
+    const statsKey = `${stateKeyPrefix(space.namespace)}:stats`;
+    await pauseGroup(admin, 'held.example', 600_000);
+    for (let round = 0; round < 4; round += 1) {
+      await admin.redis.hincrby(statsKey, 'pages', 10);
+      await admin.redis.hincrby(statsKey, 'status:2xx', 8);
+      await admin.redis.hincrby(statsKey, 'status:4xx', 2);
+      // A second apart: admitted at the group's default pace, and given back as a finished fetch would.
+      const admission = await admin.limiter.acquire({ group: 'busy.example', leaseId: `chart-${round}` });
+      if (admission.admitted) await admin.limiter.release(admission.lease, { sent: true });
+      // Paused: every ask is held back, a wait.
+      await admin.limiter.acquire({ group: 'held.example', leaseId: `held-${round}` });
+      await fetch(`${dashboard.url}/api/overview`);
+      await sleep(1_100);
+    }
+    await fetch(`${dashboard.url}/api/overview`);
+    const history = (await (await fetch(`${dashboard.url}/api/history`)).json()) as { at: number[]; pagesPerSecond: number[]; statuses: Record<string, number[]>; groups: { group: string; admitted: (number | null)[]; deferred: (number | null)[] }[] };
+    expect(history.at.length).toBeGreaterThanOrEqual(4);
+    // Rates over intervals of a second or more: bounds, not speeds.
+    expect(Math.max(...history.pagesPerSecond)).toBeGreaterThan(0);
+    expect(Math.max(...history.pagesPerSecond)).toBeLessThanOrEqual(10);
+    expect(Object.keys(history.statuses).sort()).toEqual(['2xx', '4xx']);
+    const busy = history.groups.find((group) => group.group === 'busy.example');
+    const held = history.groups.find((group) => group.group === 'held.example');
+    expect(Math.max(...(busy?.admitted ?? []).map(Number))).toBeGreaterThan(0);
+    expect(Math.max(...(held?.deferred ?? []).map(Number))).toBeGreaterThan(0);
+    expect(held?.admitted.every((value) => value === null || value === 0)).toBe(true);
+
+    const { page, requested, problems } = await newPage();
+    await page.goto(`${dashboard.url}/overview`);
+    const colours = { pages: [0x24, 0x57, 0xc5], statuses: [0x2b, 0x8a, 0x3e] } as const;
+    for (const name of ['pages', 'statuses', 'pace', 'waits']) {
+      const chart = page.getByTestId(`chart-${name}`);
+      await waitFor(`the ${name} chart`, async () => Number(await chart.getAttribute('data-points')) >= 2, { timeoutMs: 20_000 });
+      const canvas = chart.locator('canvas');
+      expect(await canvas.count()).toBe(1);
+      const box = await canvas.boundingBox();
+      expect(box?.width).toBeGreaterThan(200);
+      expect(box?.height).toBeGreaterThan(100);
+    }
+    // The lines are on the canvas, in their series' colours (the first series of each chart).
+    for (const [name, rgb] of Object.entries(colours)) {
+      const drawn = await page.getByTestId(`chart-${name}`).locator('canvas').evaluate((element, colour) => {
+        const canvas = element as unknown as BrowserCanvas;
+        const pixels = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data ?? [];
+        let count = 0;
+        for (let index = 0; index < pixels.length; index += 4) {
+          if (Math.abs((pixels[index] ?? 0) - colour[0]) < 24 && Math.abs((pixels[index + 1] ?? 0) - colour[1]) < 24 && Math.abs((pixels[index + 2] ?? 0) - colour[2]) < 24 && (pixels[index + 3] ?? 0) > 200) count += 1;
+        }
+        return count;
+      }, rgb);
+      expect(drawn, `${name} chart pixels in its series colour`).toBeGreaterThan(20);
+    }
+    // Each group is a series of its own, named in the legend.
+    expect(await page.getByTestId('chart-pace').locator('.u-legend').textContent()).toContain('busy.example');
+    expect(await page.getByTestId('chart-waits').locator('.u-legend').textContent()).toContain('held.example');
+    expect(await page.getByTestId('chart-statuses').locator('.u-legend').textContent()).toMatch(/2xx.*4xx/);
+
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-dashboard-charts-'));
+    try {
+      const file = join(dir, 'overview-charts.png');
+      await page.screenshot({ path: file, fullPage: true });
+      const png = readFileSync(file);
+      expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect(png.subarray(12, 16).toString('latin1')).toBe('IHDR');
+      expect(png.readUInt32BE(16)).toBe(1280);
+      expect(png.readUInt32BE(20)).toBeGreaterThan(400);
+      if (process.env.CRAWLQ_KEEP_SCREENSHOTS !== undefined) await page.screenshot({ path: '/tmp/crawlq-dashboard-charts.png', fullPage: true });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // uPlot came from the dashboard itself, and nothing broke (no CSP refusal, no script error).
+    expect(requested).toContain(`${dashboard.url}/assets/uplot.min.js`);
+    expect(requested.every((url) => url.startsWith(`${dashboard.url}/`))).toBe(true);
     expect(problems).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { redactOutput } from '@crawlq/urls';
 import { pino, stdTimeFunctions, type DestinationStream, type Logger } from 'pino';
+import { colorEnabled } from './color.js';
 import { formatPrettyLine } from './pretty-line.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -25,10 +26,10 @@ export interface LoggerOptions {
   /** @default process.stderr */
   readonly stream?: LogStream;
   /**
-   * Called before each pretty line is written, so a terminal progress line
-   * drawn in place can be cleared first instead of being glued to the log line.
+   * Colour the level and time of pretty lines.
+   * @default a terminal without NO_COLOR (`colorEnabled(stream)`)
    */
-  readonly beforeLine?: () => void;
+  readonly color?: boolean;
 }
 
 export type { Logger };
@@ -50,7 +51,7 @@ export function createLogger(options: LoggerOptions): Logger {
       // Credentials never reach a log line, whichever field they ride in.
       redact: { paths: ['password', '*.password', 'authorization', '*.authorization', 'cookie', '*.cookie'], censor: '[redacted]' },
     },
-    destination(stream, format, options.beforeLine),
+    destination(stream, format, options.color ?? colorEnabled(stream)),
   );
 }
 
@@ -59,7 +60,7 @@ export function resolveFormat(format: LogFormat, stream: LogStream): 'json' | 'p
   return stream.isTTY === true ? 'pretty' : 'json';
 }
 
-function destination(stream: LogStream, format: 'json' | 'pretty', beforeLine: (() => void) | undefined): DestinationStream {
+function destination(stream: LogStream, format: 'json' | 'pretty', color: boolean): DestinationStream {
   if (format === 'json') {
     // process.stderr is synchronous for files and pipes in Node, so each line
     // is out before a following process.exit.
@@ -68,8 +69,7 @@ function destination(stream: LogStream, format: 'json' | 'pretty', beforeLine: (
   }
   return {
     write(line: string) {
-      beforeLine?.();
-      stream.write(redactOutput(formatPrettyLine(line)));
+      stream.write(redactOutput(formatPrettyLine(line, color)));
     },
   };
 }

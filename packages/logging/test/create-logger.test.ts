@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, formatPrettyLine, formatStatsLine, lineLogger, resolveFormat, startStatsLine } from '../src/index.js';
+import { colorEnabled, createLogger, formatPrettyLine, formatStatsLine, lineLogger, resolveFormat, startStatsLine } from '../src/index.js';
 
 function capture(isTTY = false): { stream: { write(text: string): boolean; isTTY: boolean }; lines: string[] } {
   const lines: string[] = [];
@@ -47,11 +47,28 @@ describe('createLogger', () => {
     expect(resolveFormat('auto', { write: () => true })).toBe('json');
     expect(resolveFormat('json', { write: () => true, isTTY: true })).toBe('json');
     const { stream, lines } = capture(true);
-    let cleared = 0;
-    const logger = createLogger({ worker: 'crawl', namespace: 'ns', stream, beforeLine: () => (cleared += 1) });
+    const logger = createLogger({ worker: 'crawl', namespace: 'ns', stream, color: false });
     lineLogger(logger)('dead-lettered http://a.test/', 'warn');
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}crawl dead-lettered http:\/\/a\.test\/\n$/);
-    expect(cleared).toBe(1);
+  });
+
+  it('colours pretty lines on a terminal only, and never with NO_COLOR', () => {
+    const sgr = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`);
+    expect(colorEnabled({ isTTY: true }, {})).toBe(true);
+    expect(colorEnabled({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    // The convention: set to anything but the empty string.
+    expect(colorEnabled({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(colorEnabled({ isTTY: false }, {})).toBe(false);
+    expect(colorEnabled({}, {})).toBe(false);
+
+    const coloured = capture(true);
+    lineLogger(createLogger({ worker: 'crawl', namespace: 'ns', stream: coloured.stream, color: true }))('slow down', 'warn');
+    expect(coloured.lines[0]).toMatch(sgr);
+    // The colour codes wrap the same text: without them it is the plain line.
+    expect(coloured.lines[0]?.replace(new RegExp(sgr.source, 'g'), '')).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}crawl slow down\n$/);
+    const plain = capture(true);
+    lineLogger(createLogger({ worker: 'crawl', namespace: 'ns', stream: plain.stream, color: false }))('slow down', 'warn');
+    expect(plain.lines[0]).not.toMatch(sgr);
   });
 });
 

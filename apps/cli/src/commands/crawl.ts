@@ -1,10 +1,10 @@
 import { formatDuration } from '@crawlq/config';
-import { lineLogger } from '@crawlq/logging';
+import { formatPrettyLine, lineLogger, resolveFormat } from '@crawlq/logging';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { processLogger } from '../observability.js';
-import { formatProgress, progressWriter } from '../output.js';
+import { progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
@@ -33,13 +33,15 @@ export function registerCrawl(program: Command): void {
     let outage: string | undefined;
     let stoppedWithoutRedis: string | undefined;
     const code = await withRedis(config, async (redisUrl, handle) => {
-      const progress = progressWriter((line) => logger.info(line));
-      const logger = processLogger(config, 'crawl', { beforeLine: () => progress.clear() });
+      // Every log line, this process's and its workers', goes through the
+      // progress output: on a terminal it clears the progress line, writes the
+      // log line and draws the progress again below it.
+      const progress = progressWriter((line) => logger.info(line), { total: config.maxPages });
+      const logger = processLogger(config, 'crawl', { stream: progress.logStream });
+      // Workers write to a pipe, so JSON lines; shown as this process shows its own.
+      const pretty = resolveFormat(config.logFormat, progress.logStream) === 'pretty';
       const launcher = createWorkerLauncher(config, redisUrl, {
-        stderrLine: (line) => {
-          progress.clear();
-          process.stderr.write(line);
-        },
+        stderrLine: (line) => progress.write(pretty ? formatPrettyLine(line, progress.color) : line),
       });
       const interrupted = new AbortController();
       // SIGHUP (the terminal closed, an ssh session dropped) stops the crawl like
@@ -47,7 +49,6 @@ export function registerCrawl(program: Command): void {
       const onSignal = (signal: NodeJS.Signals) => {
         if (signal === 'SIGHUP') ignoreLostTerminal();
         if (interrupted.signal.aborted) return;
-        progress.clear();
         logger.warn(`${signal}: stopping the crawl; the workers finish their jobs within ${formatDuration(config.gracePeriod)} (run the same command again to resume)`);
         interrupted.abort(signal);
       };
@@ -64,7 +65,7 @@ export function registerCrawl(program: Command): void {
           spawnWorker: (index) => launcher.spawn(index),
           cli: CLI,
           log: lineLogger(logger),
-          progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
+          progress: (status, elapsedMs) => progress.update(status, elapsedMs),
           fresh: flags.fresh === true,
           signal: interrupted.signal,
         });

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { PageRecord } from '@crawlq/crawler';
 import { runCrawl } from '@crawlq/crawler/fetching';
+import { formatPrettyLine, resolveFormat } from '@crawlq/logging';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
-import { formatProgress, progressWriter } from '../output.js';
+import { progressWriter } from '../output.js';
 import { withRedis } from '../redis-session.js';
 import { createWorkerLauncher } from '../worker-launcher.js';
 import { CLI } from '../review-command.js';
@@ -44,8 +45,12 @@ export function registerDemo(program: Command): void {
     try {
       process.stdout.write(`demo site: ${site.seeds.join('  ')}\n`);
       const code = await withRedis(config, async (redisUrl) => {
-        const launcher = createWorkerLauncher(config, redisUrl);
-        const progress = progressWriter((line) => process.stderr.write(`${line}\n`));
+        const progress = progressWriter((line) => process.stderr.write(`${line}\n`), { total: config.maxPages });
+        // The workers' lines come through here, so they are written above the progress line, never onto it.
+        const pretty = resolveFormat(config.logFormat, progress.logStream) === 'pretty';
+        const launcher = createWorkerLauncher(config, redisUrl, {
+          stderrLine: (line) => progress.write(pretty ? formatPrettyLine(line, progress.color) : line),
+        });
         try {
           const summary = await runCrawl({
             config,
@@ -53,8 +58,8 @@ export function registerDemo(program: Command): void {
             seeds: [site.seeds[0] ?? ''],
             spawnWorker: (index) => launcher.spawn(index),
             cli: CLI,
-            log: (line) => process.stderr.write(`${line}\n`),
-            progress: (status, elapsedMs) => progress.update(formatProgress(status, elapsedMs)),
+            log: (line) => progress.write(`${line}\n`),
+            progress: (status, elapsedMs) => progress.update(status, elapsedMs),
             fresh: true,
           });
           progress.done();

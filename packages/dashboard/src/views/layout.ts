@@ -67,6 +67,10 @@ table.groups td.actions select { padding: 2px 4px; }
 .tag.paused { background: #fdf0d5; color: #7a4b00; }
 .tag.done { background: var(--ok-bg); color: var(--ok-fg); }
 .note { margin-top: 20px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 16px; margin-bottom: 16px; }
+.chart { min-width: 0; }
+.chart .plot { width: 100%; min-height: 0; }
+.chart .chart-empty { padding: 24px 0; text-align: center; }
 /* Narrow windows: the dead-letter rows become cards, the URL on a line of its own. */
 @media (max-width: 960px) {
   header { flex-wrap: wrap; gap: 6px 16px; padding: 10px 12px; }
@@ -74,6 +78,7 @@ table.groups td.actions select { padding: 2px 4px; }
   main { padding: 16px 12px 32px; }
   .bulk { margin-left: 0; flex-wrap: wrap; }
   .card { min-width: 0; flex: 1 1 200px; }
+  .charts { grid-template-columns: 1fr; }
   table.stack, table.stack tbody { display: block; border: 0; background: none; }
   table.stack thead { display: none; }
   table.stack tr { display: flex; flex-wrap: wrap; gap: 2px 12px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin-bottom: 10px; padding: 8px 4px; }

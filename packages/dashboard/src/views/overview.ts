@@ -1,8 +1,9 @@
 import { formatRate } from '@crawlq/config';
 import type { GroupOverview } from '@crawlq/crawler';
+import { CHART_SCRIPT_PATH, CHART_STYLE_PATH } from '../chart-assets.js';
 import { CSRF_FIELD } from '../csrf-token.js';
 import type { CrawlOverview } from '../crawl-overview.js';
-import { html, type SafeHtml } from '../html.js';
+import { html, SafeHtml } from '../html.js';
 import { pausedQueueNote } from './format.js';
 import { layout, type PageContext } from './layout.js';
 
@@ -88,9 +89,83 @@ function revisitCard(revisits: CrawlOverview['status']['revisits']): SafeHtml | 
 /** Where the page fetches its refreshed `#overview` from. */
 export const OVERVIEW_FRAGMENT_PATH = '/overview/fragment';
 
-/** The overview: progress, rate, statuses and the politeness groups with pause/resume. */
+/** Where the charts fetch their series from. */
+export const HISTORY_PATH = '/api/history';
+
+/** The charts: what they show, and the `data-chart` name the script draws into. */
+const CHARTS: readonly { readonly name: string; readonly title: string; readonly note: string }[] = [
+  { name: 'pages', title: 'Pages per second', note: 'pages finished, fleet-wide' },
+  { name: 'statuses', title: 'Status mix', note: 'pages per second by HTTP status class' },
+  { name: 'pace', title: 'Groups: pace', note: 'requests admitted per second, busiest groups' },
+  { name: 'waits', title: 'Groups: waits', note: 'requests held back per second (rate, concurrency, pause)' },
+];
+
+/**
+ * Draws the charts with uPlot from `GET /api/history`, and again every
+ * refresh period. Each chart's box says how many points it drew
+ * (`data-points`), for people's tools and the browser test alike. Errors in
+ * drawing are not swallowed: they reach the console.
+ */
+const CHART_SCRIPT = new SafeHtml(`
+(function () {
+  var root = document.getElementById('charts');
+  if (!root || !window.uPlot || !window.fetch) return;
+  var every = Number(root.getAttribute('data-refresh-ms')) || 5000;
+  var PALETTE = ['#2457c5', '#d9480f', '#2b8a3e', '#ae3ec9', '#1098ad', '#f08c00', '#c92a2a', '#5c7cfa'];
+  var STATUS = { '2xx': '#2b8a3e', '3xx': '#1c7ed6', '4xx': '#f08c00', '5xx': '#c92a2a' };
+  var shown = {};
+  function draw(name, labels, colors, columns, x) {
+    var box = root.querySelector('[data-chart="' + name + '"]');
+    var plot = box.querySelector('.plot');
+    if (shown[name]) { shown[name].destroy(); delete shown[name]; }
+    var points = 0;
+    columns.forEach(function (column) { column.forEach(function (value) { if (value !== null) points += 1; }); });
+    box.setAttribute('data-points', String(points));
+    box.setAttribute('data-series', String(columns.length));
+    box.querySelector('.chart-empty').hidden = points > 0;
+    if (points === 0) return;
+    var series = [{}].concat(labels.map(function (label, index) { return { label: label, stroke: colors[index], width: 2 }; }));
+    shown[name] = new uPlot({ width: Math.max(plot.clientWidth, 240), height: 180, series: series, scales: { x: { time: true } }, axes: [{}, { size: 48 }], legend: { live: false } }, [x].concat(columns), plot);
+  }
+  function render(history) {
+    var x = history.at.map(function (at) { return at / 1000; });
+    draw('pages', ['pages/s'], [PALETTE[0]], [history.pagesPerSecond], x);
+    var keys = Object.keys(history.statuses).sort();
+    draw('statuses', keys, keys.map(function (key, index) { return STATUS[key] || PALETTE[(index + 3) % PALETTE.length]; }), keys.map(function (key) { return history.statuses[key]; }), x);
+    var groups = history.groups.map(function (group) { return group.group; });
+    var colors = groups.map(function (_group, index) { return PALETTE[index % PALETTE.length]; });
+    draw('pace', groups, colors, history.groups.map(function (group) { return group.admitted; }), x);
+    draw('waits', groups, colors, history.groups.map(function (group) { return group.deferred; }), x);
+  }
+  function schedule() { setTimeout(load, every); }
+  function load() {
+    if (document.hidden) return schedule();
+    fetch(root.getAttribute('data-history-from'), { credentials: 'same-origin', headers: { accept: 'application/json' } })
+      .then(function (response) { return response.ok ? response.json() : null; }, function () { return null; })
+      .then(function (history) { if (history) render(history); })
+      .finally(schedule);
+  }
+  load();
+})();
+`);
+
+/** The charts' boxes, outside `#overview` so that its refresh leaves them be; the script fills them. */
+function charts(nonce: string): SafeHtml {
+  return html`<link rel="stylesheet" href="${CHART_STYLE_PATH}" nonce="${nonce}">
+<section id="charts" class="charts" aria-label="Charts" data-refresh-ms="${OVERVIEW_REFRESH_MS}" data-history-from="${HISTORY_PATH}">
+${CHARTS.map(
+  (chart) => html`<div class="card chart" data-chart="${chart.name}" data-testid="chart-${chart.name}"><h2>${chart.title}</h2><div class="muted">${chart.note}</div>
+  <div class="plot"></div><div class="chart-empty muted">collecting: the first points come once the dashboard has read the crawl twice, a second or more apart</div></div>`,
+)}
+</section>
+<script nonce="${nonce}" src="${CHART_SCRIPT_PATH}"></script>
+<script nonce="${nonce}">${CHART_SCRIPT}</script>`;
+}
+
+/** The overview: charts over time, progress, rate, statuses and the politeness groups with pause/resume. */
 export function overviewPage(context: PageContext, overview: CrawlOverview): string {
   const body = html`<h1>Crawl overview</h1>
+${charts(context.nonce)}
 ${overviewFragment(context, overview)}
 ${pausedQueueNote()}`;
   return layout(context, { title: 'Overview', current: 'overview', body });
