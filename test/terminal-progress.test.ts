@@ -46,7 +46,7 @@ function glued(run: TerminalRun): string[] {
 }
 
 describe.skipIf(!tmux)('crawlq crawl on a terminal', () => {
-  it('writes log lines above the progress line, never onto it, and draws a bar with an ETA for --max-pages', async () => {
+  it('writes log lines above the progress line, never onto it, and draws a bar with an ETA for --max-pages', { timeout: 180_000 }, async () => {
     const run = await crawlOnTerminal('terminal-colour');
     expect(run.code, run.screen.join('\n')).toBe(0);
     expect(glued(run)).toEqual([]);
@@ -73,7 +73,7 @@ describe.skipIf(!tmux)('crawlq crawl on a terminal', () => {
     expect(run.raw).toMatch(SGR);
   });
 
-  it('writes no colour with NO_COLOR, and still keeps log lines off the progress line', async () => {
+  it('writes no colour with NO_COLOR, and still keeps log lines off the progress line', { timeout: 180_000 }, async () => {
     const run = await crawlOnTerminal('terminal-no-colour', { NO_COLOR: '1' });
     expect(run.code, run.screen.join('\n')).toBe(0);
     expect(glued(run)).toEqual([]);
@@ -82,7 +82,7 @@ describe.skipIf(!tmux)('crawlq crawl on a terminal', () => {
     expect(run.raw).not.toMatch(SGR);
   });
 
-  it('keeps the workers\' log lines off the progress line in `crawlq demo` too', async () => {
+  it('keeps the workers\' log lines off the progress line in `crawlq demo` too', { timeout: 180_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-terminal-demo-'));
     const args = ['demo', '--max-pages', '40', '--stats-interval', '300ms', '--out', join(dir, 'demo.jsonl'), '--state-dir', dir];
     const run = await runOnTerminal([process.execPath, ...cliArgs(args)], { env: cliEnv(redis.url, { CRAWLQ_INVOKED_AS: 'pnpm crawlq' }), cwd: REPO_ROOT, width: 100 });

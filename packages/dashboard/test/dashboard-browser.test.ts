@@ -212,7 +212,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('draws pages/s, the status mix and each group\'s pace and waits over time, with uPlot served by the dashboard', async () => {
+  it('draws pages/s, the status mix and each group\'s pace and waits over time, with uPlot served by the dashboard', { timeout: 120_000 }, async () => {
     // The fleet's counters, as workers write them, moved between readings a second or more apart.
     const statsKey = `${stateKeyPrefix(space.namespace)}:stats`;
     await pauseGroup(admin, 'held.example', 600_000);
