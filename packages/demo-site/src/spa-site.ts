@@ -50,7 +50,8 @@ export interface SpaSite {
  * `/api<path>` from the app host, then writes the title, the text and the
  * links into the DOM, and shows a "load more" button (`#more`) that fetches
  * `/api<path>/more` and adds more links. A plain fetch of a shell finds no
- * link at all. `/app/live` also polls `/api/ping` at once and then every 200 ms for as long as
+ * link at all. `/app/live` also polls `/api/ping` (which answers after
+ * {@link PING_ANSWER_MS}) at once and then every 200 ms for as long as
  * it is open: it never settles. The static host serves ordinary HTML pages,
  * linked in a chain, the kind that needs no browser.
  */
@@ -103,7 +104,12 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     if (path === '/feed') return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: FEED_PAGE });
     const feed = /^\/api\/feed\/(\d+)$/.exec(path);
     if (feed?.[1] !== undefined && Number(feed[1]) < FEED_CHUNKS) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: feedChunk(Number(feed[1])) }) });
-    if (path === '/api/ping') return send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' });
+    // A slow poll (a long poll's answer): the live page is busy for at least this long after it asks.
+    if (path === '/api/ping') {
+      const timer = setTimeout(() => send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' }), PING_ANSWER_MS);
+      response.once('close', () => clearTimeout(timer));
+      return;
+    }
     const api = /^\/api(\/app\/(?:\d+|live))(\/more)?$/.exec(path);
     if (api?.[1] !== undefined && isAppPage(api[1])) {
       const page = api[1];
@@ -156,6 +162,9 @@ function send(response: ServerResponse, { status, contentType, body }: { status:
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
 }
+
+/** How long `/api/ping` takes to answer. */
+export const PING_ANSWER_MS = 5_000;
 
 /** Chunks of links the feed loads, one per scroll to the bottom (the first on load). */
 export const FEED_CHUNKS = 4;
