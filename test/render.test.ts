@@ -65,7 +65,7 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     for (const record of appRecords) {
       expect(record.render, record.url).toBeDefined();
       expect(record.render?.complete, JSON.stringify(record.render)).toBe(true);
-      expect(record.links, record.url).toEqual(expect.arrayContaining([...site.expectedLinks(record.url)]));
+      expect(record.links, `${record.url} ${JSON.stringify(record.render)}`).toEqual(expect.arrayContaining([...site.expectedLinks(record.url)]));
       expect(record.title).toMatch(/^App page/);
     }
     expect(appRecords.some((record) => record.render?.verdict === 'render')).toBe(true);

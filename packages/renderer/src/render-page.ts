@@ -126,13 +126,26 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
     }
   };
   await context.route('**/*', handle);
+  await context.addInitScript(PAGE_ACTIVITY_SCRIPT);
   // Dialogs would hold the page until someone answers them.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   // The document is at hand: committing it is quick. Its parsing and deferred
   // scripts (which may wait for their gate) are waited for against the moving bound.
   await page.goto(document.url, { waitUntil: 'commit', timeout: Math.max(remaining(), COMMIT_WITHIN_MS) });
   let settled = await untilBound((timeoutMs) => page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }), deadline);
-  const settle = async (): Promise<boolean> => activity.idle(options.idleMs ?? DEFAULT_IDLE_MS, deadline, run.signal);
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  // Idle as the route handler sees it, and as the page does: a fetch or XHR the
+  // page has started may reach the route a moment later on a busy machine.
+  const settle = async (): Promise<boolean> => {
+    for (;;) {
+      if (!(await activity.idle(idleMs, deadline, run.signal))) return false;
+      const inPage = await page.evaluate<PageActivity | null>(`typeof ${PAGE_ACTIVITY} === 'function' ? ${PAGE_ACTIVITY}() : null`).catch(() => null);
+      // Quiet is the route's to judge: a page polling a URL it is refused keeps starting requests that end at once.
+      if (inPage === null || inPage.inFlight === 0) return true;
+      if (performance.now() >= deadline() || run.signal.aborted) return false;
+      await sleep(50);
+    }
+  };
   if (settled) {
     if (options.waitFor === undefined) settled = await settle();
     else {
@@ -169,6 +182,40 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
   const missing = log.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
   return { html, title, textLength, requests: log, missing, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }
+
+/** The page's own count of the fetch and XHR requests it has started and not yet seen end. */
+interface PageActivity {
+  readonly inFlight: number;
+}
+
+const PAGE_ACTIVITY = '__crawlqActivity';
+
+/**
+ * Counts, in the page, the fetch and XHR requests its scripts start: one
+ * started in a click handler is in the count as soon as the handler ran,
+ * before its interception reaches the route handler.
+ */
+const PAGE_ACTIVITY_SCRIPT = `(() => {
+  let inFlight = 0;
+  const begin = () => { inFlight += 1; };
+  const end = () => { inFlight -= 1; };
+  const fetch = window.fetch;
+  if (typeof fetch === 'function') {
+    window.fetch = function (...args) {
+      begin();
+      let ended = false;
+      const once = () => { if (!ended) { ended = true; end(); } };
+      try { return fetch.apply(this, args).then((response) => { once(); return response; }, (error) => { once(); throw error; }); } catch (error) { once(); throw error; }
+    };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    begin();
+    this.addEventListener('loadend', end, { once: true });
+    try { return send.apply(this, args); } catch (error) { end(); throw error; }
+  };
+  Object.defineProperty(window, '${PAGE_ACTIVITY}', { value: () => ({ inFlight }) });
+})();`;
 
 /** A request in the route handler: at its gate until admitted, then being made, then answered (in the log, handed to the browser). */
 interface Pending {
