@@ -126,7 +126,7 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
     }
   };
   await context.route('**/*', handle);
-  await context.addInitScript(PAGE_ACTIVITY_SCRIPT);
+  await page.addInitScript(PAGE_ACTIVITY_SCRIPT);
   // Dialogs would hold the page until someone answers them.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
   // The document is at hand: committing it is quick. Its parsing and deferred
