@@ -7,7 +7,7 @@
 // Usage: render-contender.ts <concurrency> <timeoutMs> <seed...>; prints one
 // JSON line { pages, seconds }. Crawlee keeps its storage where
 // CRAWLEE_STORAGE_DIR points (the bench sets a temp dir).
-import { chromium } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from '@crawlq/renderer';
 
 const [concurrencyArg, timeoutArg, ...seeds] = process.argv.slice(2);
@@ -31,7 +31,9 @@ const crawler = new PlaywrightCrawler({
   // The same Chromium and flags as crawlq's; no fingerprint injection (crawlq does none).
   launchContext: { launcher: chromium, launchOptions: { executablePath, args: [...CHROMIUM_ARGS], chromiumSandbox: false } },
   browserPoolOptions: { useFingerprints: false },
-  async requestHandler({ page, request, enqueueLinks, pushData }) {
+  async requestHandler({ page: crawleePage, request, enqueueLinks, pushData }) {
+    // Crawlee types its page from the full `playwright` package, which is not installed: it is playwright-core's page.
+    const page = crawleePage as unknown as Page;
     await page.waitForLoadState('networkidle', { timeout: timeoutMs }).catch(() => undefined);
     const more = page.locator('#more').first();
     if (await more.isVisible().catch(() => false)) {

@@ -62,9 +62,10 @@ export async function fetchForBrowser(
         await sleep(denial.retryInMs, undefined, { signal: signals });
       },
       checkRedirect: async (hop) => checkRobots(hop.to, services),
-      onFirstAdmitted: async () => {
+      onFirstAdmitted: () => {
         made = true;
         admitted();
+        return Promise.resolve();
       },
     });
     const { response } = fetched;
