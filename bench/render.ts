@@ -1,15 +1,19 @@
 // Rendering (`pnpm bench render`): one mixed site (a single-page app beside a
-// larger static site), crawled by one worker with --render always and with
-// --render auto, at the same concurrency and no rate limit. Prints pages/s,
-// how many pages were rendered, and the worker's peak resident memory with
-// its browser's processes (sampled from /proc).
+// larger static site), crawled by one crawlq worker with --render always and
+// with --render auto, and by Crawlee's PlaywrightCrawler (render-contender.ts,
+// the same system Chromium), all at the same concurrency and no rate limit.
+// Prints pages/s, how many pages were rendered, and peak resident memory of
+// each process tree with its browser (sampled from /proc).
+// BENCH_SKIP_CRAWLEE=1 leaves Crawlee out.
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSpaSite } from '@crawlq/demo-site';
 import { startTestRedis } from '@crawlq/testing';
-import { exited, fmt, startCrawlq } from './support.js';
+import { currentRss, exited, fmt, startCrawlq, startScript } from './support.js';
 
 const APP_PAGES = 6;
 const STATIC_PAGES = 40;
@@ -20,6 +24,9 @@ interface RenderRun {
   readonly pages: number;
   readonly rendered: number;
   readonly peakTreeBytes: number;
+  readonly peakBelowRootBytes: number;
+  /** Crawlee: its own timing of the crawl (imports and start excluded). */
+  readonly ownSeconds?: number;
 }
 
 /** Resident bytes of `root` and every descendant (the crawl, its worker, the worker's browser). */
@@ -41,10 +48,47 @@ function treeRss(root: number): number {
   return entries.filter((entry) => inTree.has(entry.pid)).reduce((sum, entry) => sum + entry.rss, 0);
 }
 
+const CONCURRENCY = 4;
+const RENDER_TIMEOUT_MS = 15_000;
+const CONTENDER = fileURLToPath(new URL('./render-contender.ts', import.meta.url));
+
+/** Samples the peak resident memory of a process tree until the process exits: the whole tree, and the tree without its root. */
+async function sampleUntilExit(child: ChildProcess): Promise<{ code: number | null; peakTreeBytes: number; peakBelowRootBytes: number }> {
+  let peakTreeBytes = 0;
+  let peakBelowRootBytes = 0;
+  const done = exited(child);
+  let finished = false;
+  void done.then(() => (finished = true));
+  while (!finished) {
+    const tree = treeRss(child.pid ?? -1);
+    peakTreeBytes = Math.max(peakTreeBytes, tree);
+    peakBelowRootBytes = Math.max(peakBelowRootBytes, tree - (currentRss(child.pid ?? -1) ?? 0));
+    await sleep(200);
+  }
+  return { code: await done, peakTreeBytes, peakBelowRootBytes };
+}
+
+/** Crawlee's PlaywrightCrawler on the same site (render-contender.ts), timed from spawn to exit like crawlq. */
+async function crawleeRun(seeds: readonly string[]): Promise<RenderRun> {
+  const storage = mkdtempSync(join(tmpdir(), 'crawlq-bench-crawlee-'));
+  const started = performance.now();
+  const child = startScript(CONTENDER, [String(CONCURRENCY), String(RENDER_TIMEOUT_MS), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const { code, peakTreeBytes, peakBelowRootBytes } = await sampleUntilExit(child);
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0) throw new Error(`Crawlee exited with ${code}: ${stderr.slice(-2_000)}`);
+  const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { pages: number; seconds: number };
+  return { mode: 'crawlee', seconds, pages: result.pages, rendered: result.pages, peakTreeBytes, peakBelowRootBytes, ownSeconds: result.seconds };
+}
+
 export async function benchRender(log: (line: string) => void): Promise<RenderRun[]> {
   const redis = await startTestRedis();
   const site = await startSpaSite({ appHost: '127.0.5.1', scriptHost: '127.0.5.2', staticHost: '127.0.5.3', appPages: APP_PAGES, staticPages: STATIC_PAGES, textBytes: 2_000 });
   const runs: RenderRun[] = [];
+  const withCrawlee = process.env.BENCH_SKIP_CRAWLEE !== '1';
   try {
     for (const mode of ['always', 'auto']) {
       const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-render-'));
@@ -53,34 +97,34 @@ export async function benchRender(log: (line: string) => void): Promise<RenderRu
       writeFileSync(config, JSON.stringify({ limitRules: [{ match: '127.0.5.1', clickSelector: '#more', clickSteps: 1 }] }));
       const started = performance.now();
       const crawl = startCrawlq(
-        ['crawl', ...site.seeds, '--render', mode, '--workers', '1', '--concurrency', '8', '--browser-pages', '4', '--rate', 'none', '--domain-concurrency', '4', '--allow-private-network',
-          '--max-depth', '1000', '--namespace', `bench-render-${mode}`, '--state-dir', dir, '--config', config, '--out', out, '--log-level', 'warn'],
+        ['crawl', ...site.seeds, '--render', mode, '--workers', '1', '--concurrency', String(CONCURRENCY), '--browser-pages', String(CONCURRENCY), '--render-timeout', `${RENDER_TIMEOUT_MS}ms`,
+          '--rate', 'none', '--domain-concurrency', String(CONCURRENCY), '--allow-private-network', '--max-depth', '1000', '--namespace', `bench-render-${mode}`, '--state-dir', dir, '--config', config, '--out', out, '--log-level', 'warn'],
         { REDIS_URL: redis.url },
       );
-      let peak = 0;
-      const done = exited(crawl);
-      let finished = false;
-      void done.then(() => (finished = true));
-      while (!finished) {
-        peak = Math.max(peak, treeRss(crawl.pid ?? -1));
-        await sleep(200);
-      }
-      const code = await done;
+      const { code, peakTreeBytes, peakBelowRootBytes } = await sampleUntilExit(crawl);
       if (code !== 0) throw new Error(`crawl --render ${mode} exited with ${code}`);
       const seconds = (performance.now() - started) / 1000;
       const records = readFileSync(out, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { render?: unknown });
-      runs.push({ mode, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes: peak });
+      runs.push({ mode, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes, peakBelowRootBytes });
     }
+    if (withCrawlee) runs.push(await crawleeRun(site.seeds));
   } finally {
     await site.close();
     await redis.stop();
   }
-  log(`mixed site: ${APP_PAGES + 1} app pages, ${STATIC_PAGES} static pages; 1 worker, concurrency 8, 4 browser pages, no rate limit (wall time includes the crawl's start)`);
-  log('mode     pages  rendered  seconds  pages/s  peak RSS (crawl + worker + browser)');
+  log(`mixed site: ${APP_PAGES + 1} app pages, ${STATIC_PAGES} static pages; one worker (crawlq) or one process (Crawlee), concurrency ${CONCURRENCY}, ${CONCURRENCY} browser pages, no rate limit, render bound ${RENDER_TIMEOUT_MS / 1000} s; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
+  log('wall time from spawn to exit; peak RSS: the whole process tree / without its root process (crawlq: the worker and its browser without the `crawl` parent; Crawlee: its browser)');
+  log('run      pages  rendered  seconds  pages/s  peak RSS tree  below root');
   for (const run of runs) {
-    log(`${run.mode.padEnd(8)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${fmt(run.peakTreeBytes / 2 ** 20, 0)} MB`);
+    const own = run.ownSeconds === undefined ? '' : `  (crawl alone ${fmt(run.ownSeconds)} s)`;
+    log(`${run.mode.padEnd(8)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${fmt(run.peakTreeBytes / 2 ** 20, 0).padStart(10)} MB  ${fmt(run.peakBelowRootBytes / 2 ** 20, 0).padStart(7)} MB${own}`);
   }
-  const [always, auto] = runs;
-  if (always && auto) log(`auto / always: ${fmt(auto.pages / auto.seconds / (always.pages / always.seconds), 2)}x pages/s`);
+  const rate = (run: RenderRun | undefined) => (run ? run.pages / run.seconds : Number.NaN);
+  const byMode = (mode: string) => runs.find((run) => run.mode === mode);
+  const [always, auto, crawlee] = [byMode('always'), byMode('auto'), byMode('crawlee')];
+  if (always && auto) log(`auto / always: ${fmt(rate(auto) / rate(always), 2)}x pages/s`);
+  if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
+  if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
+  if (!withCrawlee) log('Crawlee: skipped (BENCH_SKIP_CRAWLEE=1)');
   return runs;
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
-import type { BrowserRequest, SubrequestAnswer } from '@crawlq/renderer';
+import type { BrowserRequest, BrowserRequestPage, SubrequestAnswer } from '@crawlq/renderer';
 import { RobotsFetchPostponedError, type RobotsPolicy } from '@crawlq/robots';
 import { fetchThroughGate } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
@@ -38,14 +38,16 @@ class RequestBlocked extends Error {
  * Crawl-delay) with the fetcher's SSRF guard, body cap and timeouts; each of
  * got's retries and each redirect hop takes its own admission. A request the
  * gate does not admit before `deadline` is not made (`deferred`): a browser
- * never makes a host wait past its limits, it does without.
+ * never makes a host wait past its limits. `admitted` is called once the
+ * first request is admitted: until then the page's time stands still.
  */
 export async function fetchForBrowser(
   request: BrowserRequest,
-  { services, deadline, signal }: { services: BrowserRequestServices; deadline: number; signal: AbortSignal },
+  { services, deadline, signal, admitted }: { services: BrowserRequestServices } & BrowserRequestPage,
 ): Promise<SubrequestAnswer> {
   const { url } = request;
   const signals = services.signal ? AbortSignal.any([signal, services.signal]) : signal;
+  let made = false;
   try {
     await checkRobots(url, services);
     if (request.navigation && !(await services.frontier.inScope(url))) throw new RequestBlocked('a frame outside the crawl scope');
@@ -60,6 +62,11 @@ export async function fetchForBrowser(
         await sleep(denial.retryInMs, undefined, { signal: signals });
       },
       checkRedirect: async (hop) => checkRobots(hop.to, services),
+      onFirstAdmitted: () => {
+        made = true;
+        admitted();
+        return Promise.resolve();
+      },
     });
     const { response } = fetched;
     return { fate: 'made', status: response.status, headers: stringHeaders(response.headers), body: response.body };
@@ -67,7 +74,7 @@ export async function fetchForBrowser(
     if (error instanceof NotAdmittedInTime) return { fate: 'deferred', why: error.message };
     if (error instanceof RequestBlocked) return { fate: 'blocked', why: error.message };
     if (error instanceof FetchError && !error.retryable) return { fate: 'blocked', why: error.failureReason ?? error.message };
-    if (signal.aborted) return { fate: 'deferred', why: 'the page was done before it was admitted' };
+    if (signal.aborted) return made ? { fate: 'failed', why: 'no response before the page was done' } : { fate: 'deferred', why: 'the page was done before it was admitted' };
     return { fate: 'failed', why: error instanceof Error ? error.message : String(error) };
   }
 }

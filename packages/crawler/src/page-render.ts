@@ -37,6 +37,34 @@ export interface RenderSummary {
   readonly log: readonly RenderedRequest[];
   /** File name of the page's screenshot in the --screenshot directory. */
   readonly screenshot?: string;
+  /**
+   * False when some of the page's content requests (scripts, XHR, fetch,
+   * frames) were never admitted by their gate in the page's time: the DOM,
+   * and so the links, title and text, may lack what they would have brought.
+   * Such a page is tried again while the job has attempts left; only its
+   * last attempt is recorded so, with those requests (`deferred`) in `log`.
+   */
+  readonly complete: boolean;
+  /** With `complete: false`: the URLs of the content requests the page went without. */
+  readonly missing?: readonly string[];
+}
+
+/**
+ * A rendered page went without some of its content requests (their gate did
+ * not admit them in the page's time), and the job has attempts left: the
+ * page is not recorded with what it has. Retryable: the job uses an attempt
+ * and comes back after its backoff, when the hosts' gates may have room.
+ */
+export class RenderIncompleteError extends Error {
+  override readonly name = 'RenderIncompleteError';
+  readonly retryable = true;
+  readonly missing: readonly string[];
+
+  constructor(url: string, missing: readonly RenderedRequest[]) {
+    const listed = missing.slice(0, 3).map((request) => `${request.resourceType} ${request.url} (${request.why ?? request.fate})`);
+    super(`rendered ${url} without ${missing.length} content request(s) its gate did not admit in time: ${listed.join('; ')}${missing.length > 3 ? '; ...' : ''}`);
+    this.missing = missing.map((request) => request.url);
+  }
 }
 
 /** A page as the browser left it. */
@@ -49,6 +77,8 @@ export interface RenderOutcome {
 export interface RenderInput {
   readonly group: string;
   readonly response: FetchResult;
+  /** The job's last attempt: a page missing content is recorded as it is (`complete: false`), not thrown back. */
+  readonly lastAttempt: boolean;
 }
 
 /** What `processCrawlJob` asks before it extracts a page: render it, or leave it as fetched (undefined). */
@@ -64,6 +94,7 @@ export interface PageRendererOptions {
   readonly timeoutMs: () => number;
   readonly blockedTypes: () => ReadonlySet<string>;
   readonly screenshotDir?: string | undefined;
+  readonly log?: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
 }
 
 const LOGGED_REQUESTS = 100;
@@ -72,7 +103,7 @@ const RENDERED_CONTENT_TYPE = 'text/html; charset=utf-8';
 /** Renders where the group's mode says so (see RenderVerdicts for `auto`). */
 export function createPageRenderer(options: PageRendererOptions): PageRenderer {
   return {
-    async render({ group, response }, services) {
+    async render({ group, response, lastAttempt }, services) {
       const settings = options.settingsOf(group);
       if (settings.mode === 'never') return undefined;
       let reason: RenderSummary['reason'] = 'always';
@@ -112,6 +143,15 @@ export function createPageRenderer(options: PageRendererOptions): PageRenderer {
         const verdict = conclusive ? await options.verdicts.report(group, neededBrowser) : await options.verdicts.read(group);
         judged = { neededBrowser, ...(verdict ? { verdict: verdict.verdict } : {}) };
       }
+      const { missing } = rendered;
+      if (missing.length > 0) {
+        // Missing content is never recorded as if it were the page: tried
+        // again while attempts last (each attempt fetches the document again,
+        // so the job's --attempts bound what this costs the site).
+        const incomplete = new RenderIncompleteError(response.finalUrl, missing);
+        if (!lastAttempt) throw incomplete;
+        options.log?.(`${incomplete.message}; last attempt: recorded with complete: false`, 'warn');
+      }
       return {
         html: rendered.html,
         summary: {
@@ -123,6 +163,8 @@ export function createPageRenderer(options: PageRendererOptions): PageRenderer {
           requests: counts,
           log: rendered.requests.slice(0, LOGGED_REQUESTS),
           ...(screenshot === undefined ? {} : { screenshot }),
+          complete: missing.length === 0,
+          ...(missing.length === 0 ? {} : { missing: missing.map((request) => request.url) }),
         },
       };
     },

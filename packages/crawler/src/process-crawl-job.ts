@@ -85,6 +85,8 @@ interface UrlTask {
   readonly owner: string;
   /** The job's attempt (1 = first). */
   readonly attempt: number;
+  /** No attempt follows this one (a failure now is the job's last). */
+  readonly lastAttempt: boolean;
   /** A job of several URLs moving on to this one (see AcquireRequest.progress). */
   readonly progress?: AcquireRequest['progress'];
   /** A later URL of such a job sleeps until its slot (up to BATCH_DUE_WAIT_MS, not the inline wait), unless this aborts. */
@@ -128,7 +130,7 @@ export async function processCrawlJob(
     throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
   try {
-    return await crawlUrl({ data: job.data, owner: String(job.id), attempt: job.attemptsMade + 1 }, context);
+    return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job) }, context);
   } catch (error) {
     throw await translateError(error, { job, token, context });
   }
@@ -168,7 +170,7 @@ async function processBatch(
     const data = unitJobData(job.data, unit);
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
-      const result = await crawlUrl({ data, owner: unit.id, attempt: job.attemptsMade + 1, ...later }, context);
+      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
@@ -220,6 +222,12 @@ async function endAtUrlInHand(
   if (!(await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, units: units.slice(from + 1), data }))) return units;
   job.data = data;
   return crawlJobUnits(String(job.id), data);
+}
+
+/** The job's attempt now, and whether it is its last (BullMQ's `attempts`, 1 when unset). */
+function attemptOf(job: Job<CrawlJobData>): Pick<UrlTask, 'attempt' | 'lastAttempt'> {
+  const attempt = job.attemptsMade + 1;
+  return { attempt, lastAttempt: attempt >= (job.opts.attempts ?? 1) };
 }
 
 /** The URL a job of several starts at: 0, or where a worker before it got to (BullMQ's `progress`). */

@@ -6,5 +6,5 @@ export { peakInFlight, type RequestRecord } from './request-log.js';
 export { type ReachableOptions } from './reachable.js';
 export { createSeededRandom, type SeededRandom } from './seeded-random.js';
 export { DemoSiteConfigError, DemoSiteListenError } from './errors.js';
-export { startSpaSite, type SpaSite, type SpaSiteSpec } from './spa-site.js';
+export { FEED_CHUNKS, startSpaSite, type SpaSite, type SpaSiteSpec } from './spa-site.js';
 export { startChangingSite, measureFreshness, type ChangingSite, type ChangingSiteOptions, type ChangingPage, type ChangingRequest, type ChangeClass, type FreshnessReport, type ValidatorKind } from './changing-site.js';

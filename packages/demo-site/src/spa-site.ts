@@ -30,6 +30,13 @@ export interface SpaSite {
   readonly staticUrls: readonly string[];
   /** The URL of the page that polls forever (network never idle). */
   readonly liveUrl: string;
+  /**
+   * An infinite-scroll page (linked from nowhere): each scroll to the bottom
+   * loads the next chunk of links, {@link FEED_CHUNKS} chunks in all.
+   */
+  readonly feedUrl: string;
+  /** The links of the feed's first `chunks` chunks. */
+  feedLinks(chunks: number): readonly string[];
   /** Links a browser finds on an app page once its "load more" was clicked (its first links and the ones that button adds). */
   expectedLinks(url: string): readonly string[];
   /** Every request any of the three hosts received, in arrival order (`host` is the address). */
@@ -43,7 +50,8 @@ export interface SpaSite {
  * `/api<path>` from the app host, then writes the title, the text and the
  * links into the DOM, and shows a "load more" button (`#more`) that fetches
  * `/api<path>/more` and adds more links. A plain fetch of a shell finds no
- * link at all. `/app/live` also polls `/api/ping` every 200 ms for as long as
+ * link at all. `/app/live` also polls `/api/ping` (which answers after
+ * {@link PING_ANSWER_MS}) at once and then every 200 ms for as long as
  * it is open: it never settles. The static host serves ordinary HTML pages,
  * linked in a chain, the kind that needs no browser.
  */
@@ -85,6 +93,7 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     const index = Number(path.slice('/app/'.length));
     return [`${origins.app}${appPath((index + 2) % appPages)}`, `${origins.static}/s/${index % staticPages}`];
   };
+  const feedChunk = (chunk: number): string[] => Array.from({ length: FEED_CHUNK_LINKS }, (_, index) => `${origins.app}/feed/item/${chunk * FEED_CHUNK_LINKS + index}`);
   const isAppPage = (path: string) => path === '/app/live' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
 
   origins.app = await listen(spec.appHost, (path, response) => {
@@ -92,7 +101,15 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     if (isAppPage(path)) {
       return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Loading</title><script defer src="${origins.script}/app.js"></script></head><body><main id="app">Loading...</main><button id="more" hidden>Load more</button></body></html>` });
     }
-    if (path === '/api/ping') return send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' });
+    if (path === '/feed') return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: FEED_PAGE });
+    const feed = /^\/api\/feed\/(\d+)$/.exec(path);
+    if (feed?.[1] !== undefined && Number(feed[1]) < FEED_CHUNKS) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: feedChunk(Number(feed[1])) }) });
+    // A slow poll (a long poll's answer): the live page is busy for at least this long after it asks.
+    if (path === '/api/ping') {
+      const timer = setTimeout(() => send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' }), PING_ANSWER_MS);
+      response.once('close', () => clearTimeout(timer));
+      return;
+    }
     const api = /^\/api(\/app\/(?:\d+|live))(\/more)?$/.exec(path);
     if (api?.[1] !== undefined && isAppPage(api[1])) {
       const page = api[1];
@@ -125,6 +142,8 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     appUrls,
     staticUrls: Array.from({ length: staticPages }, (_, index) => `${origins.static}/s/${index}`),
     liveUrl: `${origins.app}/app/live`,
+    feedUrl: `${origins.app}/feed`,
+    feedLinks: (chunks) => Array.from({ length: Math.min(chunks, FEED_CHUNKS) }, (_, chunk) => feedChunk(chunk)).flat(),
     expectedLinks: (url) => {
       const path = new URL(url).pathname;
       return [...firstLinks(path), ...moreLinks(path)];
@@ -143,6 +162,30 @@ function send(response: ServerResponse, { status, contentType, body }: { status:
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
 }
+
+/** How long `/api/ping` takes to answer. */
+export const PING_ANSWER_MS = 5_000;
+
+/** Chunks of links the feed loads, one per scroll to the bottom (the first on load). */
+export const FEED_CHUNKS = 4;
+const FEED_CHUNK_LINKS = 5;
+
+/** Infinite scroll: each chunk adds links 300 px apart; reaching the bottom loads the next one. */
+const FEED_PAGE = `<!doctype html><html><head><title>Feed</title></head><body><ul id="feed"></ul><script>
+  let next = 0;
+  let loading = false;
+  const feed = document.getElementById('feed');
+  async function load() {
+    if (loading || next >= ${FEED_CHUNKS}) return;
+    loading = true;
+    const data = await (await fetch('/api/feed/' + next)).json();
+    next += 1;
+    for (const href of data.links) { const item = document.createElement('li'); item.style.height = '300px'; const a = document.createElement('a'); a.href = href; a.textContent = href; item.append(a); feed.append(item); }
+    loading = false;
+  }
+  load();
+  addEventListener('scroll', () => { if (innerHeight + scrollY >= document.documentElement.scrollHeight - 100) load(); });
+</script></body></html>`;
 
 /** The app: content and links from the app host's API, more on "load more", a poll on the live page. */
 const APP_SCRIPT = `(async () => {
@@ -164,6 +207,6 @@ const APP_SCRIPT = `(async () => {
       add((await (await fetch('/api' + path + '/more')).json()).links);
     });
   }
-  if (data.poll) setInterval(() => { fetch('/api/ping').catch(() => {}); }, 200);
+  if (data.poll) { const ping = () => { fetch('/api/ping').catch(() => {}); }; ping(); setInterval(ping, 200); }
 })();
 `;

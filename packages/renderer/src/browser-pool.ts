@@ -38,6 +38,9 @@ interface Instance {
 }
 
 const CLOSE_WITHIN_MS = 5_000;
+/** How long a page's "target closed" error waits to see whether its whole browser went. */
+const DISCONNECT_WITHIN_MS = 2_000;
+const CLOSED_TARGET = /target (page, context or browser )?(has been )?closed|browser has been closed|target crashed|browser closed/i;
 
 /**
  * The browsers of one worker process: at most `pages` pages at once, in one
@@ -90,12 +93,12 @@ export class BrowserPool {
       try {
         context = await running.browser.newContext({ ...(this.#options.userAgent === undefined ? {} : { userAgent: this.#options.userAgent }), serviceWorkers: 'block' });
       } catch (error) {
-        throw this.#crashOr(running, error);
+        throw await this.#crashOr(running, error);
       }
       try {
         return await use(context, () => this.#kill(running));
       } catch (error) {
-        throw this.#crashOr(running, error);
+        throw await this.#crashOr(running, error);
       } finally {
         // A dead browser's context needs no closing (and would wait for it).
         if (!running.dead) await withinMs(context.close(), CLOSE_WITHIN_MS).catch(() => undefined);
@@ -114,7 +117,10 @@ export class BrowserPool {
     await Promise.all([...this.#instances].map((instance) => this.#shutdown(instance)));
   }
 
-  #crashOr(instance: Instance, error: unknown): unknown {
+  async #crashOr(instance: Instance, error: unknown): Promise<unknown> {
+    // A page whose browser was killed may fail ("target closed") a moment
+    // before the browser's connection is seen to drop: that moment is waited for.
+    if (!instance.dead && instance.browser.isConnected() && CLOSED_TARGET.test(errorText(error))) await disconnected(instance.browser, DISCONNECT_WITHIN_MS);
     if (!instance.dead && instance.browser.isConnected()) return error;
     return error instanceof BrowserCrashedError ? error : new BrowserCrashedError(`the browser died while it had the page (${errorText(error)})`, { cause: error });
   }
@@ -219,6 +225,20 @@ function killTree(pid: number): void {
       // gone already
     }
   }
+}
+
+/** Resolves once `browser` disconnects, or after `ms`. */
+async function disconnected(browser: Browser, ms: number): Promise<void> {
+  if (!browser.isConnected()) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      browser.off('disconnected', done);
+      resolve();
+    }
+    browser.on('disconnected', done);
+  });
 }
 
 function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -3,8 +3,10 @@ export { renderPage } from './render-page.js';
 export { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
 export { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
 export {
+  CONTENT_TYPES,
   DEFAULT_BLOCKED_TYPES,
   type BrowserRequest,
+  type BrowserRequestPage,
   type FetchedDocument,
   type RenderedPage,
   type RenderedRequest,

@@ -2,13 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BrowserContext, Page, Route } from 'playwright-core';
 import type { BrowserPool } from './browser-pool.js';
 import { BrowserCrashedError } from './render-errors.js';
-import { DEFAULT_BLOCKED_TYPES, type RenderedPage, type RenderedRequest, type RenderOptions, type SubrequestAnswer } from './render-types.js';
+import { CONTENT_TYPES, DEFAULT_BLOCKED_TYPES, type RenderedPage, type RenderedRequest, type RenderOptions, type SubrequestAnswer } from './render-types.js';
 
 /** Types that are long-lived streams or side channels: never requested (a crawler's fetch could not end them). */
 const NEVER_TYPES = new Set(['eventsource', 'websocket', 'manifest', 'ping']);
 /** A page that outlives its bound by this much is hung: its browser is killed. */
 const HUNG_AFTER_MS = 30_000;
 const DEFAULT_IDLE_MS = 500;
+/** Committing the document the caller handed over needs no network: only a browser that is stuck takes this long. */
+const COMMIT_WITHIN_MS = 10_000;
 /** Headers that described the bytes on the wire, not the decoded body handed to the browser. */
 const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
@@ -20,11 +22,16 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  * URL once per page; a page's POSTs, beacons, streams and polls are blocked. Navigations away from the
  * page are blocked too (their URLs are in the request log).
  *
- * Bounded: loading, waiting and steps end by `timeoutMs`; a browser that
- * does not answer well past it is killed, and the render fails with a
- * {@link BrowserCrashedError}, as it does when the browser dies under it.
+ * Bounded: loading, waiting and steps end by `timeoutMs`, moved back by the
+ * time the page's requests wait for their gate (at most `gateWaitMs`): a
+ * page whose script waits its turn at a busy host still gets its own time
+ * to run. A content request the gate does not admit by then is listed in
+ * `missing`. A browser that does not answer well past the bound is killed,
+ * and the render fails with a {@link BrowserCrashedError}, as it does when
+ * the browser dies under it.
  */
 export async function renderPage(pool: BrowserPool, options: RenderOptions): Promise<RenderedPage> {
+  const hardBoundMs = options.timeoutMs + gateWaitOf(options);
   return pool.withContext(async (context, kill) => {
     const started = performance.now();
     const done = new AbortController();
@@ -33,8 +40,8 @@ export async function renderPage(pool: BrowserPool, options: RenderOptions): Pro
     const hung = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         kill();
-        reject(new BrowserCrashedError(`the browser did not finish the page within ${options.timeoutMs + HUNG_AFTER_MS} ms: killed`));
-      }, options.timeoutMs + HUNG_AFTER_MS);
+        reject(new BrowserCrashedError(`the browser did not finish the page within ${hardBoundMs + HUNG_AFTER_MS} ms: killed`));
+      }, hardBoundMs + HUNG_AFTER_MS);
     });
     try {
       return await Promise.race([rendering, hung]);
@@ -46,18 +53,27 @@ export async function renderPage(pool: BrowserPool, options: RenderOptions): Pro
   });
 }
 
+function gateWaitOf(options: RenderOptions): number {
+  return Math.max(0, options.gateWaitMs ?? options.timeoutMs);
+}
+
 async function renderInContext(context: BrowserContext, options: RenderOptions, run: { started: number; signal: AbortSignal }): Promise<RenderedPage> {
   const { document } = options;
-  const deadline = run.started + options.timeoutMs;
-  const remaining = (): number => Math.max(1, deadline - performance.now());
+  const gateWaitMs = gateWaitOf(options);
+  const activity = new Activity();
+  // Routed before it navigates: the context's route covers the page from its first request.
+  const page: Page = await context.newPage();
+  // The page's time starts once it is there (a busy machine may take a while to open it).
+  const begun = performance.now();
+  // The bound moves back while a request waits at its gate (up to gateWaitMs); the hard bound is where it can move to.
+  const deadline = (): number => begun + options.timeoutMs + Math.min(gateWaitMs, activity.gateWaitedMs());
+  const hardDeadline = begun + options.timeoutMs + gateWaitMs;
+  const remaining = (): number => Math.max(1, deadline() - performance.now());
   const blocked = options.blockedTypes ?? DEFAULT_BLOCKED_TYPES;
   const requests: RenderedRequest[] = [];
-  const activity = new Activity();
   let documentServed = false;
   // A page asking for the same URL again (polling, a retry loop) learns nothing new from it.
   const asked = new Set<string>();
-  // Routed before it navigates: the context's route covers the page from its first request.
-  const page: Page = await context.newPage();
 
   const handle = async (route: Route): Promise<void> => {
     const request = route.request();
@@ -89,14 +105,15 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
       await route.abort('blockedbyclient').catch(() => undefined);
       return;
     }
-    activity.begin();
+    const pending = activity.begin(url, resourceType);
     try {
       let answer: SubrequestAnswer;
       try {
-        answer = await options.fetch({ url, method: request.method(), resourceType, navigation: request.isNavigationRequest() }, { signal: run.signal, deadline });
+        answer = await options.fetch({ url, method: request.method(), resourceType, navigation: request.isNavigationRequest() }, { signal: run.signal, deadline: hardDeadline, admitted: pending.admitted });
       } catch (error) {
         answer = { fate: 'failed', why: error instanceof Error ? error.message : String(error) };
       }
+      pending.answered();
       if (answer.fate === 'made') {
         requests.push({ url, resourceType, fate: 'made', status: answer.status });
         await route.fulfill({ status: answer.status, headers: browserHeaders(answer.headers), body: answer.body }).catch(() => undefined);
@@ -105,37 +122,53 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
         await route.abort(answer.fate === 'failed' ? 'failed' : 'blockedbyclient').catch(() => undefined);
       }
     } finally {
-      activity.end();
+      pending.end();
     }
   };
   await context.route('**/*', handle);
+  await page.addInitScript(PAGE_ACTIVITY_SCRIPT);
   // Dialogs would hold the page until someone answers them.
   page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
-  let settled = true;
-  try {
-    await page.goto(document.url, { waitUntil: 'domcontentloaded', timeout: remaining() });
-  } catch (error) {
-    if (!isTimeout(error)) throw error;
-    settled = false;
-  }
-  const settle = async (): Promise<boolean> => activity.idle(options.idleMs ?? DEFAULT_IDLE_MS, deadline, run.signal);
+  // The document is at hand: committing it is quick. Its parsing and deferred
+  // scripts (which may wait for their gate) are waited for against the moving bound.
+  await page.goto(document.url, { waitUntil: 'commit', timeout: Math.max(remaining(), COMMIT_WITHIN_MS) });
+  let settled = await untilBound((timeoutMs) => page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }), deadline);
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  // Idle as the route handler sees it, and as the page does: a fetch or XHR the
+  // page has started may reach the route a moment later on a busy machine.
+  const settle = async (): Promise<boolean> => {
+    for (;;) {
+      if (!(await activity.idle(idleMs, deadline, run.signal))) return false;
+      const inPage = await page.evaluate<PageActivity | null>(`typeof ${PAGE_ACTIVITY} === 'function' ? ${PAGE_ACTIVITY}() : null`).catch(() => null);
+      // Quiet is the route's to judge: a page polling a URL it is refused keeps starting requests that end at once.
+      if (inPage === null || inPage.inFlight === 0) return true;
+      if (performance.now() >= deadline() || run.signal.aborted) return false;
+      await sleep(50);
+    }
+  };
   if (settled) {
     if (options.waitFor === undefined) settled = await settle();
-    else settled = await waitForSelector(page, options.waitFor, remaining());
+    else {
+      const selector = options.waitFor;
+      settled = await untilBound((timeoutMs) => page.waitForSelector(selector, { timeout: timeoutMs, state: 'attached' }), deadline);
+    }
   }
   let steps = 0;
-  for (let click = 0; options.clickSelector !== undefined && click < (options.clickSteps ?? 0) && performance.now() < deadline; click += 1) {
+  for (let click = 0; options.clickSelector !== undefined && click < (options.clickSteps ?? 0) && performance.now() < deadline(); click += 1) {
     const button = page.locator(options.clickSelector).first();
     if (!(await button.isVisible().catch(() => false))) break;
     const clicked = await button.click({ timeout: remaining() }).then(() => true, () => false);
+    // The requests a step sets going reach the route a moment later: the quiet is counted from the step.
+    activity.touch();
     // Even a click that timed out may have set requests going: they are waited for.
     settled = await settle();
     if (!clicked) break;
     steps += 1;
   }
-  for (let scroll = 0; scroll < (options.scrollSteps ?? 0) && performance.now() < deadline; scroll += 1) {
+  for (let scroll = 0; scroll < (options.scrollSteps ?? 0) && performance.now() < deadline(); scroll += 1) {
     const before = await page.evaluate<number>('document.documentElement.scrollHeight');
     await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+    activity.touch();
     steps += 1;
     settled = await settle();
     if ((await page.evaluate<number>('document.documentElement.scrollHeight')) <= before) break;
@@ -144,45 +177,140 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
   const title = await page.title();
   const textLength = await page.evaluate<number>('document.body ? document.body.innerText.length : 0');
   if (options.screenshotPath !== undefined) await page.screenshot({ path: options.screenshotPath, timeout: Math.max(remaining(), 2_000) });
-  return { html, title, textLength, requests, settled, steps, renderMs: Math.round(performance.now() - run.started) };
+  // Read after the DOM: a request still at its gate now is one the page goes without.
+  const log = [...requests, ...activity.pendingNow()];
+  const missing = log.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
+  return { html, title, textLength, requests: log, missing, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }
 
-/** Requests in flight through the route handler: "network idle" as crawlq sees it. */
+/** The page's own count of the fetch and XHR requests it has started and not yet seen end. */
+interface PageActivity {
+  readonly inFlight: number;
+}
+
+const PAGE_ACTIVITY = '__crawlqActivity';
+
+/**
+ * Counts, in the page, the fetch and XHR requests its scripts start: one
+ * started in a click handler is in the count as soon as the handler ran,
+ * before its interception reaches the route handler.
+ */
+const PAGE_ACTIVITY_SCRIPT = `(() => {
+  let inFlight = 0;
+  const begin = () => { inFlight += 1; };
+  const end = () => { inFlight -= 1; };
+  const fetch = window.fetch;
+  if (typeof fetch === 'function') {
+    window.fetch = function (...args) {
+      begin();
+      let ended = false;
+      const once = () => { if (!ended) { ended = true; end(); } };
+      try { return fetch.apply(this, args).then((response) => { once(); return response; }, (error) => { once(); throw error; }); } catch (error) { once(); throw error; }
+    };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    begin();
+    this.addEventListener('loadend', end, { once: true });
+    try { return send.apply(this, args); } catch (error) { end(); throw error; }
+  };
+  Object.defineProperty(window, '${PAGE_ACTIVITY}', { value: () => ({ inFlight }) });
+})();`;
+
+/** A request in the route handler: at its gate until admitted, then being made, then answered (in the log, handed to the browser). */
+interface Pending {
+  readonly url: string;
+  readonly resourceType: string;
+  atGate: boolean;
+  answered: boolean;
+}
+
+/**
+ * The page's requests in flight through the route handler ("network idle" as
+ * crawlq sees it), and how long any of them waited at its gate.
+ */
 class Activity {
-  #inFlight = 0;
+  readonly #pending = new Set<Pending>();
   #lastChange = performance.now();
+  #atGate = 0;
+  #gateSince = 0;
+  #gateWaitedMs = 0;
 
-  begin(): void {
-    this.#inFlight += 1;
+  /**
+   * A request starts (at its gate): `admitted` once it is being made,
+   * `answered` once its fate is in the log, `end` once the browser has it
+   * (all idempotent).
+   */
+  begin(url: string, resourceType: string): { admitted: () => void; answered: () => void; end: () => void } {
+    const entry: Pending = { url, resourceType, atGate: true, answered: false };
+    this.#pending.add(entry);
+    this.#lastChange = performance.now();
+    if (this.#atGate++ === 0) this.#gateSince = performance.now();
+    const admitted = (): void => {
+      if (!entry.atGate) return;
+      entry.atGate = false;
+      if (--this.#atGate === 0) this.#gateWaitedMs += performance.now() - this.#gateSince;
+    };
+    return {
+      admitted,
+      answered: () => {
+        admitted();
+        entry.answered = true;
+      },
+      end: () => {
+        admitted();
+        if (this.#pending.delete(entry)) this.#lastChange = performance.now();
+      },
+    };
+  }
+
+  /** Something happened on the page (a step): the quiet starts again from now. */
+  touch(): void {
     this.#lastChange = performance.now();
   }
 
-  end(): void {
-    this.#inFlight -= 1;
-    this.#lastChange = performance.now();
+  /** Time during which at least one request waited at its gate. */
+  gateWaitedMs(): number {
+    return this.#gateWaitedMs + (this.#atGate > 0 ? performance.now() - this.#gateSince : 0);
   }
 
-  /** True once nothing was in flight for `idleMs`; false when the deadline came first. */
-  async idle(idleMs: number, deadline: number, signal: AbortSignal): Promise<boolean> {
+  /** The requests still in flight, as the log records them once the page is done without them. */
+  pendingNow(): RenderedRequest[] {
+    return [...this.#pending].filter((entry) => !entry.answered).map(({ url, resourceType, atGate }) =>
+      atGate ? { url, resourceType, fate: 'deferred', why: 'still waiting for its gate when the page was done' } : { url, resourceType, fate: 'failed', why: 'no response before the page was done' },
+    );
+  }
+
+  /** True once nothing was in flight for `idleMs`; false when the (moving) deadline came first. */
+  async idle(idleMs: number, deadline: () => number, signal: AbortSignal): Promise<boolean> {
     for (;;) {
       const now = performance.now();
       const quietFor = now - this.#lastChange;
-      if (this.#inFlight === 0 && quietFor >= idleMs) return true;
-      if (now >= deadline || signal.aborted) return false;
-      const wait = this.#inFlight === 0 ? idleMs - quietFor : 50;
-      await sleep(Math.max(10, Math.min(wait, deadline - now)));
+      const inFlight = this.#pending.size;
+      if (inFlight === 0 && quietFor >= idleMs) return true;
+      const end = deadline();
+      if (now >= end || signal.aborted) return false;
+      const wait = inFlight === 0 ? idleMs - quietFor : 50;
+      await sleep(Math.max(10, Math.min(wait, end - now)));
     }
   }
 }
 
-/** True once `selector` is in the DOM; false when `timeoutMs` came first. */
-async function waitForSelector(page: Page, selector: string, timeoutMs: number): Promise<boolean> {
-  try {
-    await page.waitForSelector(selector, { timeout: timeoutMs, state: 'attached' });
-    return true;
-  } catch (error) {
-    if (isTimeout(error)) return false;
-    throw error;
+/**
+ * Runs `wait` (a Playwright wait taking a timeout) in slices of at most a
+ * second until it succeeds, or the deadline, which may move back meanwhile,
+ * has passed: true when it succeeded.
+ */
+async function untilBound(wait: (timeoutMs: number) => Promise<unknown>, deadline: () => number): Promise<boolean> {
+  for (;;) {
+    const left = deadline() - performance.now();
+    if (left <= 0) return false;
+    try {
+      await wait(Math.max(1, Math.min(left, 1_000)));
+      return true;
+    } catch (error) {
+      if (!isTimeout(error)) throw error;
+    }
   }
 }
 

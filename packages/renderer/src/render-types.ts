@@ -8,6 +8,22 @@ export interface BrowserRequest {
   readonly navigation: boolean;
 }
 
+/** What `RenderOptions.fetch` is told about the page a request belongs to. */
+export interface BrowserRequestPage {
+  /** Aborted once the page is done. */
+  readonly signal: AbortSignal;
+  /**
+   * Latest time (performance.now() clock) at which the request may still be
+   * admitted: a gate that cannot admit it by then answers `deferred` at once.
+   */
+  readonly deadline: number;
+  /**
+   * Call once the gate admitted the request (it is being made): until then,
+   * its wait moves the render's bound back (see `RenderOptions.gateWaitMs`).
+   */
+  readonly admitted: () => void;
+}
+
 /** What became of one request the browser wanted to make. */
 export type RequestFate = 'made' | 'blocked' | 'deferred' | 'failed';
 
@@ -46,11 +62,17 @@ export interface RenderOptions {
    * says why not). `deadline` (performance.now() clock) is when the page's
    * time is up; `signal` aborts once the page is done.
    */
-  readonly fetch: (request: BrowserRequest, page: { readonly signal: AbortSignal; readonly deadline: number }) => Promise<SubrequestAnswer>;
+  readonly fetch: (request: BrowserRequest, page: BrowserRequestPage) => Promise<SubrequestAnswer>;
   /** Resource types never requested. @default image, font, media */
   readonly blockedTypes?: ReadonlySet<string>;
-  /** The whole render's bound: loading, waiting, steps. */
+  /**
+   * The render's own bound: loading, waiting, steps. Time during which one
+   * of the page's requests waits for its host's gate does not count (it is
+   * the host's politeness, not the page's slowness), up to `gateWaitMs`.
+   */
   readonly timeoutMs: number;
+  /** Most time spent waiting for the gate that moves the bound back. @default timeoutMs */
+  readonly gateWaitMs?: number | undefined;
   /** No request in flight for this long counts as settled. @default 500 */
   readonly idleMs?: number;
   /** Wait for this CSS selector instead of network idle (still bounded by timeoutMs). */
@@ -73,6 +95,12 @@ export interface RenderedPage {
   readonly textLength: number;
   /** Every request the page wanted, in order, with its fate. */
   readonly requests: readonly RenderedRequest[];
+  /**
+   * The page's content requests (see {@link CONTENT_TYPES}) that were
+   * deferred: never admitted by the gate within the page's time. The DOM
+   * may lack whatever they would have brought; empty for a complete page.
+   */
+  readonly missing: readonly RenderedRequest[];
   /** The wait ended by network idle or the selector, not by the time bound. */
   readonly settled: boolean;
   /** Scroll and click steps taken. */
@@ -82,3 +110,10 @@ export interface RenderedPage {
 
 /** Types a rendering browser never loads unless asked to (they do not change links or text). */
 export const DEFAULT_BLOCKED_TYPES: ReadonlySet<string> = new Set(['image', 'font', 'media']);
+
+/**
+ * Resource types whose absence can leave a page without links, title or
+ * text: scripts, XHR and fetch, frames. A stylesheet or image the page went
+ * without changes how it looks, not what a crawler reads from it.
+ */
+export const CONTENT_TYPES: ReadonlySet<string> = new Set(['script', 'xhr', 'fetch', 'document']);

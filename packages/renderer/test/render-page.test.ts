@@ -1,7 +1,19 @@
-import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FEED_CHUNKS, startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserCrashedError, BrowserPool, findChromium, renderPage, type BrowserRequest, type FetchedDocument, type SubrequestAnswer } from '../src/index.js';
 import { childPids } from '../src/process-tree.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const chromium = findChromium();
 if (chromium === undefined) console.warn('renderer tests skipped: no system Chromium (apt-get install -y chromium)');
@@ -68,6 +80,8 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
         return { fate: 'deferred', why: 'not admitted in time' };
       },
       timeoutMs: 8_000,
+      // Generous: the first poll must reach the route before a quiet this long (the page starts it right after its content).
+      idleMs: 2_000,
     });
     expect(page.settled).toBe(false);
     expect(page.title).toBe('App page /app/live');
@@ -97,5 +111,119 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
     const again = await renderPage(pool, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 15_000 });
     expect(again.title).toBe('App page /app/2');
     expect(pool.stats.launches).toBeGreaterThan(launches);
+  });
+
+  it('waitFor: a selector ends the wait on a page that never settles; one that never appears ends it at the bound, with what the page has', { timeout: 90_000 }, async () => {
+    const found = await renderPage(pool, { document: await documentOf(site.liveUrl), fetch: plainFetch, timeoutMs: 30_000, waitFor: '#links a' });
+    // Network idle never comes on this page (it polls): the selector ended the wait.
+    expect(found.settled).toBe(true);
+    expect(found.title).toBe('App page /app/live');
+    expect(new Set(linksOf(found.html))).toEqual(new Set(site.expectedLinks(site.liveUrl)));
+
+    const missing = await renderPage(pool, { document: await documentOf(site.appUrls[0] ?? ''), fetch: plainFetch, timeoutMs: 3_000, waitFor: '#no-such-element' });
+    expect(missing.settled).toBe(false);
+    expect(missing.renderMs).toBeGreaterThanOrEqual(3_000);
+    expect(missing.title).toBe('App page /app/0');
+    expect(missing.missing).toEqual([]);
+  });
+
+  it('scroll steps load an infinite-scroll page chunk by chunk, up to the steps allowed, and stop once the page stops growing', { timeout: 90_000 }, async () => {
+    const two = await renderPage(pool, { document: await documentOf(site.feedUrl), fetch: plainFetch, timeoutMs: 30_000, scrollSteps: 2 });
+    expect(two.steps).toBe(2);
+    expect(new Set(linksOf(two.html))).toEqual(new Set(site.feedLinks(3)));
+    // More steps allowed than there are chunks: one scroll finds nothing new and ends the steps.
+    const all = await renderPage(pool, { document: await documentOf(site.feedUrl), fetch: plainFetch, timeoutMs: 30_000, scrollSteps: 10 });
+    expect(all.steps).toBe(FEED_CHUNKS);
+    expect(new Set(linksOf(all.html))).toEqual(new Set(site.feedLinks(FEED_CHUNKS)));
+    expect(all.requests.filter((request) => request.url.includes('/api/feed/')).map((request) => request.fate)).toEqual(Array.from({ length: FEED_CHUNKS }, () => 'made'));
+  });
+
+  it('--screenshot: writes a PNG of the rendered page at the viewport width', { timeout: 60_000 }, async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'crawlq-shot-')), 'page.png');
+    const page = await renderPage(pool, { document: await documentOf(site.appUrls[0] ?? ''), fetch: plainFetch, timeoutMs: 15_000, screenshotPath: path });
+    expect(page.title).toBe('App page /app/0');
+    const png = readFileSync(path);
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.subarray(12, 16).toString('ascii')).toBe('IHDR');
+    // Playwright's default viewport: 1280 x 720.
+    expect(png.readUInt32BE(16)).toBe(1280);
+    expect(png.readUInt32BE(20)).toBe(720);
+  });
+
+  it("a request's wait at its gate does not use the page's time (up to gateWaitMs); one never admitted is listed as missing", { timeout: 120_000 }, async () => {
+    const url = site.appUrls[3] ?? '';
+    // The script is held "at the gate" longer than the page's whole bound, then admitted.
+    const held = await renderPage(pool, {
+      document: await documentOf(url),
+      fetch: async (request, { admitted }) => {
+        if (request.url.endsWith('/app.js')) await new Promise((resolve) => setTimeout(resolve, 6_000));
+        admitted();
+        return plainFetch(request);
+      },
+      timeoutMs: 4_000,
+      gateWaitMs: 60_000,
+    });
+    expect(held.renderMs).toBeGreaterThanOrEqual(6_000);
+    expect(held.title).toBe('App page /app/3');
+    expect(new Set(linksOf(held.html))).toEqual(new Set(site.expectedLinks(url).slice(0, 1)));
+    expect(held.missing).toEqual([]);
+
+    // Never admitted: the gate's wait moves the bound back only by gateWaitMs; then the page is done without its script.
+    const never = await renderPage(pool, {
+      document: await documentOf(url),
+      fetch: async (request, { signal, admitted }) => {
+        if (!request.url.endsWith('/app.js')) {
+          admitted();
+          return plainFetch(request);
+        }
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        return { fate: 'deferred', why: 'not admitted in time' };
+      },
+      timeoutMs: 2_000,
+      gateWaitMs: 2_000,
+    });
+    expect(never.renderMs).toBeGreaterThanOrEqual(4_000);
+    expect(never.title).toBe('Loading');
+    expect(linksOf(never.html)).toEqual([]);
+    expect(never.missing.map((request) => [request.url, request.resourceType, request.fate])).toEqual([[`${site.scriptOrigin}/app.js`, 'script', 'deferred']]);
+  });
+});
+
+describe.skipIf(chromium === undefined)('browser restarts', () => {
+  it('a browser is replaced after --browser-restart-pages pages: the old one is gone, the next page gets a new one', { timeout: 90_000 }, async () => {
+    const restarting = new BrowserPool({ pages: 1, restartAfterPages: 2, maxMemoryBytes: 2 ** 40 });
+    try {
+      const url = site.staticUrls[0] ?? '';
+      await renderPage(restarting, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 10_000 });
+      const [first] = restarting.pids;
+      expect(first).toBeDefined();
+      await renderPage(restarting, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 10_000 });
+      // Retired after its second page, and closed once that page ended.
+      await expect.poll(() => alive(first ?? -1), { timeout: 15_000 }).toBe(false);
+      const third = await renderPage(restarting, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 10_000 });
+      expect(third.title).toBe('Static page 0');
+      expect(restarting.pids).not.toContain(first);
+      expect(restarting.stats).toMatchObject({ launches: 2, restarts: 1, crashes: 0, pages: 3 });
+    } finally {
+      await restarting.close();
+    }
+  });
+
+  it('a browser past --browser-max-memory is replaced (its memory is checked every fifth page)', { timeout: 120_000 }, async () => {
+    const lines: string[] = [];
+    // Any Chromium holds more than 1 MB: the cap is passed at the first check.
+    const capped = new BrowserPool({ pages: 1, restartAfterPages: 1_000, maxMemoryBytes: 1_000_000, log: (line) => lines.push(line) });
+    try {
+      const url = site.staticUrls[1] ?? '';
+      for (let page = 0; page < 5; page += 1) await renderPage(capped, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 10_000 });
+      expect(capped.stats).toMatchObject({ launches: 1, restarts: 1 });
+      expect(lines.some((line) => /after 5 pages \(over its memory cap\)/.test(line))).toBe(true);
+      await renderPage(capped, { document: await documentOf(url), fetch: plainFetch, timeoutMs: 10_000 });
+      expect(capped.stats).toMatchObject({ launches: 2, restarts: 1, crashes: 0, pages: 6 });
+    } finally {
+      await capped.close();
+    }
+    // Closing the pool ends its browsers.
+    expect(capped.pids).toEqual([]);
   });
 });

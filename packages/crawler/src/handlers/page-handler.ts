@@ -19,6 +19,8 @@ import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './
 export interface HandledTask {
   readonly data: CrawlJobData;
   readonly attempt: number;
+  /** No attempt follows this one: a render missing content is recorded now instead of tried again. */
+  readonly lastAttempt: boolean;
 }
 
 /** The parts of a crawl job's context a crawler's page needs. */
@@ -90,7 +92,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       if (builtIn) {
         // Neither labels nor user data, nor hooks: no meta to read, no headers to add.
         const request = { url: task.data.url, label: crawler.defaultRoute, depth: task.data.depth, group: task.data.group, userData: {}, attempt: task.attempt };
-        return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined }) };
+        return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined, lastAttempt: task.lastAttempt }) };
       }
       const fingerprint = urlFingerprint(task.data.url);
       const meta = await metaStore?.read(fingerprint);
@@ -107,7 +109,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       }
       return {
         headers,
-        handle: (fetched) => handlePage({ request, fetched, context, log, meta: meta === undefined ? undefined : fingerprint }),
+        handle: (fetched) => handlePage({ request, fetched, context, log, meta: meta === undefined ? undefined : fingerprint, lastAttempt: task.lastAttempt }),
       };
     },
     async handOver(from, target) {
@@ -125,6 +127,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     context: HandlerJobContext;
     log: CrawlLog;
     meta: string | undefined;
+    lastAttempt: boolean;
   }): Promise<CrawlJobResult> {
     const { fetched, context, log } = page;
     const { response } = fetched;
@@ -175,7 +178,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     const route = crawler.routes[request.label];
     if (builtIn) {
       // crawlq's own route: its errors (a fetch, the archive, a render) are the engine's, mapped as they always were.
-      lendPageRecordEngine(crawlContext, { fetched, services: context });
+      lendPageRecordEngine(crawlContext, { fetched, services: context, lastAttempt: page.lastAttempt });
       await route?.(crawlContext);
       const [record] = items as PageRecord[];
       if (record === undefined || items.length !== 1) throw new Error(`the page record route pushed ${items.length} records for ${request.url}`);

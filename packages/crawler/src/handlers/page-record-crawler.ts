@@ -15,6 +15,8 @@ import { defineCrawler } from './define-crawler.js';
  */
 export interface PageRecordEngine {
   readonly fetched: { readonly response: FetchResult; readonly waitMs: number; readonly requestedAt: number };
+  /** The job's last attempt: a render missing content requests is recorded as incomplete rather than tried again. */
+  readonly lastAttempt: boolean;
   readonly services: BrowserRequestServices & {
     readonly fields: readonly FieldRule[];
     readonly maxLinksPerPage?: number;
@@ -47,10 +49,10 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
       const engine = ENGINES.get(context);
       if (engine === undefined) throw new Error('the page record route runs only inside crawlq, which lends it the crawl settings');
       const { request, enqueue, push } = context;
-      const { fetched, services } = engine;
+      const { fetched, services, lastAttempt } = engine;
       const { response } = fetched;
       const html = isHtml(response.contentType) && response.status < 400;
-      const rendered = html && services.renderer ? await services.renderer.render({ group: request.group, response }, services) : undefined;
+      const rendered = html && services.renderer ? await services.renderer.render({ group: request.group, response, lastAttempt }, services) : undefined;
       const parseStarted = performance.now();
       const page = html
         ? extractPage({

@@ -60,6 +60,7 @@ export function openRenderParts(services: CrawlServices, options: { log: (line: 
       return new Set([...DEFAULT_BLOCKED_TYPES].filter((type) => !loaded.has(type)));
     },
     screenshotDir: own.screenshot,
+    log: options.log,
   });
   return { renderer, pool, close: () => pool.close() };
 }
