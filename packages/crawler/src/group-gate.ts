@@ -7,6 +7,14 @@ export const MAX_INLINE_WAIT_MS = 500;
 /** A busy process that misses its slot this often in a row hands the job back to the queue. */
 const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;
+/**
+ * A late start retaken now gets this much grace at most: the group's pacing
+ * moves back by as much as the start was late (capped here), so its reply,
+ * crossing the same busy event loop, may be that late again without crowding
+ * the next start. Without it a loaded process missed the retaken start too,
+ * gave it back and waited a whole interval for the next, again and again.
+ */
+const MAX_RETAKE_GRACE_MS = 100;
 
 /**
  * A job whose start slot the release step set (`CrawlJobData.due`) asks the
@@ -166,10 +174,12 @@ export class GroupGate {
       }
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
-      // admitted (its pacing moves back by the lateness), else give it back
+      // admitted (its pacing moves back by the lateness, and by a grace as
+      // long for the reply to come back late too), else give it back
       // and ask again. A limiter that cannot retake gives it back.
       // (`null`: given back already; undefined: no answer, so still held.)
-      const retaken = await limiter.retakeLateStart?.(admission.lease).catch(() => undefined);
+      const graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(0, performance.now() - admission.localStartAt));
+      const retaken = await limiter.retakeLateStart?.(admission.lease, graceMs).catch(() => undefined);
       if (retaken && performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
       if (retaken !== null) await limiter.abandon(admission.lease).catch(() => undefined);
     }

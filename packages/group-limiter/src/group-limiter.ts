@@ -139,8 +139,11 @@ export interface GroupLimiter {
    * no later start of the group was admitted (the group's pacing moves back by
    * the lateness; counted in `slippedStarts`). Otherwise gives it back like
    * `abandon` and resolves `null`. One round trip.
+   * `graceMs` (default 0) moves the pacing back by that much more, and the
+   * retaken start's `startBy` with it: a caller whose event loop is slow may
+   * go that much later still without crowding the next start.
    */
-  retakeLateStart(lease: Lease): Promise<RetakenStart | null>;
+  retakeLateStart(lease: Lease, graceMs?: number): Promise<RetakenStart | null>;
   /**
    * Reports a start that went out `lateMs` past its `startBy` anyway (the
    * process stalled after the check): the group's next reservations move back
@@ -299,11 +302,17 @@ class RedisGroupLimiter implements GroupLimiter {
       const startInMs = asNumber(reply[1]);
       const startAt = asNumber(reply[2]);
       this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
+      // Lateness matters only where some spacing is kept: the group's (its
+      // rate, Crawl-delay, adaptive pace: the script's own figure), the
+      // crawl-wide cap's, or the server's. Without any, a start that goes late
+      // crowds no one (the concurrency cap counts leases, not times), so it
+      // has no deadline: no retake, no give-back, no slip report.
+      const spaced = asNumber(reply[5] ?? 0) > 0 || this.#globalIntervalMs > 0 || Number(server?.args[1] ?? 0) > 0;
       return {
         admitted: true,
         startInMs,
         startAt,
-        ...this.#localStart(group, startAt, receivedAt + startInMs),
+        ...this.#localStart(group, startAt, receivedAt + startInMs, spaced),
         confirmBeforeStart: asNumber(reply[4]) === 1,
         lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.capped === true && server.server !== undefined ? { server: server.server } : {}) },
       };
@@ -349,14 +358,15 @@ class RedisGroupLimiter implements GroupLimiter {
     return this.#clock.toLocal(redisMs);
   }
 
-  async retakeLateStart(lease: Lease): Promise<RetakenStart | null> {
+  async retakeLateStart(lease: Lease, graceMs = 0): Promise<RetakenStart | null> {
     checkName(lease.group, 'group', 'retakeLateStart');
     checkName(lease.leaseId, 'leaseId', 'retakeLateStart');
+    checkDuration(graceMs, 'graceMs', 'retakeLateStart');
     let reply: unknown;
     try {
       reply = await this.#runScript(retakeStartScript, {
         keys: [this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs],
+        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, graceMs],
       });
     } catch (error) {
       throw redisFailure('retakeLateStart', error);
@@ -368,7 +378,8 @@ class RedisGroupLimiter implements GroupLimiter {
     }
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply('retakeLateStart', reply);
     const startAt = asNumber(reply[1]);
-    return { startAt, ...this.#localStart(lease.group, startAt, performance.now()) };
+    const start = this.#localStart(lease.group, startAt, performance.now());
+    return { startAt, localStartAt: start.localStartAt, startBy: start.startBy + graceMs };
   }
 
   async abandon(lease: Lease): Promise<void> {
@@ -696,9 +707,9 @@ class RedisGroupLimiter implements GroupLimiter {
    * moment it may still go (see `Admission.startBy`). `fallback` stands in
    * while the clock's offset is unknown.
    */
-  #localStart(group: string, startAt: number, fallback: number): { localStartAt: number; startBy: number } {
+  #localStart(group: string, startAt: number, fallback: number, spaced = true): { localStartAt: number; startBy: number } {
     const localStartAt = this.#clock.toLocal(startAt) ?? fallback;
-    return { localStartAt, startBy: localStartAt + this.#lateAllowanceMs(group) };
+    return { localStartAt, startBy: spaced ? localStartAt + this.#lateAllowanceMs(group) : Number.POSITIVE_INFINITY };
   }
 
   /**

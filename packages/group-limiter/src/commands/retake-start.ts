@@ -10,9 +10,12 @@ import { ScriptCode } from './script-code.js';
  * later admission may already have been given the slot after it: then this
  * one is given back (a late start, as `abandon` counts it), and the caller
  * asks again. Refused whenever a crawl-wide cap is in force (its slots are
- * shared by every group).
+ * shared by every group). A grace (ARGV 4) moves the group's pacing back by
+ * that much more: the caller may then go up to that late again (its reply
+ * crosses the same busy event loop that made it late) without crowding the
+ * next start, instead of giving the slot back and waiting a whole interval.
  * KEYS: 1 group hash, 2 leases zset
- * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap)
+ * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap), 4 grace ms ('' or absent = 0)
  * Reply: {Ok, startAt (string)} | {DeniedRate} (given back)
  */
 export const retakeStartScript = defineLuaScript({
@@ -35,7 +38,7 @@ local start = score - lease_ms
 local last = tonumber(h[3])
 if not last or math.abs(last - start) > 0.01 or now < start then return give_back() end
 local tat = tonumber(h[1])
-if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start))) end
+if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start) + (tonumber(ARGV[4]) or 0))) end
 redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
