@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@crawlq/group-limiter';
+import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -14,14 +14,21 @@ const LATE_RETRY_MS = 200;
  * the next start. Without it a loaded process missed the retaken start too,
  * gave it back and waited a whole interval for the next, again and again.
  */
-const MAX_RETAKE_GRACE_MS = 100;
+const MAX_RETAKE_GRACE_MS = 200;
+const MIN_RETAKE_GRACE_MS = 10;
+/** Retakes of one late start at most (each with twice the grace of the last) before it is given back. */
+const MAX_RETAKES = 3;
+/** A start reserved far enough ahead to be confirmed is confirmed this long before it. */
+const CONFIRM_LEAD_MS = 25;
 
 /**
  * A job whose start slot the release step set (`CrawlJobData.due`) asks the
  * gate this long before it: the admission is then near (under the limiter's
- * 50 ms), so the start is checked once, not again when it comes.
+ * 50 ms), so the start is checked once, not again when it comes, and the
+ * reply has that long to come back before the start (on a busy machine it
+ * takes tens of milliseconds, and a start it makes late costs a retake).
  */
-const DUE_LEAD_MS = 20;
+const DUE_LEAD_MS = 35;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -159,28 +166,40 @@ export class GroupGate {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
       try {
-        const waitMs = admission.localStartAt - performance.now();
-        if (waitMs > 0) await sleep(waitMs, undefined, options.signal ? { signal: options.signal } : undefined);
+        const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
         // cap filled by earlier reservations, must stop it too (confirmStart
-        // gives the lease back itself when it says no).
+        // gives the lease back itself when it says no). Checked a little
+        // before the start, so its own round trip does not make the start late.
         if (admission.confirmBeforeStart) {
+          const untilCheck = admission.localStartAt - CONFIRM_LEAD_MS - performance.now();
+          if (untilCheck > 0) await sleep(untilCheck, undefined, sleepOptions);
           const check = await limiter.confirmStart(admission.lease);
           if (!check.go) return { admitted: false, retryInMs: check.retryInMs + Math.round(Math.random() * 100), reason: check.reason };
         }
+        const waitMs = admission.localStartAt - performance.now();
+        if (waitMs > 0) await sleep(waitMs, undefined, sleepOptions);
       } catch (error) {
         await limiter.release(admission.lease).catch(() => undefined);
         throw error;
       }
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
-      // admitted (its pacing moves back by the lateness, and by a grace as
-      // long for the reply to come back late too), else give it back
-      // and ask again. A limiter that cannot retake gives it back.
+      // admitted (its pacing moves back by the lateness, and by a grace for
+      // the reply to come back late too), else give it back and ask again. A
+      // retaken start that is late again is retaken again with twice the
+      // grace while it is still the group's latest: a busy event loop costs
+      // a round trip, not the group's next interval. A limiter that cannot
+      // retake gives it back.
       // (`null`: given back already; undefined: no answer, so still held.)
-      const graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(0, performance.now() - admission.localStartAt));
-      const retaken = await limiter.retakeLateStart?.(admission.lease, graceMs).catch(() => undefined);
-      if (retaken && performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
+      let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, performance.now() - admission.localStartAt));
+      let retaken: RetakenStart | null | undefined;
+      for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
+        retaken = await limiter.retakeLateStart(admission.lease, graceMs).catch(() => undefined);
+        if (!retaken) break;
+        if (performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
+        graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
+      }
       if (retaken !== null) await limiter.abandon(admission.lease).catch(() => undefined);
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };

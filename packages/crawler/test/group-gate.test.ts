@@ -110,9 +110,9 @@ describe('GroupGate', () => {
     const before = await limiter.status(group);
     const answer = await new GroupGate(slowLoop).pass(group, { maxInlineWaitMs: 500 });
     // One ask: the missed start was taken now instead of given back. (A loaded machine
-    // may make the retaken start late too: then it is given back and asked for again.)
+    // may make the retaken start late too: then it is retaken again, with more grace.)
     const status = await limiter.status(group);
-    expect(status.slippedStarts - before.slippedStarts).toBe(1);
+    expect(status.slippedStarts - before.slippedStarts).toBeGreaterThanOrEqual(1);
     if (calls === 1) {
       expect(answer.admitted).toBe(true);
       expect(status.lateStarts - before.lateStarts).toBe(0);
@@ -146,10 +146,10 @@ describe('GroupGate', () => {
       asked.length = 0;
       const answer = await dueGate.pass(group, { maxInlineWaitMs: 500, due, lag });
       if (answer.admitted) await answer.lease.release({ status: 200 });
-      // Each ask waited for its slot and lag: none went before it was near (20 ms ahead, 5 ms of timer slack).
-      expect(asked[0]! - (limiter.localTimeOf(group, due + lag) ?? Number.NaN)).toBeGreaterThanOrEqual(-25);
+      // Each ask waited for its slot and lag: none went before it was near (35 ms ahead, 5 ms of timer slack).
+      expect(asked[0]! - (limiter.localTimeOf(group, due + lag) ?? Number.NaN)).toBeGreaterThanOrEqual(-40);
     };
-    // On its slot: asked for 20 ms before it, admitted without a second round trip, no lag.
+    // On its slot: asked for 35 ms before it, admitted without a second round trip, no lag.
     await pass(first.startAt + 250, 0);
     expect(confirms).toBe(0);
     expect(await lagOf()).toBe(0);
