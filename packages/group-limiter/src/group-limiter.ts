@@ -312,7 +312,8 @@ class RedisGroupLimiter implements GroupLimiter {
         admitted: true,
         startInMs,
         startAt,
-        ...this.#localStart(group, startAt, receivedAt + startInMs, spaced),
+        ...this.#localStart(group, startAt, receivedAt + startInMs),
+        ...(spaced ? {} : { startBy: Number.POSITIVE_INFINITY }),
         confirmBeforeStart: asNumber(reply[4]) === 1,
         lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.capped === true && server.server !== undefined ? { server: server.server } : {}) },
       };
@@ -707,9 +708,9 @@ class RedisGroupLimiter implements GroupLimiter {
    * moment it may still go (see `Admission.startBy`). `fallback` stands in
    * while the clock's offset is unknown.
    */
-  #localStart(group: string, startAt: number, fallback: number, spaced = true): { localStartAt: number; startBy: number } {
+  #localStart(group: string, startAt: number, fallback: number): { localStartAt: number; startBy: number } {
     const localStartAt = this.#clock.toLocal(startAt) ?? fallback;
-    return { localStartAt, startBy: spaced ? localStartAt + this.#lateAllowanceMs(group) : Number.POSITIVE_INFINITY };
+    return { localStartAt, startBy: localStartAt + this.#lateAllowanceMs(group) };
   }
 
   /**
