@@ -1,27 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange } from '@crawlq/group-limiter';
+import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
 /** A busy process that misses its slot this often in a row hands the job back to the queue. */
 const MAX_LATE_STARTS = 2;
 const LATE_RETRY_MS = 200;
+/**
+ * A late start retaken now gets this much grace at most: the group's pacing
+ * moves back by as much as the start was late (capped here), so its reply,
+ * crossing the same busy event loop, may be that late again without crowding
+ * the next start. Without it a loaded process missed the retaken start too,
+ * gave it back and waited a whole interval for the next, again and again.
+ */
+const MAX_RETAKE_GRACE_MS = 200;
+const MIN_RETAKE_GRACE_MS = 10;
+/** Retakes of one late start at most (each with twice the grace of the last) before it is given back. */
+const MAX_RETAKES = 3;
+/** A start reserved far enough ahead to be confirmed is confirmed this long before it. */
+const CONFIRM_LEAD_MS = 25;
 
 /**
  * A job whose start slot the release step set (`CrawlJobData.due`) asks the
  * gate this long before it: the admission is then near (under the limiter's
- * 50 ms), so the start is checked once, not again when it comes.
+ * 50 ms), so the start is checked once, not again when it comes, and the
+ * reply has that long to come back before the start (on a busy machine it
+ * takes tens of milliseconds, and a start it makes late costs a retake).
  */
-const DUE_LEAD_MS = 20;
-
-/**
- * A start reserved far ahead is confirmed this long before it comes, then
- * waited for: confirmed at its time, the confirmation's round trip would make
- * every such start late. Within the limiter's near window (50 ms), where a
- * start counts as started for its group's and its server's caps anyway.
- */
-const CONFIRM_LEAD_MS = 25;
+const DUE_LEAD_MS = 35;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -163,10 +170,11 @@ export class GroupGate {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
         // cap filled by earlier reservations, must stop it too (confirmStart
-        // gives the lease back itself when it says no).
+        // gives the lease back itself when it says no). Checked a little
+        // before the start, so its own round trip does not make the start late.
         if (admission.confirmBeforeStart) {
-          const leadMs = admission.localStartAt - CONFIRM_LEAD_MS - performance.now();
-          if (leadMs > 0) await sleep(leadMs, undefined, sleepOptions);
+          const untilCheck = admission.localStartAt - CONFIRM_LEAD_MS - performance.now();
+          if (untilCheck > 0) await sleep(untilCheck, undefined, sleepOptions);
           const check = await limiter.confirmStart(admission.lease);
           if (!check.go) return { admitted: false, retryInMs: check.retryInMs + Math.round(Math.random() * 100), reason: check.reason };
         }
@@ -178,11 +186,21 @@ export class GroupGate {
       }
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
-      // admitted (its pacing moves back by the lateness), else give it back
-      // and ask again. A limiter that cannot retake gives it back.
+      // admitted (its pacing moves back by the lateness, and by a grace for
+      // the reply to come back late too), else give it back and ask again. A
+      // retaken start that is late again is retaken again with twice the
+      // grace while it is still the group's latest: a busy event loop costs
+      // a round trip, not the group's next interval. A limiter that cannot
+      // retake gives it back.
       // (`null`: given back already; undefined: no answer, so still held.)
-      const retaken = await limiter.retakeLateStart?.(admission.lease).catch(() => undefined);
-      if (retaken && performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
+      let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, performance.now() - admission.localStartAt));
+      let retaken: RetakenStart | null | undefined;
+      for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
+        retaken = await limiter.retakeLateStart(admission.lease, graceMs).catch(() => undefined);
+        if (!retaken) break;
+        if (performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
+        graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
+      }
       if (retaken !== null) await limiter.abandon(admission.lease).catch(() => undefined);
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };

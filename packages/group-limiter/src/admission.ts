@@ -47,7 +47,9 @@ export type Admission =
        * the margin its pacing keeps (at most half the safety margin, at least
        * 5 ms). A later start could reach the server less than one spacing
        * before the next one, or crowd a window as the server counts it: past
-       * this, give the slot back with `abandon` and ask again.
+       * this, give the slot back with `abandon` and ask again. Infinity when
+       * no spacing applies to the start (no rate, Crawl-delay, crawl-wide cap
+       * or server rate): lateness then crowds no one.
        */
       readonly startBy: number;
       /**

@@ -140,8 +140,11 @@ export interface GroupLimiter {
    * server's level admitted it too (their pacing moves back by the lateness;
    * counted in `slippedStarts`). Otherwise gives it back like `abandon` and
    * resolves `null`. One round trip.
+   * `graceMs` (default 0) moves the pacing back by that much more, and the
+   * retaken start's `startBy` with it: a caller whose event loop is slow may
+   * go that much later still without crowding the next start.
    */
-  retakeLateStart(lease: Lease): Promise<RetakenStart | null>;
+  retakeLateStart(lease: Lease, graceMs?: number): Promise<RetakenStart | null>;
   /**
    * Reports a start that went out `lateMs` past its `startBy` anyway (the
    * process stalled after the check): the group's next reservations move back
@@ -301,11 +304,18 @@ class RedisGroupLimiter implements GroupLimiter {
       const startInMs = asNumber(reply[1]);
       const startAt = asNumber(reply[2]);
       this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
+      // Lateness matters only where some spacing is kept: the group's (its
+      // rate, Crawl-delay, adaptive pace: the script's own figure), the
+      // crawl-wide cap's, or the server's. Without any, a start that goes late
+      // crowds no one (the concurrency cap counts leases, not times), so it
+      // has no deadline: no retake, no give-back, no slip report.
+      const spaced = asNumber(reply[5] ?? 0) > 0 || this.#globalIntervalMs > 0 || Number(server?.args[1] ?? 0) > 0;
       return {
         admitted: true,
         startInMs,
         startAt,
         ...this.#localStart(group, startAt, receivedAt + startInMs),
+        ...(spaced ? {} : { startBy: Number.POSITIVE_INFINITY }),
         confirmBeforeStart: asNumber(reply[4]) === 1,
         lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },
       };
@@ -351,16 +361,17 @@ class RedisGroupLimiter implements GroupLimiter {
     return this.#clock.toLocal(redisMs);
   }
 
-  async retakeLateStart(lease: Lease): Promise<RetakenStart | null> {
+  async retakeLateStart(lease: Lease, graceMs = 0): Promise<RetakenStart | null> {
     checkName(lease.group, 'group', 'retakeLateStart');
     checkName(lease.leaseId, 'leaseId', 'retakeLateStart');
+    checkDuration(graceMs, 'graceMs', 'retakeLateStart');
     let reply: unknown;
     try {
       const group = this.#keys.group(lease.group);
       const server = lease.server;
       reply = await this.#runScript(retakeStartScript, {
         keys: [group, this.#keys.leases(lease.group), server === undefined ? group : this.#serverKeys.server(server), server === undefined ? group : this.#serverKeys.leases(server)],
-        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, server ?? '', lease.serverLateMs ?? 0],
+        args: [lease.leaseId, this.#policy.leaseMs, this.#globalIntervalMs, server ?? '', lease.serverLateMs ?? 0, graceMs],
       });
     } catch (error) {
       throw redisFailure('retakeLateStart', error);
@@ -372,7 +383,8 @@ class RedisGroupLimiter implements GroupLimiter {
     }
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply('retakeLateStart', reply);
     const startAt = asNumber(reply[1]);
-    return { startAt, ...this.#localStart(lease.group, startAt, performance.now()) };
+    const start = this.#localStart(lease.group, startAt, performance.now());
+    return { startAt, localStartAt: start.localStartAt, startBy: start.startBy + graceMs };
   }
 
   async abandon(lease: Lease): Promise<void> {

@@ -20,7 +20,7 @@ async function admitted(group: string, leaseId: string): Promise<Extract<Admissi
 }
 
 describe('late-start allowance', () => {
-  it('is half the pacing margin for a rate spaced wider than its floor, and half the safety margin (as without a rate) for a rate too fast to hold pair by pair', async () => {
+  it('is half the pacing margin for a rate spaced wider than its floor, half the safety margin for a rate too fast to hold pair by pair, and none without any spacing (a late start crowds no one)', async () => {
     const own = await startTestRedis();
     try {
       const fleet = createGroupLimiter({ redis: own.client(), prefix: testPrefix() });
@@ -40,7 +40,10 @@ describe('late-start allowance', () => {
       };
       expect(await allowance('spaced.test')).toBeCloseTo(5, 6);
       expect(await allowance('fast.test')).toBeCloseTo(12.5, 6);
-      expect(await allowance('open.test')).toBeCloseTo(12.5, 6);
+      expect(await allowance('open.test')).toBe(Number.POSITIVE_INFINITY);
+      // A Crawl-delay gives a group without a rate a spacing (the script's own figure): its starts have a deadline again.
+      await fleet.setMinInterval('delayed.test', 100);
+      expect(await allowance('delayed.test')).toBeCloseTo(12.5, 6);
     } finally {
       await own.stop();
     }
@@ -62,6 +65,20 @@ describe('retakeLateStart', () => {
     expect(next.startAt - retaken.startAt).toBeGreaterThanOrEqual(200 - 0.01);
     const status = await limiter.status(group);
     expect(status).toMatchObject({ inFlight: 2, slippedStarts: 1, lateStarts: 0 });
+  });
+
+  it('with a grace, moves the pacing back by that much more and gives the retaken start as long to go', async () => {
+    const group = 'graced.test';
+    const missed = await admitted(group, 'missed');
+    await sleep(40);
+    const retaken = await limiter.retakeLateStart(missed.lease, 30);
+    expect(retaken).not.toBeNull();
+    if (retaken === null) return;
+    // No margins in this policy: the allowance is its 5 ms floor, plus the grace.
+    expect(retaken.startBy - retaken.localStartAt).toBeCloseTo(35, 6);
+    const next = await admitted(group, 'next');
+    expect(next.startAt - retaken.startAt).toBeGreaterThanOrEqual(200 + 30 - 0.01);
+    await expect(limiter.retakeLateStart(next.lease, -1)).rejects.toThrow(/graceMs/);
   });
 
   it('gives a missed start back when a later start was admitted (it holds the next slot), or when the group was paused', async () => {

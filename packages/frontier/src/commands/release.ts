@@ -173,7 +173,11 @@ for i = 1, PACED_D do
     -- BullMQ's own sets (waiting, or deferred by the gate) and the rest dropped.
     local horizon = redis.call('HGET', release_at_key, g.name)
     local ready = redis.call('SCARD', ready_key)
-    if ready >= bound or (horizon and string.sub(horizon, 1, 6) == 'probe:') then
+    -- A probe whose request is still in flight (and not yet past its 2 s)
+    -- goes on probing whatever waits: its set need not be read at each release.
+    local probe = horizon and string.sub(horizon, 1, 6) == 'probe:'
+    local probe_busy = probe and slow_start and in_flight > 0 and now - tonumber(string.sub(horizon, 7)) <= slow_start_ms
+    if not probe_busy and (ready >= bound or probe) then
       ready = ready_members(ready_key, prioritized, delayed)
     end
     -- Slow start: a group's first job runs alone, and more follow only once

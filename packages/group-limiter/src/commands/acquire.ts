@@ -29,7 +29,8 @@ import { SERVER_INCLUDE } from './server-lua.js';
  *       18-20 the server level's (see SERVER_INCLUDE)
  * An adapting group's limits (the longer of its interval and minimum interval,
  * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
- * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
+ * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start), interval (string: the group's spacing
+ *        in force, Crawl-delay and adaptive pace applied; 0 = none)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = defineLuaScript({
   name: 'acquire',
@@ -135,6 +136,7 @@ redis.call('HSET', KEYS[2], unpack(fields))
 -- is checked again when it comes, for a pause and against the cap.
 local confirm = 0
 if start - now >= near then confirm = 1 end
-return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm}
+-- The group's spacing in force (0: none), so the caller knows whether a late start could crowd the next.
+return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval)}
 `,
 });
