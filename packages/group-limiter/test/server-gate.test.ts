@@ -215,6 +215,26 @@ describe('the server level of the gate', () => {
       expect(next.startAt - retaken!.startAt).toBeGreaterThanOrEqual(100 - 0.01);
     });
 
+    it('taken again with a grace, moves its server\'s pacing back by the grace as well', async () => {
+      const [limiter] = await fleet(1, LATE);
+      const missed = await admit(limiter!, 'a.test');
+      await untilLate(missed.localStartAt, 60);
+      // The caller may go up to 200 ms past the retaken start: the server's next start keeps its spacing from that.
+      const retaken = await limiter!.retakeLateStart(missed.lease, 200);
+      expect(retaken).not.toBeNull();
+      const next = await admit(limiter!, 'b.test');
+      expect(next.startAt - retaken!.startAt).toBeGreaterThanOrEqual(100 + 200 - 0.01);
+    });
+
+    it('is given back when its grace would take it past the lateness its server allows a start that is not the server\'s latest', async () => {
+      // As above, a start may go 1 s late at the server; 30 ms late plus a 990 ms grace is more.
+      const [limiter] = await fleet(1, { ...LATE, safetyMarginMs: 2_000 });
+      const missed = await admit(limiter!, 'a.test');
+      await admit(limiter!, 'b.test');
+      await untilLate(missed.localStartAt, 30);
+      expect(await limiter!.retakeLateStart(missed.lease, 990)).toBeNull();
+    });
+
     it('reported as a slip, moves its server\'s pacing back as well as its group\'s', async () => {
       const [limiter] = await fleet(1, LATE);
       const slipped = await admit(limiter!, 'a.test');
