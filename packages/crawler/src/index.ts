@@ -43,25 +43,9 @@ export {
 export { listServers, serversOfGroups, type ServerOverview } from './admin/server-admin.js';
 export { Seeding } from './runtime/seeding.js';
 export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-seeding.js';
-// The crawler API: what a user's --crawler module imports (the public `crawlq` package re-exports it).
-export { defineCrawler, isCrawler, CrawlerDefinitionError } from './handlers/define-crawler.js';
-export { RetryableError, NonRetryableError, type HandlerErrorOptions } from './handlers/handler-errors.js';
+// The crawler API: what a user's --crawler module imports (the public `crawlq` package re-exports it),
+// listed once in api.ts. Inside crawlq, createCrawl is the eager one (api.ts's loads it on first call).
+export * from './api.js';
+export { createCrawl } from './handlers/create-crawl.js';
 export { CrawlerMismatchError } from './handlers/crawler-identity.js';
-export { createCrawl, type Crawl, type CreateCrawlOptions, type EmbeddedWorker } from './handlers/create-crawl.js';
-export type {
-  Crawler,
-  CrawlerDefinition,
-  CrawlerHooks,
-  CrawlContext,
-  CrawlRequest,
-  CrawlResponse,
-  CrawlLog,
-  RouteHandler,
-  EnqueueOptions,
-  EnqueueResult,
-  BeforeRequestContext,
-  FailureContext,
-  FailureDecision,
-  JsonObject,
-} from './handlers/crawler-types.js';
 export { nextSchedule, optimalIntervalMs, estimatedRate, type RevisitPolicy, type ChangeHistory } from './revisit/revisit-interval.js';

@@ -12,7 +12,7 @@ import type { RevisitTicket } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { CrawlerDefinitionError } from './define-crawler.js';
 import { handlerFailure, retryableByUser } from './handler-errors.js';
-import { lendPageRecordEngine, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
+import { lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
 import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
 /** One URL of a job, as processCrawlJob hands it over. */
@@ -311,28 +311,5 @@ function pageLog(log: PageHandlerOptions['log'], url: string): CrawlLog {
 
 /** The fleet's page counters (progress line, status, metrics) count a crawler's pages as the built-in crawler's. */
 function pageRecordOf(page: { request: CrawlRequest; fetched: HandledFetch; enqueued: number; parseMs: number; warc: PageRecord['warc'] | undefined }): PageRecord {
-  const { request, fetched, enqueued } = page;
-  const { response } = fetched;
-  const round = (ms: number) => Math.round(ms * 10) / 10;
-  return {
-    url: request.url,
-    finalUrl: request.loadedUrl,
-    status: response.status,
-    contentType: response.contentType ?? null,
-    title: null,
-    description: null,
-    canonical: null,
-    lang: null,
-    links: [],
-    depth: request.depth,
-    group: request.group,
-    requestedAt: new Date(fetched.requestedAt).toISOString(),
-    fetchedAt: new Date().toISOString(),
-    attempts: request.attempt,
-    retries: response.retries,
-    bytes: response.bodyBytes,
-    timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(page.parseMs) },
-    enqueued,
-    ...(page.warc === undefined ? {} : { warc: page.warc }),
-  };
+  return { ...pageRecordCore(page), ...(page.warc === undefined ? {} : { warc: page.warc }) };
 }

@@ -1,10 +1,10 @@
-import { decodeBody, extractPage, isHtml, type FieldRule } from '@crawlq/extractor';
+import { decodeBody, extractPage, isHtml, type ExtractedPage, type FieldRule } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import type { WarcLocation, WarcWriter } from '@crawlq/sink';
 import type { BrowserRequestServices } from '../browser-requests.js';
 import { renderedBody, type PageRenderer, type RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
-import type { CrawlContext } from './crawler-types.js';
+import type { CrawlContext, CrawlRequest } from './crawler-types.js';
 import { defineCrawler } from './define-crawler.js';
 
 /**
@@ -65,26 +65,7 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
       const parseMs = performance.now() - parseStarted;
       const enqueued = page ? (await enqueue(page.followLinks)).accepted : 0;
       const record: PageRecord = {
-        url: request.url,
-        // A redirect's Location may carry user:password; records never hold it.
-        finalUrl: request.loadedUrl,
-        status: response.status,
-        contentType: response.contentType ?? null,
-        title: page?.title ?? null,
-        description: page?.description ?? null,
-        canonical: page?.canonical ?? null,
-        lang: page?.lang ?? null,
-        links: page?.links ?? [],
-        ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
-        depth: request.depth,
-        group: request.group,
-        requestedAt: new Date(fetched.requestedAt).toISOString(),
-        fetchedAt: new Date().toISOString(),
-        attempts: request.attempt,
-        retries: response.retries,
-        bytes: response.bodyBytes,
-        timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
-        enqueued,
+        ...pageRecordCore({ request, fetched, enqueued, parseMs, page }),
         ...(page && services.fields.length > 0 ? { fields: page.fields } : {}),
         ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
         ...(rendered ? { render: rendered.summary } : {}),
@@ -106,4 +87,42 @@ async function archive(warc: WarcWriter, response: FetchResult, { requestedAt, r
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/**
+ * A page record's fields up to `enqueued`, in the record's order: the
+ * built-in crawler adds its extras after them, and a user's crawler's pages
+ * are counted (progress, status, metrics) as such a record without a parse.
+ */
+export function pageRecordCore(parts: {
+  request: CrawlRequest;
+  fetched: PageRecordEngine['fetched'];
+  enqueued: number;
+  parseMs: number;
+  page?: Pick<ExtractedPage, 'title' | 'description' | 'canonical' | 'lang' | 'links' | 'linksTruncated'> | undefined;
+}): PageRecord {
+  const { request, fetched, enqueued, parseMs, page } = parts;
+  const { response } = fetched;
+  return {
+    url: request.url,
+    // A redirect's Location may carry user:password; records never hold it (loadedUrl has none).
+    finalUrl: request.loadedUrl,
+    status: response.status,
+    contentType: response.contentType ?? null,
+    title: page?.title ?? null,
+    description: page?.description ?? null,
+    canonical: page?.canonical ?? null,
+    lang: page?.lang ?? null,
+    links: page?.links ?? [],
+    ...(page && page.linksTruncated > 0 ? { linksFound: page.links.length + page.linksTruncated, linksTruncated: page.linksTruncated } : {}),
+    depth: request.depth,
+    group: request.group,
+    requestedAt: new Date(fetched.requestedAt).toISOString(),
+    fetchedAt: new Date().toISOString(),
+    attempts: request.attempt,
+    retries: response.retries,
+    bytes: response.bodyBytes,
+    timings: { waitMs: round(fetched.waitMs), fetchMs: round(response.fetchMs), parseMs: round(parseMs) },
+    enqueued,
+  };
 }
