@@ -1,4 +1,4 @@
-import { describeGroupWaits, type CrawlStatus } from '@crawlq/crawler';
+import { describeGroupWaits, formatBytes, type CrawlStatus } from '@crawlq/crawler';
 import { colorEnabled, colors as makeColors, type Colors } from '@crawlq/logging';
 import { createLogUpdate } from 'log-update';
 
@@ -163,18 +163,6 @@ export function formatStatusTable(status: CrawlStatus): string {
   const revisits = formatRevisits(status.revisits);
   if (revisits !== undefined) rows.push(...revisits);
   return rows.map(([name, value]) => `${name.padEnd(14)} ${value}`).join('\n');
-}
-
-/** Bytes for people: B, KiB, MiB, GiB. */
-function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
 /**

@@ -14,7 +14,7 @@ export {
   type PublishedDefinition,
 } from './runtime/crawl-definition.js';
 export { DefinitionStore } from './runtime/definition-store.js';
-export { readCrawlStatus, type CrawlStatus } from './runtime/crawl-status.js';
+export { readCrawlStatus, formatBytes, type CrawlStatus } from './runtime/crawl-status.js';
 export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
 export { clearNamespace } from './runtime/namespace-state.js';
 export { limitPolicyFrom } from './runtime/limit-policy.js';

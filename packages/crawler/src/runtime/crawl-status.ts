@@ -43,3 +43,15 @@ export async function readCrawlStatus(services: FleetAdminServices, deadLettered
     revisits,
   };
 }
+
+/** Bytes for people (B, KiB, MiB, GiB, TiB), as `status` and the dashboard show a crawl's byte figures. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}

@@ -1,5 +1,5 @@
 import { formatRate } from '@crawlq/config';
-import type { GroupOverview } from '@crawlq/crawler';
+import { formatBytes, type GroupOverview } from '@crawlq/crawler';
 import { CHART_SCRIPT_PATH, CHART_STYLE_PATH } from '../chart-assets.js';
 import { CSRF_FIELD } from '../csrf-token.js';
 import type { CrawlOverview } from '../crawl-overview.js';
@@ -60,17 +60,6 @@ function countRow(row: { label: string; value: number; testId: string; link?: st
   return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${row.testId}">${row.value}</td></tr>`;
 }
 
-function bytes(value: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let scaled = value;
-  let unit = 0;
-  while (scaled >= 1024 && unit < units.length - 1) {
-    scaled /= 1024;
-    unit += 1;
-  }
-  return `${unit === 0 ? scaled : scaled.toFixed(1)} ${units[unit]}`;
-}
-
 /** The continuous crawl's card (shown once a revisit policy scheduled a URL): what each figure means is in its title and the README. */
 function revisitCard(revisits: CrawlOverview['status']['revisits']): SafeHtml | '' {
   if (revisits.known === 0 && revisits.fetched === 0) return '';
@@ -82,7 +71,7 @@ function revisitCard(revisits: CrawlOverview['status']['revisits']): SafeHtml | 
     <tr><td title="Revisits that found new content (parsed, recorded, links followed)">changed</td><td class="n" data-testid="revisit-changed">${revisits.changed}</td></tr>
     <tr><td title="Revisits that found the same content: 304 answers plus 200s with the same content signature (no parse, no record)">unchanged</td><td class="n" data-testid="revisit-unchanged">${unchanged} (${revisits.notModified} × 304)</td></tr>
     <tr><td title="404/410 answers; a URL is retired after 3 in a row">gone / retired</td><td class="n" data-testid="revisit-gone">${revisits.gone} / ${revisits.retired}</td></tr>
-    <tr><td title="Body bytes 304 answers did not send (each the last full body's size)">bytes saved</td><td class="n" data-testid="revisit-bytes-saved">${bytes(revisits.bytesSaved)}</td></tr>
+    <tr><td title="Body bytes 304 answers did not send (each the last full body's size)">bytes saved</td><td class="n" data-testid="revisit-bytes-saved">${formatBytes(revisits.bytesSaved)}</td></tr>
   </table></section>`;
 }
 
