@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type { z } from 'zod';
+import { isPostgresUrl } from './database-url.js';
 import { ConfigError } from './errors.js';
 import { deepFreeze } from './freeze.js';
 import { OPTION_TABLE, optionValueKind, type CrawlqConfig, type OptionName } from './schema.js';
@@ -89,15 +90,13 @@ function describe(error: z.ZodError, name: OptionName, value: unknown): string {
   return `${issue?.message ?? 'invalid value'}${where} (got ${shown})`;
 }
 
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
-
 /** The results sink's options must agree with each other. */
 function checkSink(config: Record<string, unknown>): void {
   const out = String(config.out);
-  if (config.sink === 'postgres' && config.databaseUrl === undefined && !POSTGRES_URL.test(out)) {
+  if (config.sink === 'postgres' && config.databaseUrl === undefined && !isPostgresUrl(out)) {
     throw new ConfigError('--sink', 'postgres needs --database-url (or --out postgres://...)');
   }
-  if (config.sink === 'jsonl' && POSTGRES_URL.test(out)) {
+  if (config.sink === 'jsonl' && isPostgresUrl(out)) {
     throw new ConfigError('--out', 'a postgres:// URL needs --sink postgres (or no --sink)');
   }
 }

@@ -2,6 +2,7 @@ import { GROUP_NAME_PATTERN } from '@crawlq/urls';
 // A namespace import, not `{ z }`: esbuild can then leave out of the bundled worker what the
 // schemas never use, such as every locale but English (about 600 KB).
 import * as z from 'zod';
+import { isPostgresUrl } from './database-url.js';
 import { parseBytes, parseDurationMs, parseRate } from './units.js';
 
 // Values arrive as strings (flags, env) or as JSON values (config file); each
@@ -165,7 +166,7 @@ const redisSeeds = z.preprocess(
 // Never echoed back in an error: the value can hold a password.
 const postgresUrl = urlSchema(z
   .string({ error: 'expected a postgres:// or postgresql:// URL' })
-  .refine((value) => /^postgres(ql)?:\/\//i.test(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL'));
+  .refine((value) => isPostgresUrl(value) && URL.canParse(value), 'expected a postgres:// or postgresql:// URL'));
 
 const smtpUrl = urlSchema(z
   .string({ error: 'expected an smtp:// or smtps:// URL' })
@@ -175,7 +176,7 @@ const httpUrl = urlSchema(z.string({ error: 'expected an http:// or https:// URL
 
 /** A results file, or a postgres:// URL, which can carry a password. */
 const outTarget = urlSchema(
-  z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (/^postgres(ql)?:\/\//i.test(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
+  z.string({ error: 'expected a file path or a postgres:// URL' }).min(1).refine((value) => !/^postgres(ql)?:/i.test(value) || (isPostgresUrl(value) && URL.canParse(value)), 'expected a file path or a postgres:// URL'),
 );
 
 const REVISIT_MESSAGE = 'expected off, adaptive, or a fixed interval such as 30s, 1h or 1d';

@@ -6,7 +6,6 @@ export { openResultsStore, type ResultsStats, type ResultsStore, type StoredReco
 export { urlFingerprint } from './postgres-rows.js';
 export { RESULTS_TABLE } from './postgres-schema.js';
 export { DatabaseConfigError, SinkClosedError, SinkWriteError } from './database-errors.js';
-export { isPostgresUrl } from './database-url.js';
 export { checkAppendableFile, checkResultTarget, checkWritableDirectory, DatabaseUnavailableError, OutputPathError, type CheckResultTargetOptions } from './output-checks.js';
 export { csvHeader, csvLine, CSV_COLUMNS } from './csv.js';
 export { openWarcWriter, type ArchivedExchange, type WarcLocation, type WarcWriter, type WarcWriterOptions } from './warc-writer.js';

@@ -1,4 +1,4 @@
-import { isPostgresUrl } from './database-url.js';
+import { isPostgresUrl } from '@crawlq/config';
 import { openJsonlSink } from './jsonl-sink.js';
 import { openPostgresSink } from './postgres-sink.js';
 import type { ResultSink } from './result-sink.js';

@@ -1,5 +1,5 @@
-import type { CrawlqConfig } from '@crawlq/config';
-import { checkResultTarget, checkWritableDirectory, isPostgresUrl } from '@crawlq/sink';
+import { isPostgresUrl, type CrawlqConfig } from '@crawlq/config';
+import { checkResultTarget, checkWritableDirectory } from '@crawlq/sink';
 import { resultsTargetOf } from './results-target.js';
 
 export interface CheckOutputsOptions {
