@@ -9,7 +9,18 @@ export { DatabaseConfigError, SinkClosedError, SinkWriteError } from './database
 export { isPostgresUrl } from './database-url.js';
 export { checkAppendableFile, checkResultTarget, checkWritableDirectory, DatabaseUnavailableError, OutputPathError, type CheckResultTargetOptions } from './output-checks.js';
 export { csvHeader, csvLine, CSV_COLUMNS } from './csv.js';
-export { openWarcWriter, type ArchivedExchange, type WarcLocation, type WarcWriter, type WarcWriterOptions } from './warc-writer.js';
+export {
+  newWarcRecordId,
+  openWarcWriter,
+  WARC_REVISIT_PROFILES,
+  warcPayloadDigest,
+  type ArchivedExchange,
+  type WarcCapture,
+  type WarcLocation,
+  type WarcRevisit,
+  type WarcWriter,
+  type WarcWriterOptions,
+} from './warc-writer.js';
 export { WarcDirectoryError, WarcWriteError } from './warc-errors.js';
 export { WARC_LEASE_FENCE_MS, WARC_LEASE_RENEW_MS, WARC_LEASE_TTL_MS, type WarcWriterLease } from './warc-lease.js';
 export { recoverWarcFiles, startWarcRecovery, type RecoveredWarcFile, type WarcRecovery, type WarcRecoveryOptions, type WarcRecoveryPass } from './warc-recovery.js';
