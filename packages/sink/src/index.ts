@@ -1,4 +1,4 @@
-export { SINK_ROW, type ResultSink, type SinkItem, type SinkRecord } from './result-sink.js';
+export { SINK_REVISIT, SINK_ROW, type ResultSink, type SinkCheck, type SinkItem, type SinkRecord, type SinkRevisit } from './result-sink.js';
 export { openJsonlSink } from './jsonl-sink.js';
 export { openPostgresSink, type PostgresSinkOptions } from './postgres-sink.js';
 export { openResultSink, sinkTargetOf, type OpenSinkOptions, type SinkSettings, type SinkTarget } from './open-result-sink.js';
