@@ -13,6 +13,7 @@ export {
   newWarcRecordId,
   openWarcWriter,
   WARC_REVISIT_PROFILES,
+  warcCaptureOf,
   warcPayloadDigest,
   type ArchivedExchange,
   type WarcCapture,

@@ -64,7 +64,7 @@ const CHECK = `
  * down, writes wait and retry (never dropped); the jobs waiting on them hold
  * the worker's concurrency slots, which is the backpressure.
  */
-export async function openPostgresSink(options: PostgresSinkOptions): Promise<ResultSink> {
+export async function openPostgresSink(options: PostgresSinkOptions): Promise<ResultSink & Required<Pick<ResultSink, 'checked'>>> {
   const { url, namespace, log } = options;
   const batchSize = options.batchSize ?? 200;
   const flushIntervalMs = options.flushIntervalMs ?? 20;

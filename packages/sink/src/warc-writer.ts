@@ -75,6 +75,20 @@ export function warcPayloadDigest(body: Uint8Array): string {
   return `sha256:${createHash('sha256').update(body).digest('hex')}`;
 }
 
+/** What a revisit record would name of the response record `exchange` is written as (its `recordId` set). */
+export function warcCaptureOf(exchange: Pick<ArchivedExchange, 'url' | 'requestedAt' | 'response'> & { readonly recordId: string }): WarcCapture {
+  return { recordId: exchange.recordId, date: exchange.requestedAt.toISOString(), targetUri: warcTargetUri(exchange.url), payloadDigest: warcPayloadDigest(exchange.response.body) };
+}
+
+/** WARC-Target-URI as warcio writes it: the URL parsed and serialised again. */
+function warcTargetUri(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
 /** A new WARC-Record-ID. */
 export function newWarcRecordId(): string {
   return `<urn:uuid:${randomUUID()}>`;
