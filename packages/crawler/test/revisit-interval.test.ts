@@ -111,6 +111,10 @@ describe('adaptive revisit intervals (freshness-optimal for the estimated change
       expect(intervalMs).toBeGreaterThanOrEqual(policy.minMs);
       ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true, hintMs: second }));
     }
+    // Once the header stops lying, the page's own history decides within a few visits.
+    ({ intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: tenYears }));
+    for (let i = 0; i < 5; i += 1) ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true }));
+    expect(intervalMs).toBeLessThan(policy.maxMs / 4);
     expect(hintFloor(policy, 1, 0)).toBe(policy.minMs);
     expect(hintFloor(policy, 10_000, Number.POSITIVE_INFINITY)).toBe(policy.maxMs);
     expect(hintFloor(policy, 10_000, 20_000)).toBe(20_000);

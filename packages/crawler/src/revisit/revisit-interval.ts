@@ -113,7 +113,10 @@ function adaptiveSchedule(input: IntervalInput): { intervalMs: number; history: 
   if (input.previousMs === undefined || input.history === undefined || input.history.changes <= 0) {
     // A new URL (or one new to this policy): assumed to change about once per
     // hint, else once per sqrt(min * max), with the weight of a tenth of a visit.
-    const rate = 1 / Math.max(1, input.hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
+    // The hint is held to the bounds first: a ten-year max-age would otherwise
+    // outweigh a hundred visits' evidence once the header goes away.
+    const hintMs = input.hintMs === undefined ? undefined : Math.min(policy.maxMs, Math.max(policy.minMs, input.hintMs));
+    const rate = 1 / Math.max(1, hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
     const changedMs = (PRIOR_WEIGHT * Math.LN2) / rate;
     const history = { changes: PRIOR_WEIGHT, unchangedMs: changedMs, changedMs };
     if (input.previousMs === undefined) return { intervalMs: optimalIntervalMs(policy, rate), history };
