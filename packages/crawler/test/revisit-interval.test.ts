@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedRate, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
+import { estimatedRate, headerHintMs, hintFloor, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
 
 const policy = { mode: 'adaptive' as const, minMs: 5_000, maxMs: 600_000 };
 
@@ -72,10 +72,51 @@ describe('adaptive revisit intervals (freshness-optimal for the estimated change
     expect(nextSchedule({ policy: { mode: 45_000, minMs: 1, maxMs: 2 }, previousMs: 45_000, changed: true })).toEqual({ intervalMs: 45_000, history: undefined });
   });
 
-  it('starts a new URL from a Cache-Control hint when there is one', () => {
-    const hinted = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: 20_000 }).intervalMs;
+  it('starts a new URL from a Cache-Control hint, and holds every interval to at least the hint, within the bounds', () => {
+    // The hint as the prior of a new URL's change rate: a long one starts it further out.
     const unhinted = nextSchedule({ policy, previousMs: undefined, changed: true }).intervalMs;
-    expect(hinted).toBeLessThan(unhinted);
     expect(nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: 86_400_000 }).intervalMs).toBeGreaterThan(unhinted);
+    // The hint as a floor: a page that changes at every visit still waits until its copy goes stale.
+    let { intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: 40_000 });
+    for (let i = 0; i < 20; i += 1) {
+      expect(intervalMs).toBeGreaterThanOrEqual(40_000);
+      ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true, hintMs: 40_000 }));
+    }
+    // Without the hint the same page is fetched sooner: the floor is what held it.
+    expect(nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true }).intervalMs).toBeLessThan(40_000);
+    // A fixed interval ignores hints.
+    expect(nextSchedule({ policy: { mode: 45_000, minMs: 1, maxMs: 2 }, previousMs: 45_000, changed: true, hintMs: 3_600_000 }).intervalMs).toBe(45_000);
+  });
+
+  it('a lying header cannot break the bounds: ten years waits the maximum, zero or a second the minimum', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const tenYears = headerHintMs({ 'cache-control': 'public, max-age=315360000' }, now);
+    expect(tenYears).toBe(315_360_000_000);
+    const expiresFar = headerHintMs({ expires: 'Thu, 01 Jan 2099 00:00:00 GMT', date: new Date(now).toUTCString() }, now);
+    for (const hintMs of [tenYears, expiresFar]) {
+      expect(nextSchedule({ policy, previousMs: undefined, changed: true, hintMs }).intervalMs).toBe(policy.maxMs);
+      // Every later visit too: revisited every --revisit-max, never starved.
+      const { history } = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs });
+      expect(nextSchedule({ policy, previousMs: policy.maxMs, history, elapsedMs: policy.maxMs, changed: true, hintMs }).intervalMs).toBe(policy.maxMs);
+    }
+    // max-age=0, no-cache and an Expires in the past are no hint; a second is below the minimum.
+    expect(headerHintMs({ 'cache-control': 'max-age=0' }, now)).toBeUndefined();
+    expect(headerHintMs({ 'cache-control': 'no-cache, max-age=600' }, now)).toBeUndefined();
+    expect(headerHintMs({ expires: 'Thu, 01 Jan 1970 00:00:00 GMT' }, now)).toBeUndefined();
+    expect(headerHintMs({ expires: '0' }, now)).toBeUndefined();
+    const second = headerHintMs({ 'cache-control': 'max-age=1' }, now);
+    expect(second).toBe(1_000);
+    let { intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: second });
+    for (let i = 0; i < 20; i += 1) {
+      expect(intervalMs).toBeGreaterThanOrEqual(policy.minMs);
+      ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true, hintMs: second }));
+    }
+    // Once the header stops lying, the page's own history decides within a few visits.
+    ({ intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true, hintMs: tenYears }));
+    for (let i = 0; i < 5; i += 1) ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed: true }));
+    expect(intervalMs).toBeLessThan(policy.maxMs / 4);
+    expect(hintFloor(policy, 1, 0)).toBe(policy.minMs);
+    expect(hintFloor(policy, 10_000, Number.POSITIVE_INFINITY)).toBe(policy.maxMs);
+    expect(hintFloor(policy, 10_000, 20_000)).toBe(20_000);
   });
 });

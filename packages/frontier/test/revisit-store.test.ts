@@ -72,4 +72,31 @@ describe('RevisitStore', () => {
     expect(await store.read('http://127.0.0.1/gone')).toBeUndefined();
     expect(await store.counters()).toMatchObject({ known: 1, retired: 1, first: 2, gone: 1, fetched: 3 });
   });
+
+  it("keeps a URL's archived response beside its state: replaced when given, kept when not, gone with a retired URL", async () => {
+    const namespace = `rv-${randomUUID()}`;
+    const store = new RevisitStore({ redis: client, namespace, buckets: revisitBuckets(1_000) });
+    const url = 'http://127.0.0.1/archived';
+    const now = Date.now();
+    await store.record(base('http://127.0.0.1/plain', now, 5_000));
+    expect((await store.read('http://127.0.0.1/plain'))?.archived).toBeUndefined();
+    // Binary, with bytes Lua strings and hex must carry intact (NUL, high bytes).
+    const first = Buffer.from([0, 1, 255, 128, 10, 13, ...Buffer.from('x'.repeat(48))]);
+    await store.record({ ...base(url, now, 5_000), archived: first });
+    expect((await store.read(url))?.archived).toEqual(first);
+    // A 54-byte value stays in Redis' compact hash encoding.
+    const keys = await client.keys(`*${namespace}*rv:a:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(await client.object('ENCODING', key)).toBe('listpack');
+    await store.record({ ...base(url, now + 5_000, 5_000), changed: false, outcome: 'notModified' });
+    expect((await store.read(url))?.archived).toEqual(first);
+    const second = Buffer.from('second capture');
+    await store.record({ ...base(url, now + 10_000, 5_000), archived: second });
+    expect((await store.read(url))?.archived).toEqual(second);
+    await store.record({ ...base(url, now + 15_000, 5_000), retire: true, outcome: 'gone' });
+    expect(await store.read(url)).toBeUndefined();
+    expect(await client.keys(`*${namespace}*rv:a:*`)).toEqual([]);
+    await store.record(base(url, now + 20_000, 5_000));
+    expect((await store.read(url))?.archived).toBeUndefined();
+  });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SINK_ROW, type SinkItem, type SinkRecord } from './result-sink.js';
+import { SINK_REVISIT, SINK_ROW, type SinkItem, type SinkRecord, type SinkRevisit } from './result-sink.js';
 
 /** One record as the columns of the results table. */
 export interface ResultRow {
@@ -17,6 +17,8 @@ export interface ResultRow {
   /** The whole record but `body`, as JSON. */
   readonly record: string;
   readonly body: string | null;
+  /** A continuous crawl's content signature of the page (see SINK_REVISIT); null otherwise. */
+  readonly contentSig: string | null;
 }
 
 /**
@@ -54,6 +56,7 @@ export function toRow(record: SinkRecord | SinkItem): ResultRow {
     attempts: int(clean.attempts),
     record: json,
     body: typeof body === 'string' ? body.replaceAll('\0', '\uFFFD') : null,
+    contentSig: (record as SinkRevisit)[SINK_REVISIT]?.signature ?? null,
   };
 }
 

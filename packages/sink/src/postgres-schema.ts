@@ -27,6 +27,14 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (namespace, url_fp)
    );
    CREATE INDEX ${RESULTS_TABLE}_status ON ${RESULTS_TABLE} (namespace, status)`,
+  // Continuous crawls: when a page's content last changed, when it was last
+  // fetched (304s included), how often it changed, and the content signature
+  // that tells a change from a redelivery. No default to fill in and no
+  // rewrite: adding them is instant on a large table; rows written before stay NULL until their next write.
+  `ALTER TABLE ${RESULTS_TABLE} ADD COLUMN IF NOT EXISTS changed_at timestamptz;
+   ALTER TABLE ${RESULTS_TABLE} ADD COLUMN IF NOT EXISTS checked_at timestamptz;
+   ALTER TABLE ${RESULTS_TABLE} ADD COLUMN IF NOT EXISTS changes integer NOT NULL DEFAULT 0;
+   ALTER TABLE ${RESULTS_TABLE} ADD COLUMN IF NOT EXISTS content_sig text`,
 ];
 
 /** Any constant: serialises schema changes when several workers start at once. */

@@ -16,6 +16,27 @@ export interface SinkItem {
   readonly [SINK_ROW]: { readonly key: string; readonly url: string };
 }
 
+/**
+ * A continuous crawl's judgement of the page a record holds: its content
+ * signature (the same for a redelivery of one version, different for a new
+ * one), so a sink can count changes without counting a retried job twice.
+ * A symbol: JSON leaves it out.
+ */
+export const SINK_REVISIT: unique symbol = Symbol.for('crawlq.sinkRevisit');
+
+/** A page record with its revisit judgement attached (see SINK_REVISIT). */
+export interface SinkRevisit {
+  readonly [SINK_REVISIT]?: { readonly signature: string };
+}
+
+/** A revisit that found the page unchanged (a 304, or the same content): no new record, only the time it was checked. */
+export interface SinkCheck {
+  /** The record's URL (its row's key). */
+  readonly url: string;
+  /** ISO 8601 time the answer arrived. */
+  readonly checkedAt: string;
+}
+
 /** Where page records go (a JSONL file, PostgreSQL). */
 export interface ResultSink {
   /**
@@ -24,6 +45,11 @@ export interface ResultSink {
    * database). A job must not complete before this resolves.
    */
   write<T extends SinkRecord | SinkItem>(record: T): Promise<void>;
+  /**
+   * Notes an unchanged revisit of a URL whose record was written before;
+   * absent where a sink keeps no such mark (JSONL: an unchanged revisit adds no line).
+   */
+  checked?(check: SinkCheck): Promise<void>;
   /** Flushes and closes. */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -30,6 +30,68 @@ export interface ArchivedExchange {
    * as a `conversion` record that refers to the response it was made from.
    */
   readonly rendered?: { readonly body: Uint8Array; readonly contentType: string };
+  /**
+   * The record's WARC-Record-ID (`<urn:uuid:...>`), chosen by the caller so it
+   * can keep it for a later revisit record (see {@link WarcCapture}); absent: a new one.
+   */
+  readonly recordId?: string;
+  /**
+   * Written as a `revisit` record instead of a `response` one: the response's
+   * status line and headers without its body, referring to the capture whose
+   * payload it repeats (see {@link WarcRevisit}).
+   */
+  readonly revisit?: WarcRevisit;
+}
+
+/** What a later revisit record names of a page's response record (WARC 1.1 section 5.11-5.12). */
+export interface WarcCapture {
+  /** `<urn:uuid:...>`: written as WARC-Refers-To. */
+  readonly recordId: string;
+  /** Its WARC-Date (ISO 8601 with milliseconds): written as WARC-Refers-To-Date. */
+  readonly date: string;
+  /** Its WARC-Target-URI: written as WARC-Refers-To-Target-URI. */
+  readonly targetUri: string;
+  /** Its WARC-Payload-Digest (`sha256:` and hex, as {@link warcPayloadDigest} gives). */
+  readonly payloadDigest: string;
+}
+
+/**
+ * Why a fetch is archived as a revisit: the server answered 304
+ * (`server-not-modified`; the capture may be unknown, then the record names
+ * none), or the payload's digest equals the capture's (`identical-payload-digest`).
+ */
+export type WarcRevisit =
+  | { readonly profile: 'server-not-modified'; readonly refersTo: WarcCapture | undefined }
+  | { readonly profile: 'identical-payload-digest'; readonly refersTo: WarcCapture };
+
+/** The WARC/1.1 revisit profiles (section 6.7.2-6.7.3). */
+export const WARC_REVISIT_PROFILES = {
+  'server-not-modified': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+  'identical-payload-digest': 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+} as const;
+
+/** A payload's digest as the writer records it in WARC-Payload-Digest: SHA-256 of the body bytes as received, in hex. */
+export function warcPayloadDigest(body: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(body).digest('hex')}`;
+}
+
+/** What a revisit record would name of the response record `exchange` is written as (its `recordId` set). */
+export function warcCaptureOf(exchange: Pick<ArchivedExchange, 'url' | 'requestedAt' | 'response'> & { readonly recordId: string }): WarcCapture {
+  return { recordId: exchange.recordId, date: exchange.requestedAt.toISOString(), targetUri: warcTargetUri(exchange.url), payloadDigest: warcPayloadDigest(exchange.response.body) };
+}
+
+/** WARC-Target-URI as warcio writes it: the URL parsed and serialised again. */
+function warcTargetUri(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
+/** A new WARC-Record-ID. */
+export function newWarcRecordId(): string {
+  return `<urn:uuid:${randomUUID()}>`;
 }
 
 /** Where a page's records landed: enough to find them again without an index. */
@@ -191,17 +253,31 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
   const writeNow = async (exchange: ArchivedExchange): Promise<WarcLocation> => {
     const { WARCRecord, WARCSerializer } = await loadWarcio();
     const date = exchange.requestedAt.toISOString();
+    const { revisit } = exchange;
+    const payloadDigest = warcPayloadDigest(exchange.response.body);
+    const refersTo = revisit?.refersTo;
+    if (revisit?.profile === 'identical-payload-digest' && revisit.refersTo.payloadDigest !== payloadDigest) {
+      throw new TypeError(`an identical-payload-digest revisit of ${exchange.url} whose payload differs from the capture it refers to`);
+    }
     const response = WARCRecord.create(
       {
         url: exchange.url,
         date,
-        type: 'response',
+        type: revisit === undefined ? 'response' : 'revisit',
         warcVersion: WARC_VERSION,
         statusline: `HTTP/${exchange.response.httpVersion} ${exchange.response.status} ${exchange.response.statusText}`.trimEnd(),
         httpHeaders: responseHeaders(exchange.response.headers),
+        warcHeaders: {
+          'WARC-Record-ID': exchange.recordId ?? newWarcRecordId(),
+          ...(revisit === undefined ? { 'WARC-Payload-Digest': payloadDigest } : revisitHeaders(revisit, payloadDigest, exchange.response.body.length)),
+        },
+        ...(refersTo === undefined ? {} : { refersToUrl: refersTo.targetUri, refersToDate: refersTo.date }),
       },
-      [exchange.response.body],
+      // A revisit record keeps the response's head only: its payload is the capture it refers to.
+      revisit === undefined ? [exchange.response.body] : [],
     );
+    // warcio names the identical-payload-digest profile for every revisit record.
+    if (revisit !== undefined) response.warcHeaders.headers.set('WARC-Profile', WARC_REVISIT_PROFILES[revisit.profile]);
     const responseId = response.warcHeaders.headers.get('WARC-Record-ID') ?? '';
     const request = WARCRecord.create(
       {
@@ -216,7 +292,7 @@ export function openWarcWriter(options: WarcWriterOptions): WarcWriter {
       [],
     );
     const records = [response, request];
-    if (exchange.rendered) {
+    if (exchange.rendered && revisit === undefined) {
       records.push(
         WARCRecord.create(
           {
@@ -280,6 +356,18 @@ async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number)
     if (bytesWritten <= 0) throw Object.assign(new Error('the file system took no bytes'), { code: 'EIO' });
     written += bytesWritten;
   }
+}
+
+/** A revisit record's own headers (WARC 1.1 section 6.7): the payload it repeats, and that its block was cut. */
+function revisitHeaders(revisit: WarcRevisit, payloadDigest: string, bodyBytes: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const { refersTo } = revisit;
+  if (refersTo !== undefined) headers['WARC-Refers-To'] = refersTo.recordId;
+  if (revisit.profile === 'identical-payload-digest') headers['WARC-Payload-Digest'] = payloadDigest;
+  else if (refersTo !== undefined) headers['WARC-Payload-Digest'] = refersTo.payloadDigest;
+  // The spec asks for it on an identical-digest record whose body was left out; a 304 has no body to cut.
+  if (bodyBytes > 0) headers['WARC-Truncated'] = 'length';
+  return headers;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { startTestPostgres, type TestPostgres } from '@crawlq/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseConfigError, openPostgresSink, openResultsStore, RESULTS_TABLE, SinkWriteError, urlFingerprint } from '../src/index.js';
+import { DatabaseConfigError, openPostgresSink, openResultsStore, RESULTS_TABLE, SINK_REVISIT, SinkWriteError, urlFingerprint } from '../src/index.js';
 
 let server: TestPostgres;
 let admin: pg.Pool;
@@ -60,6 +60,70 @@ describe('openPostgresSink', () => {
     expect(other[0]?.body).toBe('<p>kept</p>');
     expect(other[0]?.record.body).toBeUndefined();
     expect(logs).toEqual([]);
+  });
+
+  it('a continuous crawl upserts a page once: changed_at and changes move on a new signature only, checked_at on every fetch, a check moves checked_at only', async () => {
+    const sink = await openPostgresSink({ url: server.url, namespace: 'revisits', batchSize: 50, log: () => undefined });
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const version = (sig: string, s: number, extra: Record<string, unknown> = {}) => ({ ...page(1, { fetchedAt: at(s), title: sig, ...extra }), [SINK_REVISIT]: { signature: sig } });
+    await sink.write(version('aaaa', 0));
+    await sink.checked({ url: 'http://a.test/1', checkedAt: at(10) });
+    // A redelivery of the same version (a retried job): no change counted.
+    await sink.write(version('aaaa', 12, { attempts: 2 }));
+    await sink.write(version('bbbb', 20));
+    await sink.checked({ url: 'http://a.test/1', checkedAt: at(30) });
+    // A late duplicate check never moves checked_at back; a check for a URL with no row writes none.
+    await Promise.all([sink.checked({ url: 'http://a.test/1', checkedAt: at(25) }), sink.checked({ url: 'http://a.test/none', checkedAt: at(31) })]);
+    await sink.write(version('cccc', 40));
+    await sink.write(version('cccc', 41, { attempts: 2 }));
+    await sink.checked({ url: 'http://a.test/1', checkedAt: at(50) });
+    // A one-shot record (no signature) counts no change.
+    await sink.write(page(2, { fetchedAt: at(5) }));
+    await sink.write(page(2, { fetchedAt: at(6), attempts: 2 }));
+    await expect(sink.checked({ url: 'http://a.test/1', checkedAt: 'soon' })).rejects.toThrow(SinkWriteError);
+    await sink.close();
+    const { rows: stored } = await admin.query<{ url: string; title: string; changes: number; changed_at: Date; checked_at: Date; fetched_at: Date; writes: number; content_sig: string | null }>(
+      `SELECT url, title, changes, changed_at, checked_at, fetched_at, writes, content_sig FROM ${RESULTS_TABLE} WHERE namespace = 'revisits' ORDER BY url`,
+    );
+    expect(stored.map((row) => row.url)).toEqual(['http://a.test/1', 'http://a.test/2']);
+    const [one, two] = stored;
+    expect(one).toMatchObject({ title: 'cccc', changes: 2, writes: 5, content_sig: 'cccc' });
+    expect(one?.changed_at.toISOString()).toBe(at(40));
+    expect(one?.fetched_at.toISOString()).toBe(at(41));
+    expect(one?.checked_at.toISOString()).toBe(at(50));
+    expect(two).toMatchObject({ changes: 0, writes: 2, content_sig: null });
+    expect(two?.changed_at.toISOString()).toBe(at(5));
+    expect(two?.checked_at.toISOString()).toBe(at(6));
+  });
+
+  it('adds the revisit columns to a table made before them, keeping its rows', async () => {
+    const database = `old_${process.pid}`;
+    await admin.query(`CREATE DATABASE ${database}`);
+    const url = server.url.replace(/\/[^/?]*(\?|$)/, `/${database}$1`);
+    const old = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      // The first schema version, as a crawl before this one left it.
+      await old.query('CREATE TABLE crawlq_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      await old.query(`CREATE TABLE ${RESULTS_TABLE} (namespace text NOT NULL, url_fp text NOT NULL, url text NOT NULL, final_url text, status integer, content_type text, title text, depth integer, grp text, skipped text,
+        fetched_at timestamptz, attempts integer, record jsonb NOT NULL, body text, writes integer NOT NULL DEFAULT 1, first_written_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (namespace, url_fp))`);
+      await old.query('INSERT INTO crawlq_schema_migrations (version) VALUES (1)');
+      await old.query(`INSERT INTO ${RESULTS_TABLE} (namespace, url_fp, url, fetched_at, record) VALUES ('n', $1, 'http://a.test/1', '2026-01-01T00:00:00Z', '{}')`, [urlFingerprint('http://a.test/1')]);
+      // Two sinks opening at once: one migrates, the other finds it done.
+      const sinks = await Promise.all([0, 1].map(() => openPostgresSink({ url, namespace: 'n', log: () => undefined })));
+      await sinks[0]!.write({ ...page(1), [SINK_REVISIT]: { signature: 'aaaa' } });
+      await sinks[1]!.checked({ url: 'http://a.test/1', checkedAt: '2027-01-01T00:00:00Z' });
+      await Promise.all(sinks.map((sink) => sink.close()));
+      const { rows: stored } = await old.query<{ writes: number; changes: number; content_sig: string; checked_at: Date }>(`SELECT writes, changes, content_sig, checked_at FROM ${RESULTS_TABLE}`);
+      expect(stored).toHaveLength(1);
+      // The old row had no signature: its first signed write is no change, only what it is from now on.
+      expect(stored[0]).toMatchObject({ writes: 2, changes: 0, content_sig: 'aaaa' });
+      expect(stored[0]?.checked_at.toISOString()).toBe('2027-01-01T00:00:00.000Z');
+      const { rows: versions } = await old.query<{ version: number }>('SELECT version FROM crawlq_schema_migrations ORDER BY version');
+      expect(versions.map((row) => row.version)).toEqual([1, 2]);
+    } finally {
+      await old.end();
+      await admin.query(`DROP DATABASE ${database}`);
+    }
   });
 
   it('holds records while the database is down and stores them once it is back, without duplicates', async () => {

@@ -6,7 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { readWarcWithAllReaders } from '@crawlq/testing';
 import { WARCParser } from 'warcio';
 import { describe, expect, it } from 'vitest';
-import { openWarcWriter, type ArchivedExchange } from '../src/index.js';
+import { newWarcRecordId, openWarcWriter, WARC_REVISIT_PROFILES, warcPayloadDigest, type ArchivedExchange, type WarcCapture } from '../src/index.js';
 
 function exchange(i: number): ArchivedExchange {
   const html = `<html><title>page ${i}</title>${'x'.repeat(2_000 + i)}</html>`;
@@ -91,5 +91,59 @@ describe('openWarcWriter', () => {
     await Promise.all([a.write(exchange(1)), b.write(exchange(2))]);
     await Promise.all([a.close(), b.close()]);
     expect(readdirSync(dir)).toHaveLength(2);
+  });
+
+  it('writes a 304 and an identical payload as WARC/1.1 revisit records that name the capture they repeat', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-'));
+    const writer = openWarcWriter({ dir, maxFileBytes: 1_000_000, prefix: 'rv', software: 'x' });
+    const first = exchange(1);
+    const capture: WarcCapture = { recordId: newWarcRecordId(), date: first.requestedAt.toISOString(), targetUri: first.url, payloadDigest: warcPayloadDigest(first.response.body) };
+    await writer.write({ ...first, recordId: capture.recordId });
+    const later = new Date(first.requestedAt.getTime() + 60_000);
+    const notModified: ArchivedExchange = {
+      ...first,
+      requestedAt: later,
+      request: { ...first.request, headers: [...first.request.headers, ['If-None-Match', '"v1"']] },
+      response: { httpVersion: '1.1', status: 304, statusText: 'Not Modified', headers: [['ETag', '"v1"']], body: new Uint8Array() },
+      revisit: { profile: 'server-not-modified', refersTo: capture },
+    };
+    await writer.write(notModified);
+    // The same bytes again: a revisit record whose block is the head alone.
+    await writer.write({ ...first, requestedAt: new Date(later.getTime() + 60_000), revisit: { profile: 'identical-payload-digest', refersTo: capture } });
+    // A 304 whose capture is unknown (archived before the crawl had --warc) names none.
+    await writer.write({ ...notModified, revisit: { profile: 'server-not-modified', refersTo: undefined } });
+    // A payload that differs is not a revisit of the capture.
+    await expect(writer.write({ ...exchange(2), revisit: { profile: 'identical-payload-digest', refersTo: capture } })).rejects.toThrow(TypeError);
+    await writer.close();
+    const [name] = readdirSync(dir);
+    const checked = await readWarcWithAllReaders(readFileSync(join(dir, name!)), name);
+    const main = checked.filter((record) => record.headers['warc-type'] !== 'request' && record.headers['warc-type'] !== 'warcinfo');
+    expect(main.map((record) => record.headers['warc-type'])).toEqual(['response', 'revisit', 'revisit', 'revisit']);
+    const [response, server, identical, unknown] = main;
+    expect(response?.headers['warc-record-id']).toBe(capture.recordId);
+    expect(response?.headers['warc-payload-digest']).toBe(capture.payloadDigest);
+    expect(server?.headers['warc-profile']).toBe(WARC_REVISIT_PROFILES['server-not-modified']);
+    expect(identical?.headers['warc-profile']).toBe(WARC_REVISIT_PROFILES['identical-payload-digest']);
+    for (const revisit of [server, identical]) {
+      expect(revisit?.version).toBe('WARC/1.1');
+      expect(revisit?.headers['warc-refers-to']).toBe(capture.recordId);
+      expect(revisit?.headers['warc-refers-to-target-uri']).toBe(capture.targetUri);
+      expect(revisit?.headers['warc-refers-to-date']).toBe(capture.date);
+      expect(revisit?.headers['warc-payload-digest']).toBe(capture.payloadDigest);
+      expect(revisit?.headers['content-type']).toMatch(/^application\/http; ?msgtype=response$/);
+      // The block is the HTTP head only: it ends at the blank line.
+      expect(revisit!.block.indexOf('\r\n\r\n') + 4).toBe(revisit!.block.length);
+    }
+    expect(server?.block.toString('latin1')).toMatch(/^HTTP\/1\.1 304 Not Modified\r\n/);
+    expect(server?.headers['warc-truncated']).toBeUndefined();
+    expect(identical?.block.toString('latin1')).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(identical?.headers['warc-truncated']).toBe('length');
+    expect(unknown?.headers['warc-profile']).toBe(WARC_REVISIT_PROFILES['server-not-modified']);
+    expect(unknown?.headers['warc-refers-to']).toBeUndefined();
+    expect(unknown?.headers['warc-refers-to-date']).toBeUndefined();
+    // Each revisit has its request, the conditional one included.
+    const requests = checked.filter((record) => record.headers['warc-type'] === 'request');
+    expect(requests.map((record) => record.headers['warc-concurrent-to'])).toEqual(main.map((record) => record.headers['warc-record-id']));
+    expect(requests[1]?.block.toString('latin1')).toContain('If-None-Match: "v1"');
   });
 });

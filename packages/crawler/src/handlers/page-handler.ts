@@ -2,13 +2,14 @@ import { decodeBody, isHtml } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
-import { SINK_ROW, type ResultSink, type WarcWriter } from '@crawlq/sink';
+import { newWarcRecordId, SINK_REVISIT, SINK_ROW, warcCaptureOf, warcPayloadDigest, type ResultSink, type WarcCapture, type WarcWriter } from '@crawlq/sink';
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../crawl-errors.js';
 import type { PageRecord } from '../page-record.js';
-import type { RevisitTicket } from '../revisit/revisit-hooks.js';
+import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
+import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { CrawlerDefinitionError } from './define-crawler.js';
 import { handlerFailure, retryableByUser } from './handler-errors.js';
@@ -131,10 +132,13 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
   }): Promise<CrawlJobResult> {
     const { fetched, context, log } = page;
     const { response } = fetched;
-    // A continuous crawl: a 304 or an unchanged page costs no parse and no record, the schedule notes the check.
+    // A continuous crawl: a 304 or an unchanged page costs no parse and no record; the archive
+    // gets a revisit record, the sink the time it was checked, the schedule the outcome.
     const verdict = builtIn ? fetched.revisit?.judge(response) : undefined;
     if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
-      await verdict.commit();
+      const archived = await archiveUnchanged({ url: page.request.url, fetched, verdict, warc: context.warc });
+      await context.sink.checked?.({ url: page.request.url, checkedAt: new Date().toISOString() });
+      await verdict.commit({ archived });
       return { status: response.status, links: 0, enqueued: 0 };
     }
     const loadedUrl = withoutUserinfo(response.finalUrl);
@@ -178,15 +182,17 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     const route = crawler.routes[request.label];
     if (builtIn) {
       // crawlq's own route: its errors (a fetch, the archive, a render) are the engine's, mapped as they always were.
-      lendPageRecordEngine(crawlContext, { fetched, services: context, lastAttempt: page.lastAttempt });
+      let captured: WarcCapture | undefined;
+      lendPageRecordEngine(crawlContext, { fetched, services: context, lastAttempt: page.lastAttempt, onArchived: (capture) => (captured = capture) });
       await route?.(crawlContext);
       const [record] = items as PageRecord[];
       if (record === undefined || items.length !== 1) throw new Error(`the page record route pushed ${items.length} records for ${request.url}`);
       // Archive (in the route), then record, then count, then complete: a job that completed has all three.
       if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
-      await context.sink.write(record);
+      // The content signature goes with the record (not into it): a sink counts a change by it.
+      await context.sink.write(verdict === undefined ? record : { ...record, [SINK_REVISIT]: { signature: verdict.signature } });
       await context.onPage?.(record);
-      await verdict?.commit();
+      await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url) });
       return { status: response.status, links: record.links.length, enqueued: record.enqueued };
     }
     await runUserCode(async () => {
@@ -266,6 +272,34 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     }
     return { accepted, duplicate, skipped, rejected };
   }
+}
+
+/**
+ * Archives an unchanged revisit (--warc): a 304 as a `server-not-modified`
+ * revisit record, a 200 whose payload is byte for byte the last archived
+ * one as an `identical-payload-digest` record, each naming that capture. A
+ * 200 whose content signature is unchanged but whose bytes are not (a clock
+ * left out by --revisit-ignore) is archived in full, and becomes the capture
+ * later revisits name: the archive keeps every payload it was sent.
+ * Returns the new capture to store, if one was written.
+ */
+async function archiveUnchanged(options: { url: string; fetched: HandledFetch; verdict: RevisitVerdict; warc: WarcWriter | undefined }): Promise<Buffer | undefined> {
+  const { url, fetched, verdict, warc } = options;
+  const { exchange, finalUrl } = fetched.response;
+  if (warc === undefined || exchange === undefined) return undefined;
+  const refersTo = unpackCapture(verdict.archived, url);
+  const base = { url: finalUrl, requestedAt: new Date(fetched.requestedAt), request: exchange.request, response: exchange.response };
+  if (verdict.outcome === 'notModified') {
+    await warc.write({ ...base, revisit: { profile: 'server-not-modified', refersTo } });
+    return undefined;
+  }
+  if (refersTo !== undefined && refersTo.payloadDigest === warcPayloadDigest(exchange.response.body)) {
+    await warc.write({ ...base, revisit: { profile: 'identical-payload-digest', refersTo } });
+    return undefined;
+  }
+  const recordId = newWarcRecordId();
+  await warc.write({ ...base, recordId });
+  return packCapture(warcCaptureOf({ ...base, recordId }), url);
 }
 
 /** An absolute http(s) URL, which needs no base to resolve against. */

@@ -1,6 +1,6 @@
 import { decodeBody, extractPage, isHtml, type ExtractedPage, type FieldRule } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
-import type { WarcLocation, WarcWriter } from '@crawlq/sink';
+import { newWarcRecordId, warcCaptureOf, type WarcCapture, type WarcLocation, type WarcWriter } from '@crawlq/sink';
 import type { BrowserRequestServices } from '../browser-requests.js';
 import { renderedBody, type PageRenderer, type RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
@@ -17,6 +17,8 @@ export interface PageRecordEngine {
   readonly fetched: { readonly response: FetchResult; readonly waitMs: number; readonly requestedAt: number };
   /** The job's last attempt: a render missing content requests is recorded as incomplete rather than tried again. */
   readonly lastAttempt: boolean;
+  /** The page's response went into the archive (--warc): what a later revisit record names of it. */
+  readonly onArchived?: (capture: WarcCapture) => void;
   readonly services: BrowserRequestServices & {
     readonly fields: readonly FieldRule[];
     readonly maxLinksPerPage?: number;
@@ -49,7 +51,7 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
       const engine = ENGINES.get(context);
       if (engine === undefined) throw new Error('the page record route runs only inside crawlq, which lends it the crawl settings');
       const { request, enqueue, push } = context;
-      const { fetched, services, lastAttempt } = engine;
+      const { fetched, services, lastAttempt, onArchived } = engine;
       const { response } = fetched;
       const html = isHtml(response.contentType) && response.status < 400;
       const rendered = html && services.renderer ? await services.renderer.render({ group: request.group, response, lastAttempt }, services) : undefined;
@@ -70,7 +72,7 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
         ...(page && page.truncated.length > 0 ? { truncated: page.truncated } : {}),
         ...(rendered ? { render: rendered.summary } : {}),
         ...(services.storeBody === true && isHtml(response.contentType) ? { body: rendered?.html ?? decodeBody(response.body, response.contentType).text } : {}),
-        ...(services.warc && response.exchange ? { warc: await archive(services.warc, response, { requestedAt: fetched.requestedAt, rendered }) } : {}),
+        ...(services.warc && response.exchange ? { warc: await archive(services.warc, response, { requestedAt: fetched.requestedAt, rendered, onArchived }) } : {}),
       };
       // Archived before it is pushed: the engine then writes it, counts it and completes the job, in that order.
       await push(record);
@@ -79,10 +81,17 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
   defaultRoute: 'page',
 });
 
-async function archive(warc: WarcWriter, response: FetchResult, { requestedAt, rendered }: { requestedAt: number; rendered: RenderOutcome | undefined }): Promise<WarcLocation | undefined> {
+async function archive(
+  warc: WarcWriter,
+  response: FetchResult,
+  { requestedAt, rendered, onArchived }: { requestedAt: number; rendered: RenderOutcome | undefined; onArchived: ((capture: WarcCapture) => void) | undefined },
+): Promise<WarcLocation | undefined> {
   const { exchange } = response;
   if (!exchange) return undefined;
-  return warc.write({ url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response, ...(rendered ? { rendered: renderedBody(rendered) } : {}) });
+  const archived = { url: response.finalUrl, requestedAt: new Date(requestedAt), request: exchange.request, response: exchange.response, recordId: newWarcRecordId() };
+  const location = await warc.write({ ...archived, ...(rendered ? { rendered: renderedBody(rendered) } : {}) });
+  onArchived?.(warcCaptureOf(archived));
+  return location;
 }
 
 function round(ms: number): number {

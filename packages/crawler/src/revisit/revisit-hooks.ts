@@ -27,7 +27,18 @@ export interface RevisitTicket {
    * fetch; call it after the page's record is written, so a worker that dies
    * in between fetches the page again rather than losing its new version.
    */
-  judge(response: FetchResult, now?: number): { readonly outcome: RevisitOutcome; readonly commit: () => Promise<void> };
+  judge(response: FetchResult, now?: number): RevisitVerdict;
+}
+
+/** How a fetch compares with the URL's last one, and how to store it. */
+export interface RevisitVerdict {
+  readonly outcome: RevisitOutcome;
+  /** The page's content signature (the stored one for a 304): the sinks tell a new version from a redelivery by it. */
+  readonly signature: string;
+  /** What the last fetch that archived the page kept of its response (see RevisitRecord.archived); undefined: none. */
+  readonly archived: Buffer | undefined;
+  /** Stores the outcome and schedules the next fetch; `archived`: this fetch archived a new response. */
+  commit(options?: { readonly archived?: Uint8Array | undefined }): Promise<void>;
 }
 
 /** What the crawl job asks of the revisit schedule. */
@@ -97,8 +108,11 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
       const lastModified = notModified ? state.lastModified : lastModifiedText === undefined ? undefined : Date.parse(lastModifiedText) || undefined;
       return {
         outcome,
-        commit: () =>
+        signature,
+        archived: state?.archived,
+        commit: (options) =>
           known.record({
+            ...(options?.archived === undefined ? {} : { archived: options.archived }),
             now,
             intervalMs,
             ...(history === undefined ? {} : { estimate: history }),

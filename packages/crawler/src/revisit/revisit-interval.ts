@@ -86,18 +86,41 @@ export function estimatedRate(history: ChangeHistory): number {
   return Math.log(1 + history.changedMs / Math.max(history.unchangedMs, 1)) / perChange;
 }
 
-/** The next interval and the history to store with it. */
+/**
+ * The next interval and the history to store with it. Under the adaptive
+ * policy a freshness hint is also a floor: a page is not fetched again while
+ * its server says the copy is fresh. The floor is held within the policy's
+ * bounds like every interval, so a header that lies cannot break them: a
+ * `max-age` of ten years waits `--revisit-max` (the page is still revisited),
+ * and `max-age=0` or a second waits `--revisit-min` at least (the hint adds
+ * nothing below it). A fixed interval is what the user asked for and ignores hints.
+ */
 export function nextSchedule(input: IntervalInput): { intervalMs: number; history: ChangeHistory | undefined } {
   const { policy } = input;
   if (typeof policy.mode === 'number') return { intervalMs: policy.mode, history: undefined };
+  const next = adaptiveSchedule(input);
+  return { ...next, intervalMs: hintFloor(policy, next.intervalMs, input.hintMs) };
+}
+
+/** An interval raised to a freshness hint, within the policy's bounds. */
+export function hintFloor(policy: RevisitPolicy, intervalMs: number, hintMs: number | undefined): number {
+  const floor = hintMs !== undefined && hintMs > 0 ? hintMs : 0;
+  return Math.min(policy.maxMs, Math.max(policy.minMs, intervalMs, floor));
+}
+
+function adaptiveSchedule(input: IntervalInput): { intervalMs: number; history: ChangeHistory | undefined } {
+  const { policy } = input;
   if (input.previousMs === undefined || input.history === undefined || input.history.changes <= 0) {
     // A new URL (or one new to this policy): assumed to change about once per
     // hint, else once per sqrt(min * max), with the weight of a tenth of a visit.
-    const rate = 1 / Math.max(1, input.hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
+    // The hint is held to the bounds first: a ten-year max-age would otherwise
+    // outweigh a hundred visits' evidence once the header goes away.
+    const hintMs = input.hintMs === undefined ? undefined : Math.min(policy.maxMs, Math.max(policy.minMs, input.hintMs));
+    const rate = 1 / Math.max(1, hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
     const changedMs = (PRIOR_WEIGHT * Math.LN2) / rate;
     const history = { changes: PRIOR_WEIGHT, unchangedMs: changedMs, changedMs };
     if (input.previousMs === undefined) return { intervalMs: optimalIntervalMs(policy, rate), history };
-    return nextSchedule({ ...input, history });
+    return adaptiveSchedule({ ...input, history });
   }
   const elapsed = Math.max(policy.minMs / 10, input.elapsedMs ?? input.previousMs);
   const old = input.history;

@@ -25,6 +25,10 @@ import { BACKLOG_INCLUDE } from '../commands/backlog-lua.js';
  *   the 2-byte generation and the URL. Near slots are 1 s wide; far ones
  *   wider (10 s, 1 min, 10 min), and an entry popped from a wide slot before
  *   it is due moves to a narrower one.
+ * - `R a:<bucket>`: what a crawl with an archive (--warc) keeps of a URL's
+ *   last archived response, same bucket and field as its state: an opaque
+ *   value the crawler packs (record id, date, payload digest), so a revisit
+ *   record can name it. Absent without --warc.
  * - `R slots`: the wheel's non-empty slots, scored by start (ds).
  * - `R n`: counters (known, first, changed, unchanged, notModified, gone,
  *   bytesSaved, retired, leased).
@@ -101,7 +105,8 @@ end
  * KEYS: 1 counters (R n)
  * ARGV: R, buckets, URL, now (ds), packed state (RV_FORMAT with generation 0 and
  *       the last change's age to keep when unchanged, then the validator),
- *       changed ('1'/'0'), retire ('1'/'0'), outcome counter ('' none), bytes saved
+ *       changed ('1'/'0'), retire ('1'/'0'), outcome counter ('' none), bytes saved,
+ *       archived response ('' keeps the one stored)
  * Reply: {1 when the URL was known before, the generation written (-1 retired)}
  */
 export const revisitRecordScript = defineLuaScript({
@@ -110,12 +115,14 @@ export const revisitRecordScript = defineLuaScript({
   includes: [REVISIT_INCLUDE],
   lua: `
 local prefix, buckets, url, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local key, field = rv_locate(prefix, url, buckets)
+local key, field, bucket = rv_locate(prefix, url, buckets)
 local old = redis.call('HGET', key, field)
+local archive = prefix .. 'a:' .. bucket
 if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[8], 1) end
 local saved = tonumber(ARGV[9])
 if saved > 0 then redis.call('HINCRBY', KEYS[1], 'bytesSaved', saved) end
 if ARGV[7] == '1' then
+  redis.call('HDEL', archive, field)
   if old then
     redis.call('HDEL', key, field)
     redis.call('HINCRBY', KEYS[1], 'known', -1)
@@ -141,6 +148,7 @@ else
   redis.call('HINCRBY', KEYS[1], 'known', 1)
 end
 redis.call('HSET', key, field, rv_encode(s))
+if ARGV[10] ~= '' then redis.call('HSET', archive, field, ARGV[10]) end
 rv_index(prefix, s.gen, url, rv_due(s), now, {})
 return {known, s.gen}
 `,
@@ -150,7 +158,8 @@ return {known, s.gen}
  * Reads a URL's state for a fetch. Reply: {} when the URL is not known (a
  * first fetch); else {last fetch (ds), interval (f16), change age (f16),
  * signature (hex), generation, depth, flags, size code, changes (1/16),
- * unchanged time (f16), changed time (f16), validator bytes}.
+ * unchanged time (f16), changed time (f16), validator bytes, archived
+ * response (hex, '' none)}.
  * KEYS: none. ARGV: R, buckets, URL
  */
 export const revisitReadScript = defineLuaScript({
@@ -158,11 +167,12 @@ export const revisitReadScript = defineLuaScript({
   keys: 0,
   includes: [REVISIT_INCLUDE],
   lua: `
-local key, field = rv_locate(ARGV[1], ARGV[3], tonumber(ARGV[2]))
+local key, field, bucket = rv_locate(ARGV[1], ARGV[3], tonumber(ARGV[2]))
 local value = redis.call('HGET', key, field)
 if not value then return {} end
 local s = rv_decode(value)
-return {s.fetched, s.interval, s.age, rv_hex(s.sig), s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc, rv_hex(s.tail)}
+local archived = redis.call('HGET', ARGV[1] .. 'a:' .. bucket, field) or ''
+return {s.fetched, s.interval, s.age, rv_hex(s.sig), s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc, rv_hex(s.tail), rv_hex(archived)}
 `,
 });
 

@@ -51,6 +51,8 @@ export interface RevisitState {
   readonly bodyBytes: number;
   readonly leased: boolean;
   readonly estimate: ChangeEstimate;
+  /** What a crawl with an archive keeps of the URL's last archived response (see RevisitRecord.archived); undefined: none. */
+  readonly archived: Buffer | undefined;
 }
 
 /** What to store after a fetch of a URL (due again at now + intervalMs). */
@@ -74,6 +76,12 @@ export interface RevisitRecord {
   readonly bodyBytes: number;
   /** The change history after this fetch (adaptive policy); zeros when unused. */
   readonly estimate?: ChangeEstimate;
+  /**
+   * The response this fetch archived, for a later revisit record to name
+   * (opaque to the schedule; keep it within 64 bytes so Redis keeps its
+   * hash compact). Absent: the one stored stays; a retired URL loses it.
+   */
+  readonly archived?: Uint8Array;
 }
 
 /** The fleet's revisit counters (one shard's, or summed). */
@@ -187,7 +195,7 @@ export class RevisitStore {
   async read(url: string): Promise<RevisitState | undefined> {
     const reply = await this.#run('read', () => revisitReadScript.run(this.#redis, [], [this.#keys.prefix, this.#buckets, url]));
     if (!Array.isArray(reply) || reply.length === 0) return undefined;
-    const [fetched, interval, age, signature, , depth, flags, size, changes, unchanged, changed, tail] = reply.map((value) => (typeof value === 'number' ? value : String(value)));
+    const [fetched, interval, age, signature, , depth, flags, size, changes, unchanged, changed, tail, archived] = reply.map((value) => (typeof value === 'number' ? value : String(value)));
     const fetchedAt = fromDs(Number(fetched));
     const intervalMs = decodeF16(Number(interval));
     const kind = Math.floor(Number(flags) / 4) % 4;
@@ -206,6 +214,7 @@ export class RevisitStore {
       bodyBytes: decodeSize(Number(size)),
       leased,
       estimate: { changes: Number(changes) / 16, unchangedMs: decodeF16(Number(unchanged)), changedMs: decodeF16(Number(changed)) },
+      archived: archived === undefined || archived === '' ? undefined : Buffer.from(String(archived), 'hex'),
     };
   }
 
@@ -222,6 +231,7 @@ export class RevisitStore {
         record.retire ? '1' : '0',
         record.outcome,
         Math.max(0, Math.round(record.bytesSaved)),
+        record.archived === undefined ? '' : Buffer.from(record.archived),
       ]),
     );
   }
