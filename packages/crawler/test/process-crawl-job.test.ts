@@ -14,6 +14,7 @@ import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
 import { MAX_STALLS_OF_A_URL } from '../src/process-crawl-job.js';
 import { defineCrawler } from '../src/api.js';
 import { inlineCrawler, type LoadedCrawler } from '../src/handlers/load-crawler.js';
+import type { Crawler } from '../src/handlers/crawler-types.js';
 import { RequestMetaStore } from '../src/handlers/request-meta.js';
 import { readFileSync } from 'node:fs';
 
@@ -287,7 +288,7 @@ describe('jobs of several URLs', () => {
           tagged: async ({ request, push }) => push({ url: request.url, label: request.label, userData: request.userData }),
         },
         defaultRoute: 'plain',
-      }),
+      }) as unknown as Crawler,
     );
     // Every command a client sends about the meta hash (a script's own commands aside).
     const metaCommands: string[] = [];
@@ -309,7 +310,7 @@ describe('jobs of several URLs', () => {
       await worker?.close(5_000);
       worker = undefined;
       expect(pages).toHaveLength(40);
-      const items = readFileSync(cfg.out!, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { url: string; label: string; userData: object });
+      const items = readFileSync(cfg.out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { url: string; label: string; userData: object });
       const expected = urls.map((url, i) => ({ url, ...(i < 8 && i % 2 === 0 ? { label: 'tagged', userData: { n: i } } : { label: 'plain', userData: {} }) }));
       expect(items.sort((a, b) => a.url.localeCompare(b.url))).toEqual(expected.sort((a, b) => a.url.localeCompare(b.url)));
       // One read per job (fewer jobs than pages: the first carried 8), none per page; the 4 pages with meta delete theirs.

@@ -63,7 +63,7 @@ const LOADING = new Map<string, Promise<LoadedCrawler>>();
 
 async function loadCrawlerFile(path: string, file: string): Promise<LoadedCrawler> {
   if (!existsSync(file)) throw new ConfigError('--crawler', `${path}: no such file`);
-  if (!TYPESCRIPT.has(extname(file))) return crawlerOf(path, file, await importModule(path, pathToFileURL(file).href), hashFiles(dirname(file), [file]));
+  if (!TYPESCRIPT.has(extname(file))) return crawlerOf(path, file, { loaded: await importModule(path, pathToFileURL(file).href), hash: hashFiles(dirname(file), [file]) });
   let compiled = cachedCrawler(file);
   if (compiled === undefined) {
     try {
@@ -79,7 +79,7 @@ async function loadCrawlerFile(path: string, file: string): Promise<LoadedCrawle
 async function importCrawler(path: string, file: string, compiled: CompiledCrawler): Promise<LoadedCrawler> {
   // A route's error names the user's .ts file and line, as it did through tsx.
   process.setSourceMapsEnabled(true);
-  return crawlerOf(path, file, await importModule(path, compiled.url), compiled.hash);
+  return crawlerOf(path, file, { loaded: await importModule(path, compiled.url), hash: compiled.hash });
 }
 
 /** Where the cache cannot be written: tsx's loader, in this process. */
@@ -98,7 +98,7 @@ async function loadThroughTsx(path: string, file: string): Promise<LoadedCrawler
   } catch (error) {
     throw loadFailure(path, error);
   }
-  return crawlerOf(path, file, loaded, hashFiles(dirname(file), [...local]));
+  return crawlerOf(path, file, { loaded, hash: hashFiles(dirname(file), [...local]) });
 }
 
 async function importModule(path: string, url: string): Promise<unknown> {
@@ -113,7 +113,7 @@ function loadFailure(path: string, error: unknown): ConfigError {
   return new ConfigError('--crawler', `${path} failed to load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`, { cause: error });
 }
 
-function crawlerOf(path: string, file: string, loaded: unknown, hash: string): LoadedCrawler {
+function crawlerOf(path: string, file: string, { loaded, hash }: { loaded: unknown; hash: string }): LoadedCrawler {
   const crawler = defaultExport(loaded);
   if (!isCrawler(crawler)) {
     try {
