@@ -22,8 +22,9 @@ const NODE = process.env.CRAWLQ_PACKAGE_NODE ?? process.execPath;
 const HOSTS = ['127.0.0.41', '127.0.0.42'];
 /**
  * What only the workspace's own tests, benchmarks, browser tests and build use:
- * never in a user's install. (tsx, with its esbuild, is a dependency: it loads
- * a TypeScript --crawler file.)
+ * never in a user's install. (esbuild is a dependency: it compiles a
+ * TypeScript --crawler file once; so is tsx, which loads one where that
+ * compiled module cannot be written.)
  */
 const NOT_FOR_USERS = ['@crawlq/', 'vitest', 'playwright', 'playwright-core', 'smtp-server', 'crawlee', 'typescript', 'rollup', 'typedoc', 'eslint', 'madge', 'turbo', 'node-warc'];
 
@@ -161,6 +162,8 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
       { cwd: project, timeoutMs: 240_000, redisUrl: redis.url },
     );
     expect(result.code, result.stderr).toBe(0);
+    // Compiled once, by the installed esbuild, into the project's node_modules/.cache: what every worker imported.
+    expect(readdirSync(join(project, 'node_modules', '.cache', 'crawlq')).filter((name) => name.endsWith('.mjs'))).toEqual([expect.stringMatching(/^crawler-[0-9a-f]{16}-v1\.mjs$/)]);
 
     const items = readRecords(out) as unknown as { url: string; title: string; route: string }[];
     expect(duplicates(items.map((item) => item.url))).toEqual([]);

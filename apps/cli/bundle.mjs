@@ -41,7 +41,8 @@ await build({
   // web assets beside its own modules, which a bundle would move.
   // playwright-core (rendering) reads its own package files at run time and
   // is loaded only by a worker's first rendered page: it stays a package.
-  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core', 'tsx'],
+  // esbuild and tsx (a TypeScript --crawler module) find their own files and binary at run time.
+  external: ['msgpackr-extract', '@valkey/valkey-glide', 'pg-native', '@crawlq/dashboard', 'playwright-core', 'tsx', 'esbuild'],
   // CommonJS dependencies inside an ES module expect these.
   banner: { js: ESM_BANNER },
   logLevel: 'warning',

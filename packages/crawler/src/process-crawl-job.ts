@@ -11,7 +11,7 @@ import { fetchThroughGate, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';
 import type { PageRenderer } from './page-render.js';
-import { createPageHandler, type PageHandler } from './handlers/page-handler.js';
+import { createPageHandler, type JobMeta, type PageHandler } from './handlers/page-handler.js';
 import { pageRecordCrawler } from './handlers/page-record-crawler.js';
 import type { Crawler } from './handlers/crawler-types.js';
 import type { PageRecord, SkippedRecord } from './page-record.js';
@@ -91,6 +91,8 @@ interface UrlTask {
   readonly progress?: AcquireRequest['progress'];
   /** A later URL of such a job sleeps until its slot (up to BATCH_DUE_WAIT_MS, not the inline wait), unless this aborts. */
   readonly dueWait?: AbortSignal | undefined;
+  /** A crawler's meta of the job's URLs, read once for the job (see PageHandler.jobMeta). */
+  readonly jobMeta?: Promise<JobMeta> | undefined;
 }
 
 /**
@@ -124,13 +126,15 @@ export async function processCrawlJob(
     if (token === undefined) throw new Error(`job ${String(job.id)} carries ${units.length} URLs but came without its lock token`);
     if (job.stalledCounter > 0) units = await endAtUrlInHand({ job, units, token, alone: stalledOut }, context);
     // Every URL handled (the last one's worker died before the job completed): it completes.
-    if (units.length > 1 && (!stalledOut || resumeAt(job.progress, units.length) >= units.length)) return processBatch({ job, units, token }, context);
+    if (units.length > 1 && (!stalledOut || resumeAt(job.progress, units.length) >= units.length)) {
+      return processBatch({ job, units, token, jobMeta: readJobMeta(units.slice(resumeAt(job.progress, units.length)), context) }, context);
+    }
   }
   if (stalledOut) {
     throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
   try {
-    return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job) }, context);
+    return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job), jobMeta: readJobMeta([job.data], context) }, context);
   } catch (error) {
     throw await translateError(error, { job, token, context });
   }
@@ -148,7 +152,7 @@ export async function processCrawlJob(
  *   tried once more before its failures take the path above.
  */
 async function processBatch(
-  { job, units, token }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string },
+  { job, units, token, jobMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
@@ -170,7 +174,7 @@ async function processBatch(
     const data = unitJobData(job.data, unit);
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
-      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later }, context);
+      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
@@ -396,6 +400,18 @@ const BUILT_IN_HANDLER: PageHandler = createPageHandler({ crawler: pageRecordCra
 
 function handlerOf(context: CrawlJobContext): PageHandler {
   return context.handler ?? BUILT_IN_HANDLER;
+}
+
+/**
+ * A crawler's routes and data for the URLs a job is about to fetch, read in
+ * one round trip as the job starts: under way while robots.txt is checked,
+ * instead of a read of its own before each page's fetch.
+ */
+function readJobMeta(units: readonly Pick<CrawlJobUnit, 'url'>[], context: CrawlJobContext): Promise<JobMeta> | undefined {
+  const reading = handlerOf(context).jobMeta(units.map((unit) => unit.url));
+  // Awaited by the first page's prepare; a job that ends before (robots, a deferral) must not leave it unhandled.
+  reading?.catch(() => undefined);
+  return reading;
 }
 
 /** Maps an error to what BullMQ should do with the job. */

@@ -12,6 +12,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, readCrawlStats, readGroupWaits, publishCrawlDefinition, type CrawlServices, type PageRecord } from '../src/index.js';
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
 import { MAX_STALLS_OF_A_URL } from '../src/process-crawl-job.js';
+import { defineCrawler } from '../src/api.js';
+import { inlineCrawler, type LoadedCrawler } from '../src/handlers/load-crawler.js';
+import type { Crawler } from '../src/handlers/crawler-types.js';
+import { RequestMetaStore } from '../src/handlers/request-meta.js';
+import { readFileSync } from 'node:fs';
 
 // The crawl worker in-process, against a real Redis and a real loopback site.
 let redis: TestRedis;
@@ -240,7 +245,7 @@ describe('jobs of several URLs', () => {
    * Enqueues the site's 40 pages, makes the first 8 one job (as a release packs
    * a long backlog), lets `prepare` change it, then crawls with one worker.
    */
-  async function crawlBatched(flags: Record<string, unknown>, prepare?: (jobKey: string) => Promise<unknown> | void) {
+  async function crawlBatched(flags: Record<string, unknown>, prepare?: (jobKey: string) => Promise<unknown> | void, crawler?: LoadedCrawler) {
     batchSite.resetRecords();
     const cfg = config({ allowPrivateNetwork: true, rate: 'none', concurrency: 1, fetchRetries: 0, ...flags });
     services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
@@ -252,7 +257,7 @@ describe('jobs of several URLs', () => {
     expect(job?.data.batch).toHaveLength(7);
     await prepare?.(services.queue.toKey(String(job?.id)));
     const pages: PageRecord[] = [];
-    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
+    worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page), ...(crawler ? { crawler } : {}) });
     const deadline = Date.now() + 60_000;
     for (;;) {
       const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, cfg.namespace);
@@ -272,6 +277,51 @@ describe('jobs of several URLs', () => {
     // The job's 8 in their order, each after the one before it had ended.
     const firstEight = urls.slice(0, 8).map((url) => requests(url)[0]!);
     for (let i = 1; i < 8; i += 1) expect(firstEight[i]!.startedAt).toBeGreaterThanOrEqual(firstEight[i - 1]!.endedAt);
+  });
+
+  it("a crawler's job reads its URLs' routes and data in one HMGET: no read of its own per page, and each page still gets its own", async () => {
+    batchSite.setFaults([]);
+    const crawler = inlineCrawler(
+      defineCrawler({
+        routes: {
+          plain: async ({ request, push }) => push({ url: request.url, label: request.label, userData: request.userData }),
+          tagged: async ({ request, push }) => push({ url: request.url, label: request.label, userData: request.userData }),
+        },
+        defaultRoute: 'plain',
+      }) as unknown as Crawler,
+    );
+    // Every command a client sends about the meta hash (a script's own commands aside).
+    const metaCommands: string[] = [];
+    const monitor = await redis.client().monitor();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => arg.endsWith(':request-meta'))) metaCommands.push(String(args[0]).toLowerCase());
+    });
+    try {
+      const { urls, pages, cfg } = await crawlBatched(
+        {},
+        async () => {
+          // As a route's enqueue leaves them: every other URL of the job with a route and data of its own.
+          const store = new RequestMetaStore(services!.redis, services!.config.namespace);
+          const { urlFingerprint } = await import('@crawlq/urls');
+          for (let i = 0; i < 8; i += 2) await store.claim([urlFingerprint(batchSite.urlOf(BATCH_HOST, i))], { label: 'tagged', userData: { n: i } });
+        },
+        crawler,
+      );
+      await worker?.close(5_000);
+      worker = undefined;
+      expect(pages).toHaveLength(40);
+      const items = readFileSync(cfg.out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { url: string; label: string; userData: object });
+      const expected = urls.map((url, i) => ({ url, ...(i < 8 && i % 2 === 0 ? { label: 'tagged', userData: { n: i } } : { label: 'plain', userData: {} }) }));
+      expect(items.sort((a, b) => a.url.localeCompare(b.url))).toEqual(expected.sort((a, b) => a.url.localeCompare(b.url)));
+      // One read per job (fewer jobs than pages: the first carried 8), none per page; the 4 pages with meta delete theirs.
+      const reads = metaCommands.filter((command) => command === 'hmget');
+      expect(metaCommands.filter((command) => command === 'hget')).toEqual([]);
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThanOrEqual(40 - 7);
+      expect(metaCommands.filter((command) => command === 'hdel')).toHaveLength(4);
+    } finally {
+      monitor.disconnect();
+    }
   });
 
   it('a failure at its first URL leaves the job to that URL alone (retried, then dead-lettered), and the rest go back to the backlog', async () => {

@@ -107,7 +107,8 @@ export function registerWorker(program: Command): void {
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
     // A worker started ahead loads its crawler module while it waits (the
-    // coordinator loads it meanwhile too): a TypeScript crawler takes seconds.
+    // coordinator loads it meanwhile too; a TypeScript crawler only once it is
+    // compiled, which the coordinator does before it gives the word to start).
     // What fails here fails again, and is reported, once the worker starts.
     if (process.env[AWAIT_START_ENV] === '1') {
       try {

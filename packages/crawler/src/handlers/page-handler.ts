@@ -22,7 +22,12 @@ export interface HandledTask {
   readonly attempt: number;
   /** No attempt follows this one: a render missing content is recorded now instead of tried again. */
   readonly lastAttempt: boolean;
+  /** The meta of the job's URLs, read when the job started (see PageHandler.jobMeta); absent: read for this URL alone. */
+  readonly jobMeta?: Promise<JobMeta> | undefined;
 }
+
+/** The route and data of a job's URLs, by URL fingerprint (those that have any). */
+export type JobMeta = ReadonlyMap<string, RequestMeta>;
 
 /** The parts of a crawl job's context a crawler's page needs. */
 export interface HandlerJobContext extends Omit<PageRecordEngine['services'], 'frontier'> {
@@ -63,6 +68,11 @@ export interface PageHandler {
   handOver(from: string, target: string): Promise<void>;
   /** The route and data of a URL, for `onFailure`. */
   meta(url: string): Promise<RequestMeta | undefined>;
+  /**
+   * The route and data of all of a job's URLs, in one round trip, for
+   * `prepare` to find; undefined for the built-in crawler, which has none.
+   */
+  jobMeta(urls: readonly string[]): Promise<JobMeta> | undefined;
 }
 
 export interface PageHandlerOptions {
@@ -96,7 +106,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
         return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined, lastAttempt: task.lastAttempt }) };
       }
       const fingerprint = urlFingerprint(task.data.url);
-      const meta = await metaStore?.read(fingerprint);
+      const meta = task.jobMeta === undefined ? await metaStore?.read(fingerprint) : (await task.jobMeta).get(fingerprint);
       const label = meta?.label !== undefined && Object.hasOwn(crawler.routes, meta.label) ? meta.label : crawler.defaultRoute;
       const userData = meta?.userData ?? {};
       const request = { url: task.data.url, label, depth: task.data.depth, group: task.data.group, userData, attempt: task.attempt };
@@ -120,6 +130,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       if (meta !== undefined && normalised.ok) await metaStore.claim([urlFingerprint(normalised.url)], meta);
     },
     meta: readMeta,
+    jobMeta: (urls) => (metaStore === undefined || builtIn ? undefined : metaStore.readMany(urls.map((url) => urlFingerprint(url)))),
   };
 
   async function handlePage(page: {

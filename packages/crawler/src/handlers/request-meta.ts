@@ -14,8 +14,9 @@ export const MAX_USER_DATA_BYTES = 64 * 1024;
  * A URL's route and user data, by URL fingerprint, in one hash of the
  * namespace (cleared with it). Beside the frontier rather than inside its
  * backlog entries: the frontier's dedupe, scope and release steps stay as
- * they are, and a URL without meta (a seed, a link enqueued with neither
- * label nor data) costs one HGET that finds nothing.
+ * they are. A job's URLs (one, or a batch of its group) are read together,
+ * in one HMGET when the job starts, so a URL without meta (a seed, a link
+ * enqueued with neither label nor data) costs no round trip of its own.
  *
  * Written before the URL is admitted (first writer wins), so a job never
  * starts before its meta is there; a writer whose URL turned out to be a
@@ -34,6 +35,18 @@ export class RequestMetaStore {
   async read(fingerprint: string): Promise<RequestMeta | undefined> {
     const json = await this.#redis.hget(this.#key, fingerprint);
     return json === null ? undefined : (JSON.parse(json) as RequestMeta);
+  }
+
+  /** The meta of several URLs in one round trip: those that have one, by fingerprint. */
+  async readMany(fingerprints: readonly string[]): Promise<ReadonlyMap<string, RequestMeta>> {
+    const found = new Map<string, RequestMeta>();
+    if (fingerprints.length === 0) return found;
+    const replies = await this.#redis.hmget(this.#key, ...fingerprints);
+    fingerprints.forEach((fingerprint, index) => {
+      const json = replies[index];
+      if (typeof json === 'string') found.set(fingerprint, JSON.parse(json) as RequestMeta);
+    });
+    return found;
   }
 
   /** Sets each URL's meta unless it has one; returns the fingerprints this call set. */
