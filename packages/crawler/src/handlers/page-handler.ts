@@ -145,7 +145,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     // the DOM the browser left. The built-in route renders for itself. The
     // render's own errors (a crash, content its gate did not admit in time)
     // are the engine's, retried as they are for the built-in crawler.
-    const outcome = builtIn ? undefined : await renderFor(request, fetched, context, page.lastAttempt);
+    const outcome = builtIn ? undefined : await renderFor({ request, fetched, context, lastAttempt: page.lastAttempt });
     // The body decoded and the page parsed on first use only: a route that reads neither pays for neither.
     let text: string | undefined | null = null;
     const textOf = () => (text ??= isTextual(response.contentType) ? decodeBody(response.body, response.contentType).text : undefined);
@@ -283,7 +283,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
 }
 
 /** Renders a user's page where --render says so: an HTML page that is not an error, with a renderer at hand. */
-async function renderFor(request: CrawlRequest, fetched: HandledFetch, context: HandlerJobContext, lastAttempt: boolean): Promise<RenderOutcome | undefined> {
+async function renderFor({ request, fetched, context, lastAttempt }: { request: CrawlRequest; fetched: HandledFetch; context: HandlerJobContext; lastAttempt: boolean }): Promise<RenderOutcome | undefined> {
   const { response } = fetched;
   if (context.renderer === undefined || !isHtml(response.contentType) || response.status >= 400) return undefined;
   return context.renderer.render({ group: request.group, response, lastAttempt }, context);
