@@ -25,6 +25,8 @@ interface RenderRun {
   readonly rendered: number;
   readonly peakTreeBytes: number;
   readonly peakBelowRootBytes: number;
+  /** One worker with its browser: crawlq's worker process tree (the tree below the `crawl` parent), Crawlee's whole process tree. */
+  readonly peakWorkerBytes: number;
   /** Crawlee: its own timing of the crawl (imports and start excluded). */
   readonly ownSeconds?: number;
 }
@@ -81,10 +83,11 @@ async function crawleeRun(seeds: readonly string[]): Promise<RenderRun> {
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`Crawlee exited with ${code}: ${stderr.slice(-2_000)}`);
   const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { pages: number; seconds: number };
-  return { mode: 'crawlee', seconds, pages: result.pages, rendered: result.pages, peakTreeBytes, peakBelowRootBytes, ownSeconds: result.seconds };
+  return { mode: 'crawlee', seconds, pages: result.pages, rendered: result.pages, peakTreeBytes, peakBelowRootBytes, peakWorkerBytes: peakTreeBytes, ownSeconds: result.seconds };
 }
 
 export async function benchRender(log: (line: string) => void): Promise<RenderRun[]> {
+  const startLoad = loadavg().map((load) => load.toFixed(1)).join(' ');
   const redis = await startTestRedis();
   const site = await startSpaSite({ appHost: '127.0.5.1', scriptHost: '127.0.5.2', staticHost: '127.0.5.3', appPages: APP_PAGES, staticPages: STATIC_PAGES, textBytes: 2_000 });
   const runs: RenderRun[] = [];
@@ -105,26 +108,29 @@ export async function benchRender(log: (line: string) => void): Promise<RenderRu
       if (code !== 0) throw new Error(`crawl --render ${mode} exited with ${code}`);
       const seconds = (performance.now() - started) / 1000;
       const records = readFileSync(out, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { render?: unknown });
-      runs.push({ mode, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes, peakBelowRootBytes });
+      runs.push({ mode, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes, peakBelowRootBytes, peakWorkerBytes: peakBelowRootBytes });
     }
     if (withCrawlee) runs.push(await crawleeRun(site.seeds));
   } finally {
     await site.close();
     await redis.stop();
   }
+  log(`load average ${startLoad} at the start`);
   log(`mixed site: ${APP_PAGES + 1} app pages, ${STATIC_PAGES} static pages; one worker (crawlq) or one process (Crawlee), concurrency ${CONCURRENCY}, ${CONCURRENCY} browser pages, no rate limit, render bound ${RENDER_TIMEOUT_MS / 1000} s; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
-  log('wall time from spawn to exit; peak RSS: the whole process tree / without its root process (crawlq: the worker and its browser without the `crawl` parent; Crawlee: its browser)');
-  log('run      pages  rendered  seconds  pages/s  peak RSS tree  below root');
+  log('wall time from spawn to exit; peak RSS (sum over processes, sampled every 200 ms): the whole process tree / without its root process / per worker');
+  log('per worker = one worker process with its browser processes: crawlq, the worker tree below the `crawl` parent; Crawlee, its one process and its browser');
+  log('run      pages  rendered  seconds  pages/s  peak RSS tree  below root  per worker');
+  const mb = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MB`;
   for (const run of runs) {
     const own = run.ownSeconds === undefined ? '' : `  (crawl alone ${fmt(run.ownSeconds)} s)`;
-    log(`${run.mode.padEnd(8)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${fmt(run.peakTreeBytes / 2 ** 20, 0).padStart(10)} MB  ${fmt(run.peakBelowRootBytes / 2 ** 20, 0).padStart(7)} MB${own}`);
+    log(`${run.mode.padEnd(8)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${mb(run.peakTreeBytes).padStart(13)}  ${mb(run.peakBelowRootBytes).padStart(10)}  ${mb(run.peakWorkerBytes).padStart(10)}${own}`);
   }
   const rate = (run: RenderRun | undefined) => (run ? run.pages / run.seconds : Number.NaN);
   const byMode = (mode: string) => runs.find((run) => run.mode === mode);
   const [always, auto, crawlee] = [byMode('always'), byMode('auto'), byMode('crawlee')];
   if (always && auto) log(`auto / always: ${fmt(rate(auto) / rate(always), 2)}x pages/s`);
-  if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
-  if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
+  if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak RSS per worker, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
+  if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak RSS per worker, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
   if (!withCrawlee) log('Crawlee: skipped (BENCH_SKIP_CRAWLEE=1)');
   return runs;
 }

@@ -10,6 +10,7 @@ export type {
   CrawlerDefinition,
   CrawlerHooks,
   CrawlContext,
+  CrawlRender,
   CrawlRequest,
   CrawlResponse,
   CrawlLog,

@@ -12,6 +12,7 @@ export type {
   CrawlerDefinition,
   CrawlerHooks,
   CrawlContext,
+  CrawlRender,
   CrawlRequest,
   CrawlResponse,
   CrawlLog,

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page, Route } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
 import { childPids, treeRssBytes } from './process-tree.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
@@ -7,7 +7,7 @@ import { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js
 export interface BrowserPoolOptions {
   /** Chromium to start; unset: the system one (see `findChromium`). */
   readonly executablePath?: string | undefined;
-  /** Pages rendered at once (one browser, one context per page). */
+  /** Pages rendered at once (one browser, a context of its own per page slot). */
   readonly pages: number;
   /** A browser is replaced after rendering this many pages (Chromium's memory only grows). */
   readonly restartAfterPages: number;
@@ -24,6 +24,26 @@ export interface BrowserPoolStats {
   readonly crashes: number;
   readonly restarts: number;
   readonly pages: number;
+  /** Pages rendered in a tab a page before them used (cleared in between), rather than a new context and page. */
+  readonly reused: number;
+}
+
+/**
+ * A context with one page, kept for the next page once cleared. Routed once
+ * for its life: every request of its pages goes to `handler`, the render in
+ * progress; between renders there is none and every request is refused, so
+ * no request of a page being left ever reaches the network unseen.
+ */
+export interface BrowserTab {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  handler: ((route: Route) => Promise<void>) | undefined;
+}
+
+/** A tab and the browser it lives in. */
+interface Tab extends BrowserTab {
+  readonly instance: Instance;
+  readonly cdp: CDPSession;
 }
 
 /** One running browser and what it carries. */
@@ -38,17 +58,27 @@ interface Instance {
 }
 
 const CLOSE_WITHIN_MS = 5_000;
+/** Clearing a tab for its next page takes a navigation to about:blank and a few calls: a browser that takes longer is not trusted with it. */
+const CLEAR_WITHIN_MS = 5_000;
 /** How long a page's "target closed" error waits to see whether its whole browser went. */
 const DISCONNECT_WITHIN_MS = 2_000;
 const CLOSED_TARGET = /target (page, context or browser )?(has been )?closed|browser has been closed|target crashed|browser closed/i;
 
 /**
  * The browsers of one worker process: at most `pages` pages at once, in one
- * Chromium at a time, each page in a fresh context (no cookies or cache shared
- * between pages). A browser is retired after `restartAfterPages` pages or
- * past `maxMemoryBytes`, and closed once its last page ends; one that crashed
- * is replaced at the next page. Only the page that was in it pays: its render
- * fails with a {@link BrowserCrashedError}.
+ * Chromium at a time. Each page slot has a context of its own with one page
+ * (a tab), kept from one page to the next: opening a context and a page
+ * costs a renderer process and a dozen protocol calls, more than most pages'
+ * rendering. Between two pages the tab is cleared, so nothing of one page
+ * reaches the next: its requests are refused, it navigates to about:blank,
+ * any window the page opened is closed, and the cookies, storage
+ * (local, session, IndexedDB, cache storage) of the origins it had are
+ * deleted; the HTTP cache is not used (every request is routed). A tab that
+ * cannot be cleared, or whose page ended in an error, is closed and the next
+ * page gets a new one. A browser is retired after `restartAfterPages` pages
+ * or past `maxMemoryBytes`, and closed once its last page ends; one that
+ * crashed is replaced at the next page. Only the page that was in it pays:
+ * its render fails with a {@link BrowserCrashedError}.
  */
 export class BrowserPool {
   readonly #options: BrowserPoolOptions;
@@ -58,8 +88,9 @@ export class BrowserPool {
   readonly #instances = new Set<Instance>();
   #free: number;
   readonly #waiting: (() => void)[] = [];
+  #idle: Tab[] = [];
   #closed = false;
-  #stats = { launches: 0, crashes: 0, restarts: 0, pages: 0 };
+  #stats = { launches: 0, crashes: 0, restarts: 0, pages: 0, reused: 0 };
 
   constructor(options: BrowserPoolOptions) {
     this.#options = options;
@@ -77,31 +108,38 @@ export class BrowserPool {
   }
 
   /**
-   * Runs `use` with a fresh context of a live browser, once a page slot is
-   * free; the context is closed afterwards. A browser that died meanwhile
-   * turns whatever `use` threw into a {@link BrowserCrashedError}.
-   * `kill`: ends the whole browser at once (a page that hangs past its bound).
+   * Runs `use` with a tab of a live browser (a cleared one kept from an
+   * earlier page, or a new one `setup` is run on first), once a page slot is
+   * free. A browser that died meanwhile turns whatever `use` threw into a
+   * {@link BrowserCrashedError}. `kill`: ends the whole browser at once (a
+   * page that hangs past its bound).
    */
-  async withContext<T>(use: (context: BrowserContext, kill: () => void) => Promise<T>): Promise<T> {
+  async withTab<T>(setup: (page: Page) => Promise<void>, use: (tab: BrowserTab, kill: () => void) => Promise<T>): Promise<T> {
     await this.#takeSlot();
     let instance: Instance | undefined;
     try {
       instance = await this.#instance();
       instance.active += 1;
       const running = instance;
-      let context: BrowserContext;
+      let tab: Tab;
       try {
-        context = await running.browser.newContext({ ...(this.#options.userAgent === undefined ? {} : { userAgent: this.#options.userAgent }), serviceWorkers: 'block' });
+        const kept = this.#takeIdle(running);
+        if (kept) this.#stats.reused += 1;
+        tab = kept ?? (await this.#openTab(running, setup));
       } catch (error) {
         throw await this.#crashOr(running, error);
       }
+      let ended = false;
       try {
-        return await use(context, () => this.#kill(running));
+        const result = await use(tab, () => this.#kill(running));
+        ended = true;
+        return result;
       } catch (error) {
         throw await this.#crashOr(running, error);
       } finally {
-        // A dead browser's context needs no closing (and would wait for it).
-        if (!running.dead) await withinMs(context.close(), CLOSE_WITHIN_MS).catch(() => undefined);
+        tab.handler = undefined;
+        // A dead browser's tab needs no closing (and would wait for it).
+        if (!running.dead) await this.#keepOrClose(tab, ended);
       }
     } finally {
       if (instance) this.#pageEnded(instance);
@@ -115,6 +153,55 @@ export class BrowserPool {
     const launching = this.#launching;
     if (launching) await launching.catch(() => undefined);
     await Promise.all([...this.#instances].map((instance) => this.#shutdown(instance)));
+  }
+
+  #takeIdle(instance: Instance): Tab | undefined {
+    // Tabs of other browsers (retired, dead) are theirs to close.
+    this.#idle = this.#idle.filter((tab) => !tab.instance.dead && !tab.instance.retired);
+    const index = this.#idle.findIndex((tab) => tab.instance === instance && !tab.page.isClosed());
+    if (index < 0) return undefined;
+    const [tab] = this.#idle.splice(index, 1);
+    return tab;
+  }
+
+  async #openTab(instance: Instance, setup: (page: Page) => Promise<void>): Promise<Tab> {
+    const context = await instance.browser.newContext({ ...(this.#options.userAgent === undefined ? {} : { userAgent: this.#options.userAgent }), serviceWorkers: 'block' });
+    try {
+      const holder: { tab?: Tab } = {};
+      // Routed before its page exists: the route covers the page (and any window it opens) from its first request.
+      await context.route('**/*', async (route) => {
+        const handler = holder.tab?.handler;
+        if (handler) return handler(route);
+        await route.abort('blockedbyclient').catch(() => undefined);
+      });
+      const page = await context.newPage();
+      // Dialogs would hold the page until someone answers them.
+      page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
+      await setup(page);
+      const tab: Tab = { instance, context, page, handler: undefined, cdp: await context.newCDPSession(page) };
+      holder.tab = tab;
+      return tab;
+    } catch (error) {
+      await withinMs(context.close(), CLOSE_WITHIN_MS).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A tab whose page ended well is cleared and kept for the next page; any other is closed. */
+  async #keepOrClose(tab: Tab, ended: boolean): Promise<void> {
+    const { instance } = tab;
+    if (ended && !instance.retired && !this.#closed) {
+      try {
+        await withinMs(clearTab(tab), CLEAR_WITHIN_MS);
+        if (!instance.dead && !instance.retired && !this.#closed) {
+          this.#idle.push(tab);
+          return;
+        }
+      } catch (error) {
+        this.#options.log?.(`could not clear a browser tab for its next page (${errorText(error)}): a new one is opened`, 'debug');
+      }
+    }
+    if (!instance.dead) await withinMs(tab.context.close(), CLOSE_WITHIN_MS).catch(() => undefined);
   }
 
   async #crashOr(instance: Instance, error: unknown): Promise<unknown> {
@@ -168,6 +255,7 @@ export class BrowserPool {
       }
       instance.dead = true;
       this.#instances.delete(instance);
+      this.#idle = this.#idle.filter((tab) => tab.instance !== instance);
       if (this.#current === instance) this.#current = undefined;
       // Whatever is left of its process tree goes too.
       if (pid !== undefined) killTree(pid);
@@ -208,9 +296,38 @@ export class BrowserPool {
     const wasDead = instance.dead;
     instance.retired = true;
     this.#instances.delete(instance);
+    this.#idle = this.#idle.filter((tab) => tab.instance !== instance);
     if (!wasDead) await withinMs(instance.browser.close(), CLOSE_WITHIN_MS).catch(() => undefined);
     instance.dead = true;
     if (instance.pid !== undefined) killTree(instance.pid);
+  }
+}
+
+/**
+ * Leaves nothing of a page for the next one in its tab: its requests refused
+ * from now on, its session storage emptied, about:blank in its place (the
+ * page's scripts and timers end with it), the windows it opened closed, and
+ * the cookies and stored data of every origin it had deleted.
+ */
+async function clearTab(tab: Tab): Promise<void> {
+  tab.handler = undefined;
+  const { page, context } = tab;
+  const frames = page.frames();
+  const origins = new Set(frames.map((frame) => originOf(frame.url())).filter((origin) => origin !== undefined));
+  // Session storage belongs to the tab, so it would outlive the context's data: emptied from inside each frame.
+  await Promise.all(frames.map((frame) => frame.evaluate('try { sessionStorage.clear(); } catch {}').catch(() => undefined)));
+  await page.goto('about:blank', { timeout: CLEAR_WITHIN_MS });
+  await Promise.all(context.pages().filter((other) => other !== page).map((other) => other.close()));
+  await context.clearCookies();
+  for (const origin of origins) await tab.cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    const { origin, protocol } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:' ? origin : undefined;
+  } catch {
+    return undefined;
   }
 }
 

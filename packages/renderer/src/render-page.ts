@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BrowserContext, Page, Route } from 'playwright-core';
-import type { BrowserPool } from './browser-pool.js';
+import type { Page, Route } from 'playwright-core';
+import type { BrowserPool, BrowserTab } from './browser-pool.js';
 import { BrowserCrashedError } from './render-errors.js';
 import { CONTENT_TYPES, DEFAULT_BLOCKED_TYPES, type RenderedPage, type RenderedRequest, type RenderOptions, type SubrequestAnswer } from './render-types.js';
 
@@ -32,10 +32,14 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  */
 export async function renderPage(pool: BrowserPool, options: RenderOptions): Promise<RenderedPage> {
   const hardBoundMs = options.timeoutMs + gateWaitOf(options);
-  return pool.withContext(async (context, kill) => {
+  // The page's script is in every document of a tab: added once, when the tab opens.
+  const setup = async (page: Page): Promise<void> => {
+    await page.addInitScript(PAGE_ACTIVITY_SCRIPT);
+  };
+  return pool.withTab(setup, async (tab, kill) => {
     const started = performance.now();
     const done = new AbortController();
-    const rendering = renderInContext(context, options, { started, signal: done.signal });
+    const rendering = renderInTab(tab, options, { started, signal: done.signal });
     let timer: NodeJS.Timeout | undefined;
     const hung = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -57,12 +61,11 @@ function gateWaitOf(options: RenderOptions): number {
   return Math.max(0, options.gateWaitMs ?? options.timeoutMs);
 }
 
-async function renderInContext(context: BrowserContext, options: RenderOptions, run: { started: number; signal: AbortSignal }): Promise<RenderedPage> {
+async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { started: number; signal: AbortSignal }): Promise<RenderedPage> {
   const { document } = options;
+  const { page } = tab;
   const gateWaitMs = gateWaitOf(options);
   const activity = new Activity();
-  // Routed before it navigates: the context's route covers the page from its first request.
-  const page: Page = await context.newPage();
   // The page's time starts once it is there (a busy machine may take a while to open it).
   const begun = performance.now();
   // The bound moves back while a request waits at its gate (up to gateWaitMs); the hard bound is where it can move to.
@@ -125,10 +128,8 @@ async function renderInContext(context: BrowserContext, options: RenderOptions, 
       pending.end();
     }
   };
-  await context.route('**/*', handle);
-  await page.addInitScript(PAGE_ACTIVITY_SCRIPT);
-  // Dialogs would hold the page until someone answers them.
-  page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
+  // The tab's route hands this page's requests here until the page is done.
+  tab.handler = handle;
   // The document is at hand: committing it is quick. Its parsing and deferred
   // scripts (which may wait for their gate) are waited for against the moving bound.
   await page.goto(document.url, { waitUntil: 'commit', timeout: Math.max(remaining(), COMMIT_WITHIN_MS) });

@@ -70,6 +70,31 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
     expect(page.requests.map((request) => request.fate)).toEqual(['made', 'made', 'made']);
   });
 
+  it('a tab is kept from one page to the next, and nothing of a page reaches the next: cookies, local and session storage are gone', { timeout: 60_000 }, async () => {
+    const single = new BrowserPool({ pages: 1, restartAfterPages: 100, maxMemoryBytes: 2 ** 31 });
+    // Served by the route from the document handed over: the browser never connects to this address.
+    const origin = 'http://127.0.0.94:9';
+    const html = (script: string) => Buffer.from(`<!doctype html><html><head><title>-</title></head><body><script>${script}</script></body></html>`);
+    const readState = "document.title = [document.cookie, localStorage.getItem('kept'), sessionStorage.getItem('kept')].map(String).join('|');";
+    const render = (path: string, script: string) =>
+      renderPage(single, {
+        document: { url: `${origin}${path}`, status: 200, headers: { 'content-type': 'text/html' }, body: html(script) },
+        fetch: () => Promise.resolve({ fate: 'blocked', why: 'none here' }),
+        timeoutMs: 10_000,
+        idleMs: 100,
+      });
+    try {
+      const first = await render('/a', `document.cookie = 'kept=1; path=/'; localStorage.setItem('kept', '1'); sessionStorage.setItem('kept', '1'); ${readState}`);
+      // The page itself saw what it stored: the next one would too, were the tab not cleared.
+      expect(first.title).toBe('kept=1|1|1');
+      const second = await render('/b', readState);
+      expect(second.title).toBe('|null|null');
+      expect(single.stats).toMatchObject({ launches: 1, pages: 2, reused: 1 });
+    } finally {
+      await single.close();
+    }
+  });
+
   it('a page that never settles ends at its bound, with what it has; its polls are asked for once, the rest blocked', { timeout: 60_000 }, async () => {
     const page = await renderPage(pool, {
       document: await documentOf(site.liveUrl),

@@ -72,12 +72,45 @@ export interface CrawlLog {
   readonly error: (message: string) => void;
 }
 
+/**
+ * How a page was rendered in a browser (`--render always`, `auto` once its
+ * group needs one, or a limit rule's `render`): the route's `$` is then the
+ * DOM the browser left, after the page's scripts ran and its steps (waitFor,
+ * scroll, "load more") were taken.
+ */
+export interface CrawlRender {
+  /** `always` (--render or its rule), `auto` (its group's verdict is render), `sample` (auto, judging its group). */
+  readonly reason: 'always' | 'auto' | 'sample';
+  /** The DOM serialised after the wait and the steps: what `$` was built from. */
+  readonly html: string;
+  /** The wait ended by network idle or waitFor, not by --render-timeout. */
+  readonly settled: boolean;
+  /**
+   * False only on the job's last attempt, when some of the page's content
+   * requests (scripts, XHR, fetch, frames) were never admitted by their gate
+   * in the page's time: the DOM may lack what they would have brought.
+   * Earlier attempts of such a page are tried again, not handed to the route.
+   */
+  readonly complete: boolean;
+  /** The URLs of the content requests the page went without (empty when complete). */
+  readonly missing: readonly string[];
+  /** Scroll and "load more" steps taken. */
+  readonly steps: number;
+  readonly renderMs: number;
+}
+
 /** What a route handler gets for one page. */
 export interface CrawlContext<Label extends string = string, Item extends object = JsonObject> {
   readonly request: CrawlRequest<Label>;
   readonly response: CrawlResponse;
-  /** The page parsed by cheerio, on first use (an empty document for a body that is not text). */
+  /**
+   * The page parsed by cheerio, on first use (an empty document for a body
+   * that is not text). For a rendered page (see `rendered`): the DOM the
+   * browser left, not the body the server sent (`response.body`).
+   */
   readonly $: CheerioAPI;
+  /** Set when the page was rendered in a browser (see --render); undefined for a plain fetch. */
+  readonly rendered: CrawlRender | undefined;
   /**
    * Admits URLs (absolute, or relative to the page) to the frontier, at this
    * page's depth + 1. Nulls and empty strings are skipped, so

@@ -7,10 +7,11 @@ import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../crawl-errors.js';
+import { renderedBody, type RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
 import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
-import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
+import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { CrawlerDefinitionError } from './define-crawler.js';
 import { handlerFailure, retryableByUser } from './handler-errors.js';
 import { lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
@@ -154,6 +155,12 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     }
     const loadedUrl = withoutUserinfo(response.finalUrl);
     const request: CrawlRequest = { ...page.request, loadedUrl };
+    // A user's page is rendered where the built-in crawler's would be (--render,
+    // a limit rule, auto's verdict), before its hooks and route run: they read
+    // the DOM the browser left. The built-in route renders for itself. The
+    // render's own errors (a crash, content its gate did not admit in time)
+    // are the engine's, retried as they are for the built-in crawler.
+    const outcome = builtIn ? undefined : await renderFor({ request, fetched, context, lastAttempt: page.lastAttempt });
     // The body decoded and the page parsed on first use only: a route that reads neither pays for neither.
     let text: string | undefined | null = null;
     const textOf = () => (text ??= isTextual(response.contentType) ? decodeBody(response.body, response.contentType).text : undefined);
@@ -174,9 +181,10 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       request,
       response: crawlResponse,
       get $() {
-        parsed ??= load(textOf() ?? '', { baseURI: loadedUrl });
+        parsed ??= load(outcome?.html ?? textOf() ?? '', { baseURI: loadedUrl });
         return parsed;
       },
+      rendered: outcome === undefined ? undefined : renderView(outcome),
       enqueue: async (urls, enqueueOptions) => {
         const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier });
         enqueued += result.accepted;
@@ -213,13 +221,19 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     });
     const parseMs = performance.now() - handlerStarted;
     const warc = context.warc && response.exchange
-      ? await context.warc.write({ url: response.finalUrl, requestedAt: new Date(fetched.requestedAt), request: response.exchange.request, response: response.exchange.response })
+      ? await context.warc.write({
+          url: response.finalUrl,
+          requestedAt: new Date(fetched.requestedAt),
+          request: response.exchange.request,
+          response: response.exchange.response,
+          ...(outcome === undefined ? {} : { rendered: renderedBody(outcome) }),
+        })
       : undefined;
     // The items of a page are written together, while this worker still holds its job: see CrawlJobContext.holdJob.
     if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
     await Promise.all(items.map((item, index) => context.sink.write({ ...item, [SINK_ROW]: { key: `${request.url}#${index}`, url: request.url } })));
     if (page.meta !== undefined) await metaStore?.remove([page.meta]);
-    await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc }));
+    await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc, render: outcome?.summary }));
     return { status: response.status, links: 0, enqueued };
   }
 
@@ -313,6 +327,26 @@ async function archiveUnchanged(options: { url: string; fetched: HandledFetch; v
   return packCapture(warcCaptureOf({ ...base, recordId }), url);
 }
 
+/** Renders a user's page where --render says so: an HTML page that is not an error, with a renderer at hand. */
+async function renderFor({ request, fetched, context, lastAttempt }: { request: CrawlRequest; fetched: HandledFetch; context: HandlerJobContext; lastAttempt: boolean }): Promise<RenderOutcome | undefined> {
+  const { response } = fetched;
+  if (context.renderer === undefined || !isHtml(response.contentType) || response.status >= 400) return undefined;
+  return context.renderer.render({ group: request.group, response, lastAttempt }, context);
+}
+
+/** What a route is told about its page's rendering (the record's summary without its request log). */
+function renderView({ html, summary }: RenderOutcome): CrawlRender {
+  return Object.freeze({
+    reason: summary.reason,
+    html,
+    settled: summary.settled,
+    complete: summary.complete,
+    missing: Object.freeze([...(summary.missing ?? [])]),
+    steps: summary.steps,
+    renderMs: summary.renderMs,
+  });
+}
+
 /** An absolute http(s) URL, which needs no base to resolve against. */
 const ABSOLUTE = /^https?:\/\//i;
 
@@ -355,6 +389,13 @@ function pageLog(log: PageHandlerOptions['log'], url: string): CrawlLog {
 }
 
 /** The fleet's page counters (progress line, status, metrics) count a crawler's pages as the built-in crawler's. */
-function pageRecordOf(page: { request: CrawlRequest; fetched: HandledFetch; enqueued: number; parseMs: number; warc: PageRecord['warc'] | undefined }): PageRecord {
-  return { ...pageRecordCore(page), ...(page.warc === undefined ? {} : { warc: page.warc }) };
+function pageRecordOf(page: {
+  request: CrawlRequest;
+  fetched: HandledFetch;
+  enqueued: number;
+  parseMs: number;
+  warc: PageRecord['warc'] | undefined;
+  render: PageRecord['render'] | undefined;
+}): PageRecord {
+  return { ...pageRecordCore(page), ...(page.render === undefined ? {} : { render: page.render }), ...(page.warc === undefined ? {} : { warc: page.warc }) };
 }
