@@ -101,11 +101,7 @@ function expectEveryPageOnce(running: Fleet, names: readonly string[]): void {
 }
 
 describe('the server gate (e2e, 3 workers)', () => {
-  // Skipped: in a fresh-clone CI run the first robots.txt requests of three names went out 13 and
-  // 33 ms apart (11 starts in 864 ms at 10/1s). The likely cause, not yet fixed: when the address
-  // book's DNS lookup times out under load, the gate admits the request at its group only (no
-  // address, no server level) and the fetcher's own lookup then connects to the shared server.
-  it.skip('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 240_000 }, async () => {
+  it('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 240_000 }, async () => {
     resetNames();
     fleet = await startFleet('server-gate-shared', ['--server-rate', '10/1s']);
     const seeds = [...SHARED_NAMES, ...OTHER_NAMES].map((name) => sites.url(name));
