@@ -21,6 +21,8 @@ export interface AddressBookOptions {
   /** Bounds of the time an address is kept (the record's TTL, clamped). */
   readonly ttlMinMs: number;
   readonly ttlMaxMs: number;
+  /** How long a host's lookups may fail (not NXDOMAIN) while its requests are held back. @default LOOKUP_GRACE_MS */
+  readonly lookupGraceMs?: number;
 }
 
 /** Hosts kept in this process's copy; past it the oldest go (they are read from Redis again). */
@@ -140,7 +142,7 @@ export class AddressBook {
     throw new ServerLookupError(name, error, {
       retryInMs: LOOKUP_RETRY_MS + Math.round(Math.random() * LOOKUP_RETRY_MS),
       failingForMs,
-      overdue: failingForMs >= LOOKUP_GRACE_MS,
+      overdue: failingForMs >= (this.#options.lookupGraceMs ?? LOOKUP_GRACE_MS),
     });
   }
 
