@@ -301,13 +301,13 @@ export function dnsTtlLookup(options: { readonly servers: readonly string[]; rea
     }
   };
   const fromDns = async (host: string): Promise<TtlAnswer | undefined> => {
-    let failure: unknown;
+    let failure: Error | undefined;
     for (const kind of ['A', 'AAAA'] as const) {
       try {
         const answer = await records(kind, host);
         if (answer !== undefined) return answer;
       } catch (error) {
-        failure ??= error;
+        failure ??= error as Error;
       }
     }
     if (failure !== undefined) throw failure;
