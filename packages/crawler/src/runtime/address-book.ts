@@ -269,8 +269,8 @@ export async function readResolvedHosts(redis: RedisClient, namespace: string): 
 /**
  * A DNS server's answers that say "no records of this kind" (NXDOMAIN, no
  * data, a query type it does not implement): the other kind is asked. Any
- * other error (a timeout, SERVFAIL, a refused query) is kept, and thrown when
- * no kind answered: it says the lookup failed, not that the host has no address.
+ * other error (a timeout, SERVFAIL, a refused query) is thrown as it is: it
+ * says the lookup failed, not that the host has no address.
  */
 const NO_ANSWER = new Set(['ENODATA', 'ENOTFOUND', 'ENOTIMP']);
 
@@ -300,19 +300,9 @@ export function dnsTtlLookup(options: { readonly servers: readonly string[]; rea
       throw error;
     }
   };
-  const fromDns = async (host: string): Promise<TtlAnswer | undefined> => {
-    let failure: Error | undefined;
-    for (const kind of ['A', 'AAAA'] as const) {
-      try {
-        const answer = await records(kind, host);
-        if (answer !== undefined) return answer;
-      } catch (error) {
-        failure ??= error as Error;
-      }
-    }
-    if (failure !== undefined) throw failure;
-    return undefined;
-  };
+  // AAAA only when A said there are none: after an A query that failed, an AAAA answer
+  // would put a host with both on its IPv6 server one time and its IPv4 one the next.
+  const fromDns = async (host: string): Promise<TtlAnswer | undefined> => (await records('A', host)) ?? (await records('AAAA', host));
   return async (host) => {
     if (own) {
       const answer = await fromDns(host);
