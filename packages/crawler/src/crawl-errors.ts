@@ -2,8 +2,15 @@ import { messageWithReason, withoutUserinfo, type FailureReason } from '@crawlq/
 import type { DenialReason } from '@crawlq/group-limiter';
 import { UnrecoverableError } from 'bullmq';
 
-/** Why a job is deferred: ordinary pacing (`rate`, `concurrency`) or a wait that counts toward --max-blocked. */
-export type DeferReason = DenialReason | 'robots';
+/**
+ * Why the gate held a request back: a limit (the limiter's reasons), or
+ * `server-lookup`, its host's DNS lookup failed for now (no server can count
+ * the request until its address is known).
+ */
+export type GateDenialReason = DenialReason | 'server-lookup';
+
+/** Why a job is deferred: ordinary pacing (`rate`, `concurrency`, `server-lookup`) or a wait that counts toward --max-blocked. */
+export type DeferReason = GateDenialReason | 'robots';
 
 /**
  * The job may not start now (its group is rate-limited, at its concurrency
@@ -21,6 +28,32 @@ export class DeferJobError extends Error {
     this.retryInMs = retryInMs;
     this.reason = reason;
     this.why = why;
+  }
+}
+
+/**
+ * The server gate could not learn a host's address: its lookup failed in a
+ * way that may heal (a timeout, SERVFAIL, EAI_AGAIN; `code` is the lookup's).
+ * The request must not go out, as no server would count it. Until
+ * `overdue` (the host has failed for LOOKUP_GRACE_MS) the gate holds it back
+ * for `retryInMs`; after, its fetch fails with this as the cause.
+ */
+export class ServerLookupError extends Error {
+  override readonly name = 'ServerLookupError';
+  readonly host: string;
+  readonly code: string;
+  readonly retryInMs: number;
+  /** How long this process has seen the host's lookups fail, without an answer between. */
+  readonly failingForMs: number;
+  readonly overdue: boolean;
+  constructor(host: string, cause: unknown, failure: { readonly retryInMs: number; readonly failingForMs: number; readonly overdue: boolean }) {
+    const code = String((cause as NodeJS.ErrnoException | undefined)?.code ?? 'ELOOKUP');
+    super(`the DNS lookup of ${host} failed (${code}${failure.failingForMs > 0 ? `, failing for ${Math.round(failure.failingForMs)} ms` : ''})`, { cause });
+    this.host = host;
+    this.code = code;
+    this.retryInMs = failure.retryInMs;
+    this.failingForMs = failure.failingForMs;
+    this.overdue = failure.overdue;
   }
 }
 

@@ -1,6 +1,7 @@
-import { noResponseFailure, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
+import { noResponseFailure, RetryableFetchError, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
 import type { AcquireRequest } from '@crawlq/group-limiter';
-import { redactUrl } from '@crawlq/urls';
+import { failureReasonOfCode, redactUrl } from '@crawlq/urls';
+import { ServerLookupError } from './crawl-errors.js';
 import type { GateDenial, GateLease, GroupGate, PassOptions, RequestOutcome } from './group-gate.js';
 
 /** One request a gated fetch is about to make. */
@@ -107,7 +108,9 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const answer = await gate.pass(request.group, { ...(request.kind === 'first' ? firstRequest : laterRequest), host: hostOf(request.url) });
+        const answer = await gate.pass(request.group, { ...(request.kind === 'first' ? firstRequest : laterRequest), host: hostOf(request.url) }).catch((error: unknown) => {
+          throw error instanceof ServerLookupError ? lookupFailure(request.url, error) : error;
+        });
         if (answer.admitted) {
           if (over) {
             await answer.lease.release();
@@ -152,6 +155,22 @@ function hostOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A host whose lookup has failed past the gate's grace: the request fails as
+ * a fetch whose own lookup failed would (retryable, a `timeout` or `network`
+ * failure), without having gone out.
+ */
+function lookupFailure(url: string, error: ServerLookupError): RetryableFetchError {
+  return new RetryableFetchError({
+    url,
+    code: error.code,
+    retries: 0,
+    reason: failureReasonOfCode(error.code) === 'timeout' ? 'timeout' : 'network',
+    detail: `DNS lookup of ${error.host} failing for ${Math.round(error.failingForMs / 1000)} s; not sent, as no server could count it`,
+    cause: error,
+  });
 }
 
 /** What a retry or redirect hook still at the gate throws once its fetch is over (nobody awaits it). */

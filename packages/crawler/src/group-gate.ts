@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AcquireRequest, DenialReason, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
+import type { AcquireRequest, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
+import { ServerLookupError, type GateDenialReason } from './crawl-errors.js';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -38,7 +39,7 @@ export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'aband
 export interface GateDenial {
   readonly admitted: false;
   readonly retryInMs: number;
-  readonly reason: DenialReason;
+  readonly reason: GateDenialReason;
 }
 
 /** What a request's answer was, as far as the gate cares. */
@@ -56,7 +57,10 @@ export interface GateOptions {
   readonly onPaceChange?: (change: PaceChange) => void;
   /**
    * The address a host's connections go to (see AddressBook): the request's
-   * server must admit it too. Undefined (or no answer): the group's gate only.
+   * server must admit it too. Undefined (the host has no address, or no
+   * server level): the group's gate only. A {@link ServerLookupError} (the
+   * lookup failed for now): the request is held back (`server-lookup`), or
+   * fails once the error is overdue; it never goes out uncounted.
    */
   readonly addressOf?: (host: string) => Promise<string | undefined>;
 }
@@ -162,7 +166,15 @@ export class GroupGate {
     const limiter = this.#limiter;
     await this.#untilNear(group, options);
     // Asked each time: a host whose address changed moves to its new server's gate.
-    const address = options.host === undefined ? undefined : await this.#options.addressOf?.(options.host);
+    // Asked before any slot is taken: a slow lookup holds nothing at either level.
+    let address: string | undefined;
+    try {
+      address = options.host === undefined ? undefined : await this.#options.addressOf?.(options.host);
+    } catch (error) {
+      // No address, no server to count the request at: it waits, as a denial, until the lookup answers.
+      if (error instanceof ServerLookupError && !error.overdue) return { admitted: false, retryInMs: error.retryInMs, reason: 'server-lookup' };
+      throw error;
+    }
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };

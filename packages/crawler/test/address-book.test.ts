@@ -1,6 +1,7 @@
+import { createSocket, type Socket } from 'node:dgram';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressBook, type TtlAnswer } from '../src/runtime/address-book.js';
+import { AddressBook, dnsTtlLookup, isNoSuchHost, type TtlAnswer } from '../src/runtime/address-book.js';
 
 // The address book against a real Redis, with a lookup whose answer the test
 // changes (as a host's DNS record changes) and a short TTL.
@@ -55,5 +56,43 @@ describe('AddressBook', () => {
     expect(await addresses.resolve('plain.test')).toEqual(['127.0.0.84']);
     await expect(addresses.resolve('missing.test')).rejects.toThrow(/ENOTFOUND/);
     expect(await addresses.addressOf('missing.test')).toBeUndefined();
+  });
+});
+
+/** A DNS server on loopback answering every query with `rcode` (3 NXDOMAIN, 2 SERVFAIL), or never (undefined). */
+async function dnsServer(rcode: number | undefined): Promise<{ socket: Socket; server: string }> {
+  const socket = createSocket('udp4');
+  socket.on('message', (query, peer) => {
+    if (rcode === undefined || query.length < 17) return;
+    let at = 12;
+    while (at < query.length && query[at] !== 0) at += 1 + (query[at] ?? 0);
+    const reply = Buffer.from(query.subarray(0, at + 5));
+    reply.writeUInt16BE(0x8180 | rcode, 2);
+    reply.writeUInt16BE(1, 4);
+    reply.writeUInt32BE(0, 6);
+    reply.writeUInt16BE(0, 10);
+    socket.send(reply, peer.port, peer.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+  return { socket, server: `127.0.0.1:${socket.address().port}` };
+}
+
+describe('dnsTtlLookup', () => {
+  it('tells a host that has no address (NXDOMAIN) from a lookup that failed (a timeout, SERVFAIL)', { timeout: 30_000 }, async () => {
+    const servers = await Promise.all([dnsServer(3), dnsServer(2), dnsServer(undefined)]);
+    try {
+      const [nxdomain, servfail, silent] = await Promise.all(
+        servers.map(({ server }) => dnsTtlLookup({ servers: [server], timeoutMs: 400 })('host.lookup.test').then(() => undefined, (error: unknown) => error as NodeJS.ErrnoException)),
+      );
+      expect(nxdomain?.code).toBe('ENOTFOUND');
+      expect(isNoSuchHost(nxdomain)).toBe(true);
+      // These may heal: the server gate waits for them instead of taking the host for one without an address.
+      expect(servfail?.code).toBe('ESERVFAIL');
+      expect(isNoSuchHost(servfail)).toBe(false);
+      expect(silent?.code).toBe('ETIMEOUT');
+      expect(isNoSuchHost(silent)).toBe(false);
+    } finally {
+      for (const { socket } of servers) socket.close();
+    }
   });
 });

@@ -14,7 +14,7 @@ export interface PageObservation {
  * Gate denial reasons a label may take. Anything else is counted as `other`,
  * so no caller can grow the label set.
  */
-export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'server-rate', 'server-concurrency', 'robots', 'other'] as const;
+export const DENIAL_REASONS = ['rate', 'global-rate', 'concurrency', 'paused', 'server-rate', 'server-concurrency', 'server-lookup', 'robots', 'other'] as const;
 
 /**
  * The gate level a denial came from (`crawlq_gate_deferred_seconds{level}`):

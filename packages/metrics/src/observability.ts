@@ -35,7 +35,8 @@ export interface Observability {
   /** Hooks a crawl worker calls (the crawler's WorkerTelemetry shape). */
   readonly telemetry: {
     page(page: PageObservation): void;
-    denied(reason: string): void;
+    /** A deferral, why and for how long (ms): the time is what `crawlq_gate_deferred_seconds{level}` observes. */
+    denied(reason: string, retryInMs?: number): void;
     retried(count: number): void;
     deadLettered(reason: string): void;
     paceChanged(change: PaceChangeObservation): void;
@@ -105,7 +106,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
     },
     telemetry: {
       page: (page) => crawl?.page(page),
-      denied: (reason) => crawl?.denied(reason),
+      denied: (reason, retryInMs) => crawl?.denied(reason, retryInMs),
       retried: (count) => crawl?.retried(count),
       deadLettered: (reason) => crawl?.deadLettered(reason),
       paceChanged: (change) => crawl?.paceChanged(change),

@@ -2,6 +2,7 @@ import { lookup as systemLookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { CrawlqConfig } from '@crawlq/config';
 import type { RedisClient } from '@crawlq/redis';
+import { ServerLookupError } from '../crawl-errors.js';
 
 /** A host's addresses as DNS gave them, and how long the answer holds (undefined: the record did not say). */
 export interface TtlAnswer {
@@ -20,6 +21,8 @@ export interface AddressBookOptions {
   /** Bounds of the time an address is kept (the record's TTL, clamped). */
   readonly ttlMinMs: number;
   readonly ttlMaxMs: number;
+  /** How long a host's lookups may fail (not NXDOMAIN) while its requests are held back. @default LOOKUP_GRACE_MS */
+  readonly lookupGraceMs?: number;
 }
 
 /** Hosts kept in this process's copy; past it the oldest go (they are read from Redis again). */
@@ -34,6 +37,34 @@ const LOCAL_HOSTS = 10_000;
  * TTL: its next answer for the host replaces this one.
  */
 const GATE_HOLD_MS = 10_000;
+
+/**
+ * A host whose lookup failed for a while (a timeout, SERVFAIL, EAI_AGAIN) is
+ * waited for this long at most: until then its requests are held back at the
+ * gate and asked again (no attempt used), as a lookup on a loaded machine or
+ * behind a busy resolver usually answers the next time. Past it, each
+ * request fails its attempt with the lookup's error, so a host whose DNS
+ * stays broken ends in the dead letters instead of waiting forever.
+ */
+export const LOOKUP_GRACE_MS = 60_000;
+
+/** A request whose host's lookup failed asks the gate again after this (plus up to as much again, so a fleet's retries spread). */
+const LOOKUP_RETRY_MS = 300;
+
+/**
+ * Lookup errors that mean the name has no address (NXDOMAIN, no records):
+ * they do not heal by asking again soon. Every other failure (ETIMEOUT,
+ * ESERVFAIL, EAI_AGAIN, a refused or garbled answer) may.
+ */
+const NO_SUCH_HOST = new Set(['ENOTFOUND', 'ENODATA']);
+
+/** Whether a lookup error says the host has no address, rather than that the lookup failed. */
+export function isNoSuchHost(error: unknown): boolean {
+  return NO_SUCH_HOST.has(String((error as NodeJS.ErrnoException | undefined)?.code ?? ''));
+}
+
+/** Hosts with a failure remembered (in a streak, or without an address); past it the oldest are forgotten. */
+const FAILING_HOSTS = 10_000;
 
 const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
 
@@ -50,7 +81,11 @@ const bare = (host: string): string => (host.startsWith('[') && host.endsWith(']
 export class AddressBook {
   readonly #options: AddressBookOptions;
   readonly #local = new Map<string, { readonly address: string; readonly until: number; heldUntil: number }>();
-  readonly #pending = new Map<string, Promise<string | undefined>>();
+  readonly #pending = new Map<string, Promise<string>>();
+  /** Hosts whose lookups fail transiently, since when (local clock): see LOOKUP_GRACE_MS. */
+  readonly #failing = new Map<string, number>();
+  /** Hosts the gate was told have no address, with the lookup's error: their sockets fail with it, without a lookup of their own. */
+  readonly #missing = new Map<string, { readonly error: unknown; readonly until: number }>();
 
   constructor(options: AddressBookOptions) {
     this.#options = options;
@@ -68,17 +103,51 @@ export class AddressBook {
 
   /**
    * The address `host`'s next connection goes to; an IP literal is its own.
-   * Undefined when the host does not resolve (the fetch then fails on its own
-   * lookup, as without a server gate).
+   * Undefined when the host has no address (NXDOMAIN, no records): the
+   * request's fetch then fails with that lookup's error (see `resolve`), as
+   * without a server gate. A lookup that failed otherwise (a timeout,
+   * SERVFAIL, EAI_AGAIN) rejects with a {@link ServerLookupError}: the request
+   * must wait, as no server can count it and its socket would have nowhere
+   * agreed to go. It is waited for here with no gate slot held.
    */
   async addressOf(host: string): Promise<string | undefined> {
     const name = bare(host).toLowerCase();
     if (isIP(name) !== 0) return name;
-    return this.#hold(name, await this.#agreed(name));
+    let address: string;
+    try {
+      address = await this.#agreed(name);
+    } catch (error) {
+      return this.#failed(name, error);
+    }
+    this.#failing.delete(name);
+    this.#missing.delete(name);
+    return this.#hold(name, address);
   }
 
-  /** The fleet's address for `name` while its TTL lasts, else resolved again (concurrent callers share one). */
-  #agreed(name: string): Promise<string | undefined> {
+  /** A failed lookup: no address for a host that has none, else a ServerLookupError (see LOOKUP_GRACE_MS). */
+  #failed(name: string, error: unknown): undefined {
+    const now = performance.now();
+    if (isNoSuchHost(error)) {
+      this.#failing.delete(name);
+      remember(this.#missing, name, { error, until: now + GATE_HOLD_MS });
+      return undefined;
+    }
+    this.#missing.delete(name);
+    let since = this.#failing.get(name);
+    if (since === undefined) {
+      since = now;
+      remember(this.#failing, name, since);
+    }
+    const failingForMs = now - since;
+    throw new ServerLookupError(name, error, {
+      retryInMs: LOOKUP_RETRY_MS + Math.round(Math.random() * LOOKUP_RETRY_MS),
+      failingForMs,
+      overdue: failingForMs >= (this.#options.lookupGraceMs ?? LOOKUP_GRACE_MS),
+    });
+  }
+
+  /** The fleet's address for `name` while its TTL lasts, else resolved again (concurrent callers share one); rejects with the lookup's error. */
+  #agreed(name: string): Promise<string> {
     const local = this.#local.get(name);
     if (local !== undefined && local.until > performance.now()) return Promise.resolve(local.address);
     let pending = this.#pending.get(name);
@@ -95,21 +164,29 @@ export class AddressBook {
   /**
    * A resolver for the fetcher (its SSRF guard checks what this returns):
    * the address the gate was last given for the host (see GATE_HOLD_MS), else
-   * the agreed one, so the socket goes where the gate counted it.
-   * A host that does not resolve fails with the lookup's own error.
+   * the agreed one, so the socket goes where the gate counted it. A host the
+   * gate was just told has no address fails with that lookup's error, with
+   * no lookup of its own (one that answered now would connect a request no
+   * server counted). A host that does not resolve fails with the lookup's own error.
    */
   readonly resolve = async (host: string): Promise<readonly string[]> => {
     const name = bare(host).toLowerCase();
     if (isIP(name) !== 0) return [name];
-    const address = this.#held(name) ?? (await this.#agreed(name));
-    if (address !== undefined) return [address];
-    return (await this.#options.lookup(bare(host))).addresses;
+    const held = this.#held(name);
+    if (held !== undefined) return [held];
+    const missing = this.#missing.get(name);
+    if (missing !== undefined && missing.until > performance.now()) throw missing.error;
+    try {
+      return [await this.#agreed(name)];
+    } catch {
+      return (await this.#options.lookup(bare(host))).addresses;
+    }
   };
 
   /** The gate is given `address` for `name`: its sockets keep it for GATE_HOLD_MS. */
-  #hold(name: string, address: string | undefined): string | undefined {
+  #hold(name: string, address: string): string {
     const local = this.#local.get(name);
-    if (address !== undefined && local?.address === address) local.heldUntil = performance.now() + GATE_HOLD_MS;
+    if (local?.address === address) local.heldUntil = performance.now() + GATE_HOLD_MS;
     return address;
   }
 
@@ -120,27 +197,28 @@ export class AddressBook {
     return local !== undefined && (local.until > now || local.heldUntil > now) ? local.address : undefined;
   }
 
-  async #fetch(name: string): Promise<string | undefined> {
+  /** The fleet's address for `name`, else this process's lookup (written for the fleet); rejects with the lookup's error. */
+  async #fetch(name: string): Promise<string> {
     const { redis } = this.#options;
     const stored = await this.#read(name).catch(() => undefined);
     if (stored !== undefined) return stored;
-    let answer: TtlAnswer;
-    try {
-      answer = await this.#options.lookup(name);
-    } catch {
-      return undefined;
-    }
+    const answer = await this.#options.lookup(name);
     const [address] = answer.addresses;
-    if (address === undefined) return undefined;
+    if (address === undefined) throw Object.assign(new Error(`lookup ENODATA ${name}`), { code: 'ENODATA' });
     const ttlMs = Math.round(Math.min(Math.max(answer.ttlMs ?? this.#options.ttlMinMs, this.#options.ttlMinMs), Math.max(this.#options.ttlMinMs, this.#options.ttlMaxMs)));
     try {
       // The first writer wins: a worker that lost the race takes the winner's address.
       const set = await redis.set(this.#key(name), JSON.stringify({ address }), 'PX', ttlMs, 'NX');
-      if (set === null) return (await this.#read(name)) ?? address;
-      await redis.hset(this.hostsKey, name, address);
+      if (set === null) {
+        const winner = await this.#read(name);
+        if (winner !== undefined) return winner;
+      } else {
+        await redis.hset(this.hostsKey, name, address);
+      }
     } catch {
       // Redis unreachable: this process uses its own answer until the next lookup.
     }
+    // Kept locally in every case: the gate holds the address it returns, and a held address must be one remembered.
     this.#remember(name, address, ttlMs);
     return address;
   }
@@ -167,8 +245,20 @@ export class AddressBook {
       const oldest = this.#local.keys().next();
       if (!oldest.done) this.#local.delete(oldest.value);
     }
-    this.#local.set(name, { address, until: performance.now() + ttlMs, heldUntil: 0 });
+    // A renewed entry with the same address keeps the gate's hold on it.
+    const previous = this.#local.get(name);
+    this.#local.set(name, { address, until: performance.now() + ttlMs, heldUntil: previous?.address === address ? previous.heldUntil : 0 });
   }
+}
+
+/** Sets `name` in a bounded map: past FAILING_HOSTS the oldest entry goes. */
+function remember<V>(map: Map<string, V>, name: string, value: V): void {
+  map.delete(name);
+  if (map.size >= FAILING_HOSTS) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(name, value);
 }
 
 /** Every host resolved for the crawl with the address it was last given (`server list`'s hosts). */
@@ -176,17 +266,25 @@ export async function readResolvedHosts(redis: RedisClient, namespace: string): 
   return new Map(Object.entries(await redis.hgetall(`${namespace}:dns-hosts`)));
 }
 
-const NO_ANSWER = new Set(['ENODATA', 'ENOTFOUND', 'ENOTIMP', 'EREFUSED', 'ESERVFAIL', 'EBADRESP', 'ECONNREFUSED', 'ETIMEOUT']);
+/**
+ * A DNS server's answers that say "no records of this kind" (NXDOMAIN, no
+ * data, a query type it does not implement): the other kind is asked. Any
+ * other error (a timeout, SERVFAIL, a refused query) is thrown as it is: it
+ * says the lookup failed, not that the host has no address.
+ */
+const NO_ANSWER = new Set(['ENODATA', 'ENOTFOUND', 'ENOTIMP']);
 
 /** How long the system path waits for a record's TTL before using the floor. */
 const TTL_PROBE_MS = 1_000;
 
 /**
  * DNS with TTLs. With `servers` (host or host:port): A records, then AAAA,
- * from those servers. Without: the system lookup (getaddrinfo, as the
- * fetcher always used: /etc/hosts, nsswitch) gives the address, and a DNS
- * query asked at the same time gives its record's TTL when it answers within
- * a second and agrees (else the floor applies).
+ * from those servers; a host with neither fails with ENOTFOUND, a lookup
+ * that got no answer with its own error (ETIMEOUT, ESERVFAIL...). Without:
+ * the system lookup (getaddrinfo, as the fetcher always used: /etc/hosts,
+ * nsswitch) gives the address (or its error: ENOTFOUND, EAI_AGAIN...), and a
+ * DNS query asked at the same time gives its record's TTL when it answers
+ * within a second and agrees (else the floor applies).
  */
 export function dnsTtlLookup(options: { readonly servers: readonly string[]; readonly timeoutMs: number }): TtlLookup {
   const own = options.servers.length > 0;
@@ -202,6 +300,8 @@ export function dnsTtlLookup(options: { readonly servers: readonly string[]; rea
       throw error;
     }
   };
+  // AAAA only when A said there are none: after an A query that failed, an AAAA answer
+  // would put a host with both on its IPv6 server one time and its IPv4 one the next.
   const fromDns = async (host: string): Promise<TtlAnswer | undefined> => (await records('A', host)) ?? (await records('AAAA', host));
   return async (host) => {
     if (own) {

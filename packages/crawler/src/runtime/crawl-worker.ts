@@ -71,7 +71,7 @@ export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
 /** What a worker reports as it goes, for metrics; every hook is optional. */
 export interface WorkerTelemetry {
   page?(record: PageRecord): void;
-  /** A job was deferred: by the group gate (`rate`, `global-rate`, `concurrency`, `paused`), its server (`server-rate`, `server-concurrency`) or an unreachable robots.txt (`robots`), for `retryInMs`. */
+  /** A job was deferred: by the group gate (`rate`, `global-rate`, `concurrency`, `paused`), its server (`server-rate`, `server-concurrency`, `server-lookup` while its host's DNS lookup fails) or an unreachable robots.txt (`robots`), for `retryInMs`. */
   denied?(reason: string, retryInMs?: number): void;
   /** Requests repeated: got's retries inside a failed attempt, plus one when BullMQ will retry the attempt. */
   retried?(count: number): void;
