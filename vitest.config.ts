@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/support/longest-first.js';
 
 // One shared config: every package's `test` script points here, so workspace
 // imports resolve to TypeScript sources through the `@crawlq/source` condition
@@ -24,6 +25,8 @@ export default defineConfig({
     // tests that run several worker processes each.
     maxWorkers: 2,
     fileParallelism: true,
+    // The longest files first (test/durations.json): the run ends with short ones.
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default'],
     // CRAWLQ_TEST_CPU_LOG=<file>: each test file appends the CPU it cost (its
     // own and its reaped child processes') and its wall time, one JSON line a file.
