@@ -1,17 +1,5 @@
 import type { Command, Option } from 'commander';
-
-/**
- * A command line crawlq refuses before running anything (exit 2). Not
- * @crawlq/config's ConfigError: loading that package (zod, the public-suffix
- * list) is most of what `crawlq --help` would otherwise cost.
- */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-
-  constructor(option: string, message: string) {
-    super(`${option}: ${message}`);
-  }
-}
+import { UsageError } from './errors.js';
 
 /**
  * Commander hands an option that takes a value the next word, whatever it is:

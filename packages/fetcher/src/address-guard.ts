@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { classifyIp, isPublicIp } from '@crawlq/urls';
 import type { AddressPolicy, HostResolver } from './fetcher-options.js';
-import { PolicyViolation } from './policy-violation.js';
+import { PolicyViolation } from './errors.js';
 
 /** Default SSRF policy: public internet addresses only. */
 export const publicAddressesOnly: AddressPolicy = (address) => isPublicIp(address);

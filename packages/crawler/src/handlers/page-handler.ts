@@ -6,13 +6,13 @@ import { SINK_ROW, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
-import { JobLostError } from '../crawl-errors.js';
+import { JobLostError } from '../errors.js';
 import type { PageRecord } from '../page-record.js';
 import type { RevisitTicket } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
-import { CrawlerDefinitionError } from './define-crawler.js';
-import { handlerFailure, retryableByUser } from './handler-errors.js';
+import { handlerFailure } from './handler-errors.js';
 import { lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
+import { CrawlerDefinitionError, retryableByUser } from './user-errors.js';
 import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
 /** One URL of a job, as processCrawlJob hands it over. */
