@@ -7,7 +7,7 @@ import { UsageError } from './errors.js';
  * "--max-depth" and the default depth. Before parsing, this refuses an
  * option whose next word looks like a flag, or that ends the command line.
  *
- * The rule, kept simple (README, "Configuration comes from..."): after an
+ * The rule, kept simple (docs/01-getting-started.md, "Configuration comes from..."): after an
  * option that takes a value, a word starting with `--`, or with `-` and a
  * letter, is a flag. A value that really starts that way is written
  * `--user-agent=-x-`. `-` alone (stdin) and `-1` stay values: a negative

@@ -14,7 +14,7 @@ export function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
-/** Every SSRF refusal says how to lift it: the crawler's own flag (README, "SSRF"). */
+/** Every SSRF refusal says how to lift it: the crawler's own flag (docs/07-operations.md, "Security defaults"). */
 const ALLOW_HINT = ' (--allow-private-network allows loopback, private and link-local targets)';
 
 function describe(address: string): string {
