@@ -3,7 +3,7 @@
 // the bare got + cheerio loop (the ceiling), `crawlq crawl` as users run it,
 // and Crawlee's CheerioCrawler. Then what Redis itself says a page and a
 // queued URL cost: commands (those inside Lua scripts included), script calls,
-// round trips, CPU and memory. The README's capacity model is built from these.
+// round trips, CPU and memory. The capacity model (docs/09-benchmarks.md) is built from these.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -106,7 +106,7 @@ describe('resumable crawls', () => {
     const first = startCli(args, { env: cliEnv(redis.url) });
     await waitFor(() => (web.requests.filter((request) => request.path !== '/robots.txt').length >= 12 ? true : undefined), { timeoutMs: 60_000, what: 'a dozen pages' });
     first.kill('SIGINT');
-    expect(await exited(first)).toBe(130); // interrupted (README, "Exit codes")
+    expect(await exited(first)).toBe(130); // interrupted (docs/01-getting-started.md, "Exit codes")
     const before = readRecords(out).length;
     expect(before).toBeLessThan(40);
     const status = JSON.parse((await runCli(['status', '--json', '--namespace', 'resume'], { env: cliEnv(redis.url) })).stdout) as { done: boolean };

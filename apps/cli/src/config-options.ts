@@ -31,7 +31,7 @@ export const ADMIN_OPTIONS: readonly OptionName[] = ['redisUrl', 'redisSeeds', '
  */
 export function addConfigOptions(command: Command, names: readonly OptionName[], options: { booleanValues?: boolean } = {}): Command {
   command.option('--config <file>', 'JSON config file (flags > environment > file > defaults)');
-  // Listed by section (README: --help groups options), whatever order `names` has.
+  // Listed by section (as --help groups options), whatever order `names` has.
   const listed = [...names].sort((a, b) => OPTION_SECTIONS.indexOf(OPTION_SECTION[a]) - OPTION_SECTIONS.indexOf(OPTION_SECTION[b]));
   for (const name of listed) {
     const entry = OPTION_TABLE[name];

@@ -1,5 +1,5 @@
 /**
- * Every exit code crawlq uses (README, "Exit codes"); a supervisor or script
+ * Every exit code crawlq uses (docs/01-getting-started.md, "Exit codes"); a supervisor or script
  * tells outcomes apart by them, so commands take them from here.
  */
 export const EXIT = {

@@ -1,17 +1,5 @@
 import type { Command, Option } from 'commander';
-
-/**
- * A command line crawlq refuses before running anything (exit 2). Not
- * @crawlq/config's ConfigError: loading that package (zod, the public-suffix
- * list) is most of what `crawlq --help` would otherwise cost.
- */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-
-  constructor(option: string, message: string) {
-    super(`${option}: ${message}`);
-  }
-}
+import { UsageError } from './errors.js';
 
 /**
  * Commander hands an option that takes a value the next word, whatever it is:
@@ -19,7 +7,7 @@ export class UsageError extends Error {
  * "--max-depth" and the default depth. Before parsing, this refuses an
  * option whose next word looks like a flag, or that ends the command line.
  *
- * The rule, kept simple (README, "Configuration comes from..."): after an
+ * The rule, kept simple (docs/01-getting-started.md, "Configuration comes from..."): after an
  * option that takes a value, a word starting with `--`, or with `-` and a
  * letter, is a flag. A value that really starts that way is written
  * `--user-agent=-x-`. `-` alone (stdin) and `-1` stay values: a negative

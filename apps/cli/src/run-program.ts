@@ -1,7 +1,8 @@
 import { redactWrites } from '@crawlq/urls';
 import { CommanderError, type Command } from 'commander';
 import { EXIT } from './exit-codes.js';
-import { checkOptionValues, UsageError } from './option-values.js';
+import { UsageError } from './errors.js';
+import { checkOptionValues } from './option-values.js';
 
 /**
  * Registers what this invocation needs, parses the command line and runs the

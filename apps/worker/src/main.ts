@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // crawlq-worker: the fleet worker, configured by environment variables and an
-// optional CRAWLQ_CONFIG file (see the README's option table); REDIS_URL is required.
+// optional CRAWLQ_CONFIG file (see the option table in docs/03-configuration.md); REDIS_URL is required.
 import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from '@crawlq/config';
 import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';

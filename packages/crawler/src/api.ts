@@ -5,8 +5,8 @@
 // loader). createCrawl loads the rest of crawlq when it is called.
 import type { Crawl, CreateCrawlOptions } from './handlers/create-crawl.js';
 
-export { defineCrawler, isCrawler, CrawlerDefinitionError } from './handlers/define-crawler.js';
-export { RetryableError, NonRetryableError, type HandlerErrorOptions } from './handlers/user-errors.js';
+export { defineCrawler, isCrawler } from './handlers/define-crawler.js';
+export { CrawlerDefinitionError, RetryableError, NonRetryableError, type HandlerErrorOptions } from './handlers/user-errors.js';
 export type {
   Crawler,
   CrawlerDefinition,

@@ -3,6 +3,7 @@ import { FetchError, type Fetcher } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { BrowserRequest, BrowserRequestPage, SubrequestAnswer } from '@crawlq/renderer';
 import { RobotsFetchPostponedError, type RobotsPolicy } from '@crawlq/robots';
+import { NotAdmittedInTime, RequestBlocked } from './errors.js';
 import { fetchThroughGate } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 
@@ -19,16 +20,6 @@ export interface BrowserRequestServices {
 
 /** Longest in-process wait for one gate answer; the request's whole wait is bounded by its page's render time. */
 const MAX_GATE_WAIT_MS = 2_000;
-
-/** The gate would not admit a browser request before its page's time was up. */
-class NotAdmittedInTime extends Error {
-  override readonly name = 'NotAdmittedInTime';
-}
-
-/** The request may not be made at all. */
-class RequestBlocked extends Error {
-  override readonly name = 'RequestBlocked';
-}
 
 /**
  * Makes one request a rendering browser asked for, as crawlq makes any

@@ -1,7 +1,7 @@
 import { noResponseFailure, RetryableFetchError, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { failureReasonOfCode, redactUrl } from '@crawlq/urls';
-import { ServerLookupError } from './crawl-errors.js';
+import { ServerLookupError } from './errors.js';
 import type { GateDenial, GateLease, GroupGate, PassOptions, RequestOutcome } from './group-gate.js';
 
 /** One request a gated fetch is about to make. */

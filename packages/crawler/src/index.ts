@@ -10,7 +10,6 @@ export {
   retryJobPolicyFor,
   openDeadLetterRetry,
   type DeadLetterRetryTarget,
-  DefinitionConflictError,
   type PublishedDefinition,
 } from './runtime/crawl-definition.js';
 export { DefinitionStore } from './runtime/definition-store.js';
@@ -21,7 +20,17 @@ export { limitPolicyFrom } from './runtime/limit-policy.js';
 export { jobPolicyFrom } from './runtime/job-policy.js';
 export { fetcherOptionsFrom } from './runtime/fetcher-options.js';
 export { describeResults, resultsTargetOf } from './runtime/results-target.js';
-export { DeferJobError, BlockedGroupError, CrawlStoppedWithoutRedisError, JobLostError, PermanentJobError, RobotsUnreachableError, WorkerStoppingError } from './crawl-errors.js';
+export {
+  BlockedGroupError,
+  CrawlerMismatchError,
+  CrawlStoppedWithoutRedisError,
+  DeferJobError,
+  DefinitionConflictError,
+  JobLostError,
+  PermanentJobError,
+  RobotsUnreachableError,
+  WorkerStoppingError,
+} from './errors.js';
 export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type GroupWait, type WaitCause } from './group-waits.js';
 export type { PageRecord, SkippedRecord } from './page-record.js';
 export type { RenderSummary } from './page-render.js';
@@ -47,5 +56,4 @@ export type { SeedingOptions, SitemapSeedingResult } from './runtime/sitemap-see
 // listed once in api.ts. Inside crawlq, createCrawl is the eager one (api.ts's loads it on first call).
 export * from './api.js';
 export { createCrawl } from './handlers/create-crawl.js';
-export { CrawlerMismatchError } from './handlers/crawler-identity.js';
 export { nextSchedule, optimalIntervalMs, estimatedRate, type RevisitPolicy, type ChangeHistory } from './revisit/revisit-interval.js';

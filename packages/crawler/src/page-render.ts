@@ -4,6 +4,7 @@ import type { FetchResult } from '@crawlq/fetcher';
 import { BrowserCrashedError, BrowserUnavailableError, renderPage, type BrowserPool, type RenderedRequest } from '@crawlq/renderer';
 import { urlFingerprint } from '@crawlq/urls';
 import { fetchForBrowser, type BrowserRequestServices } from './browser-requests.js';
+import { RenderIncompleteError } from './errors.js';
 import type { RenderVerdicts } from './render-verdicts.js';
 
 /** `--render`, or a limit rule's `render`. */
@@ -47,24 +48,6 @@ export interface RenderSummary {
   readonly complete: boolean;
   /** With `complete: false`: the URLs of the content requests the page went without. */
   readonly missing?: readonly string[];
-}
-
-/**
- * A rendered page went without some of its content requests (their gate did
- * not admit them in the page's time), and the job has attempts left: the
- * page is not recorded with what it has. Retryable: the job uses an attempt
- * and comes back after its backoff, when the hosts' gates may have room.
- */
-export class RenderIncompleteError extends Error {
-  override readonly name = 'RenderIncompleteError';
-  readonly retryable = true;
-  readonly missing: readonly string[];
-
-  constructor(url: string, missing: readonly RenderedRequest[]) {
-    const listed = missing.slice(0, 3).map((request) => `${request.resourceType} ${request.url} (${request.why ?? request.fate})`);
-    super(`rendered ${url} without ${missing.length} content request(s) its gate did not admit in time: ${listed.join('; ')}${missing.length > 3 ? '; ...' : ''}`);
-    this.missing = missing.map((request) => request.url);
-  }
 }
 
 /** A page as the browser left it. */

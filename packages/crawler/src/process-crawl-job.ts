@@ -6,7 +6,7 @@ import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, typ
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
 import { WarcWriteError, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
-import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './crawl-errors.js';
+import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './errors.js';
 import { fetchThroughGate, type RedirectHop } from './gated-fetch.js';
 import type { GroupGate } from './group-gate.js';
 import type { GroupWaits } from './group-waits.js';

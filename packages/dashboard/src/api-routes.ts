@@ -1,8 +1,9 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
 import type { CrawlProgress } from '@crawlq/frontier';
-import { GroupNameError, MAX_PAUSE_MS, type CrawlOverviews } from './crawl-overview.js';
+import { MAX_PAUSE_MS, type CrawlOverviews } from './crawl-overview.js';
 import type { DeadLetterActions } from './dead-letter-actions.js';
-import { QueryError, parseListQuery } from './filters.js';
+import { ApiError, GroupNameError, QueryError } from './errors.js';
+import { parseListQuery } from './filters.js';
 import { parseSelection } from './selection.js';
 
 export interface ApiRoutesOptions {
@@ -11,17 +12,6 @@ export interface ApiRoutesOptions {
   /** The crawl's backlog and queue counts, read in one step (`readCrawlProgress`). */
   readonly crawlProgress: () => Promise<CrawlProgress>;
   readonly log: (line: string) => void;
-}
-
-/** An API request refused before it ran; `status` is the HTTP status. Not retryable as is. */
-class ApiError extends Error {
-  override readonly name = 'ApiError';
-  readonly retryable = false;
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
 }
 
 /**

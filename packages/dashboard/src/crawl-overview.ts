@@ -1,5 +1,6 @@
 import type { DeadLetterAdmin } from '@crawlq/dead-letter';
 import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawler';
+import { GroupNameError } from './errors.js';
 import { OverviewHistoryBook, type OverviewHistory } from './overview-history.js';
 import { PageRate, type PageRateReading } from './page-rate.js';
 
@@ -17,12 +18,6 @@ export interface CrawlOverview {
 
 /** Longest pause the dashboard asks for (the fleet's policy may cap it lower). */
 export const MAX_PAUSE_MS = 24 * 3_600_000;
-
-/** A group name the limiter could not take; the request is at fault. */
-export class GroupNameError extends Error {
-  override readonly name = 'GroupNameError';
-  readonly retryable = false;
-}
 
 export interface CrawlOverviews {
   /** Reads the crawl now; the reading is also kept for the charts (see {@link OverviewHistoryBook}). */

@@ -1,3 +1,5 @@
+import { QueryError } from './errors.js';
+
 /** Which entries a page or API call is about: all given conditions hold. */
 export interface EntryFilter {
   readonly group?: string;
@@ -14,17 +16,6 @@ export interface ListQuery extends EntryFilter {
 export const DEFAULT_LIMIT = 100;
 /** The largest `limit` a query may ask for. */
 export const MAX_LIMIT = 1000;
-
-/** A query parameter that does not parse. Not retryable: fix the request (HTTP 400). */
-export class QueryError extends Error {
-  override readonly name = 'QueryError';
-  readonly retryable = false;
-  readonly parameter: string;
-  constructor(parameter: string, message: string) {
-    super(message);
-    this.parameter = parameter;
-  }
-}
 
 /** One string parameter; empty counts as absent, repeated is an error (which one would win is a guess). */
 function text(source: Record<string, unknown>, name: string): string | undefined {

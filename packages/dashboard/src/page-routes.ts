@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { CSRF_FIELD, type CsrfToken } from './csrf-token.js';
-import { GroupNameError, type CrawlOverviews } from './crawl-overview.js';
+import type { CrawlOverviews } from './crawl-overview.js';
 import type { DeadLetterActions } from './dead-letter-actions.js';
-import { QueryError, describeFilter, listSearch, parseFilter, parseListQuery } from './filters.js';
+import { CsrfError, GroupNameError, QueryError } from './errors.js';
+import { describeFilter, listSearch, parseFilter, parseListQuery } from './filters.js';
 import { setFlash, takeFlash, type Flash } from './flash.js';
 import { parseSelection, isAll } from './selection.js';
 import { deadLetterDetailPage } from './views/dead-letter-detail.js';
@@ -18,12 +19,6 @@ export interface PageRoutesOptions {
   readonly namespace: string;
   readonly csrf: CsrfToken;
   readonly log: (line: string) => void;
-}
-
-/** A form POST without our CSRF token. */
-class CsrfError extends Error {
-  override readonly name = 'CsrfError';
-  readonly retryable = false;
 }
 
 function plural(count: number, noun: string): string {

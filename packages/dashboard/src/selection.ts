@@ -1,4 +1,5 @@
-import { QueryError, parseFilter, type EntryFilter } from './filters.js';
+import { QueryError } from './errors.js';
+import { parseFilter, type EntryFilter } from './filters.js';
 
 /** Which entries a bulk retry or purge touches: every one, or those matching a non-empty filter. */
 export type Selection = { readonly all: true } | EntryFilter;

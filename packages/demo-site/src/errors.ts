@@ -1,26 +1,25 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /**
  * A site spec, fault rule or call argument that cannot work (unknown host,
  * negative page count, non-loopback address...). Fix the input: retrying the
  * same call fails the same way.
  */
-export class DemoSiteConfigError extends Error {
+export class DemoSiteConfigError extends CrawlqError {
   override readonly name = 'DemoSiteConfigError';
-  /** Always false: the same input fails again. */
-  readonly retryable = false;
   /** The spec field or argument at fault, e.g. `hosts[1]` or `faults[0].status`. */
   readonly field: string;
 
   constructor(field: string, message: string, options?: ErrorOptions) {
-    super(`${field}: ${message}`, options);
+    // Never retryable: the same input fails again.
+    super(`${field}: ${message}`, { retryable: false, cause: options?.cause });
     this.field = field;
   }
 }
 
 /** The servers of a demo site could not bind their address. */
-export class DemoSiteListenError extends Error {
+export class DemoSiteListenError extends CrawlqError {
   override readonly name = 'DemoSiteListenError';
-  /** True when the port was taken (another port, or the same one later, may work). */
-  readonly retryable: boolean;
   /** The loopback address that failed to bind. */
   readonly host: string;
   /** The port that was asked for (0 = any free port). */
@@ -31,12 +30,13 @@ export class DemoSiteListenError extends Error {
   constructor(options: { host: string; port: number; cause: unknown }) {
     const code = errorCode(options.cause);
     super(`cannot listen on ${options.host}:${options.port}${code === undefined ? '' : ` (${code})`}`, {
+      // Retryable when the port was taken: another port, or the same one later, may work.
+      retryable: code === 'EADDRINUSE',
       cause: options.cause,
     });
     this.host = options.host;
     this.port = options.port;
     this.code = code;
-    this.retryable = code === 'EADDRINUSE';
   }
 }
 

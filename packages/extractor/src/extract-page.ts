@@ -5,7 +5,7 @@ import type { NormalizeOptions } from '@crawlq/urls';
 import { decodeBody } from './decode-body.js';
 import type { DomElement, DomNode } from './dom-node.js';
 import type { ExtractedPage, FieldRule } from './extracted-page.js';
-import { InvalidFieldRuleError } from './invalid-field-rule-error.js';
+import { InvalidFieldRuleError } from './errors.js';
 import { limitDepth } from './limit-depth.js';
 import { parseHtml } from './parse-html.js';
 import { RECORD_CAPS, TruncatedFields } from './record-caps.js';

@@ -4,7 +4,7 @@ export type { ExtractedPage, FieldRule } from './extracted-page.js';
 export { isHtml } from './is-html.js';
 export { decodeBody } from './decode-body.js';
 export type { DecodedBody } from './decode-body.js';
-export { InvalidFieldRuleError } from './invalid-field-rule-error.js';
+export { InvalidFieldRuleError } from './errors.js';
 export { validateFieldRules } from './validate-field-rules.js';
 export { RECORD_CAPS, capCodePoints } from './record-caps.js';
 export { contentSignature } from './content-signature.js';

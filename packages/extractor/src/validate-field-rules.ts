@@ -1,6 +1,6 @@
 import { load } from 'cheerio/slim';
 import type { FieldRule } from './extracted-page.js';
-import { InvalidFieldRuleError } from './invalid-field-rule-error.js';
+import { InvalidFieldRuleError } from './errors.js';
 
 // Selectors compile on first use; an empty document makes that use cheap.
 const empty = load('');

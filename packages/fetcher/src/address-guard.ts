@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { classifyIp, isPublicIp } from '@crawlq/urls';
 import type { AddressPolicy, HostResolver } from './fetcher-options.js';
-import { PolicyViolation } from './policy-violation.js';
+import { PolicyViolation } from './errors.js';
 
 /** Default SSRF policy: public internet addresses only. */
 export const publicAddressesOnly: AddressPolicy = (address) => isPublicIp(address);
@@ -14,7 +14,7 @@ export function bareHost(hostname: string): string {
   return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
-/** Every SSRF refusal says how to lift it: the crawler's own flag (README, "SSRF"). */
+/** Every SSRF refusal says how to lift it: the crawler's own flag (docs/07-operations.md, "Security defaults"). */
 const ALLOW_HINT = ' (--allow-private-network allows loopback, private and link-local targets)';
 
 function describe(address: string): string {

@@ -9,12 +9,13 @@ import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, Retry
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
 import { cappedBody } from './capped-body.js';
 import { drainRedirectBody } from './drain-redirect-body.js';
-import { noResponseFailure, PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './fetch-error.js';
+import { noResponseFailure, PermanentFetchError, RetryableFetchError, type RetryableFetchReason } from './errors.js';
 import type { FetcherOptions, ResolvedFetcherOptions } from './fetcher-options.js';
 import { resolveFetcherOptions } from './fetcher-options.js';
 import { keyedAgents } from './keyed-agents.js';
 import type { AttemptHooks, Fetcher, FetchRequest, FetchResult, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
-import { findPolicyViolation, PolicyViolation } from './policy-violation.js';
+import { PolicyViolation } from './errors.js';
+import { findPolicyViolation } from './policy-violation.js';
 import { ExchangeRecorder, type RawExchange } from './raw-exchange.js';
 import {
   backoffDelayMs,

@@ -1,12 +1,5 @@
 import type { PlainResponse } from 'got';
-import { PolicyViolation } from './policy-violation.js';
-
-/** A redirect's body did not finish in time. Code ETIMEDOUT, so got retries it like any timeout. */
-export class RedirectBodyTimeoutError extends Error {
-  override readonly name = 'RedirectBodyTimeoutError';
-  readonly code = 'ETIMEDOUT';
-  readonly retryable = true;
-}
+import { PolicyViolation, RedirectBodyTimeoutError } from './errors.js';
 
 /** Options of {@link drainRedirectBody}. */
 export interface DrainOptions {

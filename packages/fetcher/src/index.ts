@@ -12,6 +12,6 @@ export type {
   RetryOptions,
   TimeoutOptions,
 } from './fetcher-options.js';
-export { FetchError, PermanentFetchError, RetryableFetchError, noResponseFailure } from './fetch-error.js';
-export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit, RetryableFetchReason } from './fetch-error.js';
+export { FetchError, PermanentFetchError, RetryableFetchError, noResponseFailure } from './errors.js';
+export type { PermanentFetchErrorInit, PermanentFetchReason, RetryableFetchErrorInit, RetryableFetchReason } from './errors.js';
 export { isRetryableStatus, parseRetryAfter } from './retry-policy.js';

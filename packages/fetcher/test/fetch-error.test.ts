@@ -1,7 +1,7 @@
 import { RequestError, TimeoutError } from 'got';
 import { describe, expect, it } from 'vitest';
 import { noResponseFailure, PermanentFetchError, RetryableFetchError } from '../src/index.js';
-import { PolicyViolation } from '../src/policy-violation.js';
+import { PolicyViolation } from '../src/errors.js';
 
 const url = 'https://user:secret@x.test/a';
 

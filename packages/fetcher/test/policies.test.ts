@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from '../src/address-guard.js';
 import { resolveFetcherOptions } from '../src/fetcher-options.js';
-import { PolicyViolation } from '../src/policy-violation.js';
+import { PolicyViolation } from '../src/errors.js';
 import { createCalculateDelay, isRetryableStatus, parseRetryAfter } from '../src/retry-policy.js';
 import type { RetryObject } from 'got';
 

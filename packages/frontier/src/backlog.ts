@@ -4,7 +4,7 @@ import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './commands/release.js';
 import { requeueScript } from './commands/requeue.js';
-import { FrontierError } from './frontier-errors.js';
+import { FrontierError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
 

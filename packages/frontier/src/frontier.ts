@@ -9,7 +9,7 @@ import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
 import { SeenSet, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
-import { FrontierArgumentError, FrontierError } from './frontier-errors.js';
+import { FrontierArgumentError, FrontierError } from './errors.js';
 import { MAX_BACKLOG_PRIORITY } from './commands/backlog-lua.js';
 import { RevisitSchedule } from './revisit/revisit-schedule.js';
 

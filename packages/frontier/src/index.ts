@@ -14,7 +14,7 @@ export {
   type SeenSetMode,
 } from './seen-set-mode.js';
 export { ReserveCode } from './commands/seen-script-status.js';
-export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './frontier-errors.js';
+export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './errors.js';
 export { recordShardCount, readShardNamespaces } from './shard-layout.js';
 export { RevisitSchedule, type KnownUrl } from './revisit/revisit-schedule.js';
 export { RevisitStore, readRevisitProgress, type RevisitProgress, REVISIT_EPOCH_MS, MAX_STORED_ETAG, revisitBuckets, emptyRevisitCounters, type ChangeEstimate, type RevisitState, type RevisitRecord, type RevisitCounters } from './revisit/revisit-store.js';

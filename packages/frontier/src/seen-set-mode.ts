@@ -1,4 +1,4 @@
-import { FrontierArgumentError } from './frontier-errors.js';
+import { FrontierArgumentError } from './errors.js';
 
 /**
  * How the frontier remembers which URLs it has admitted.

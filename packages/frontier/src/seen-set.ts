@@ -6,7 +6,7 @@ import { claimScript } from './commands/claim.js';
 import { markSeenScript } from './commands/mark-seen.js';
 import { admitScript, pushClaimedScript } from './commands/admit.js';
 import { SeenScriptStatus, type ReserveCode } from './commands/seen-script-status.js';
-import { FrontierArgumentError, FrontierError, SeenSetMismatchError } from './frontier-errors.js';
+import { FrontierArgumentError, FrontierError, SeenSetMismatchError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { bloomFalsePositiveRate, bloomGeometry, DEFAULT_SEEN_SET_MODE, type BloomGeometry, type SeenSetMode } from './seen-set-mode.js';
 

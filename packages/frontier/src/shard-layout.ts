@@ -1,5 +1,5 @@
 import { shardNamespaces, type RedisClient } from '@crawlq/redis';
-import { FrontierError } from './frontier-errors.js';
+import { FrontierError } from './errors.js';
 import { frontierKeys } from './keys.js';
 
 /**

@@ -1,15 +1,14 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /** Base class of every error thrown by the group limiter; `retryable` says whether trying again may help. */
-export class GroupLimiterError extends Error {
+export class GroupLimiterError extends CrawlqError {
   override readonly name: string = 'GroupLimiterError';
   /** The limiter operation that failed, e.g. `acquire`. */
   readonly operation: string;
-  /** True when the same call may succeed later (Redis unavailable, policy changing under us). */
-  readonly retryable: boolean;
 
   constructor(message: string, details: { operation: string; retryable: boolean; cause?: unknown }) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(message, { retryable: details.retryable, cause: details.cause });
     this.operation = details.operation;
-    this.retryable = details.retryable;
   }
 }
 

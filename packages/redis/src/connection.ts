@@ -1,7 +1,7 @@
-import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { detectRedisCluster, hasClusterSeeds, isClusterNode, isKnownCluster, openCluster, rememberTopology, type RedisClient } from './cluster.js';
 import { assertClusterDatabase, assertDatabase } from './database-check.js';
+import { RedisUnavailableError } from './errors.js';
 
 /*
  * Two ways to open a client, on purpose:
@@ -136,16 +136,6 @@ export function clusterClientFor(connection: RedisConnectionInput, overrides: Re
   const cluster = openCluster(url, { ...rest, ...overrides });
   cluster.on('error', () => undefined); // BullMQ listens for itself once it has it
   return cluster;
-}
-
-/** Redis could not be reached. Retryable by the operator, not by a job. */
-export class RedisUnavailableError extends Error {
-  override readonly name = 'RedisUnavailableError';
-  readonly url: string;
-  constructor(url: string, options?: ErrorOptions) {
-    super(`cannot reach Redis at ${redactConnectionUrl(url)}: ${redactText((options?.cause as Error | undefined)?.message ?? 'no answer', url)}`, options);
-    this.url = redactConnectionUrl(url);
-  }
 }
 
 /**

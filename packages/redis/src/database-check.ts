@@ -1,43 +1,6 @@
-import { ConfigError } from '@crawlq/config';
-import { redactConnectionUrl } from '@crawlq/urls';
 import { Redis, ReplyError } from 'ioredis';
 import { isClusterNode } from './cluster.js';
-
-/**
- * The Redis URL names a database the server does not have (`/99` on a server
- * with `databases 16`). An input error like a bad option: exit 2, not retried.
- */
-export class RedisDatabaseError extends ConfigError {
-  override readonly name = 'RedisDatabaseError';
-  /** The server, without credentials or path. */
-  readonly server: string;
-  readonly database: number;
-  /** The server's `databases` setting, when CONFIG GET may be used. */
-  readonly databases: number | undefined;
-  /** The server is a Redis Cluster node: it has database 0 only. */
-  readonly cluster: boolean;
-
-  constructor(
-    url: string,
-    found: { readonly database: number; readonly databases: number | undefined; readonly cluster?: boolean },
-    options?: ErrorOptions,
-  ) {
-    const { database, databases } = found;
-    const server = serverOf(url);
-    const why = found.cluster === true
-      ? `is a Redis Cluster node, and a cluster has only database 0: drop the database ${database} from the URL`
-      : databases !== undefined && database >= databases
-        ? `has no database ${database} (it has ${databases}; databases setting)`
-        : `refused database ${database} (${(options?.cause as Error | undefined)?.message ?? 'SELECT failed'})`;
-    super('redisUrl', why, options);
-    // The sentence names the server itself; no option prefix (the URL may come from a flag or REDIS_URL).
-    this.message = `Redis at ${server} ${why}`;
-    this.server = server;
-    this.database = database;
-    this.databases = databases;
-    this.cluster = found.cluster === true;
-  }
-}
+import { RedisDatabaseError } from './errors.js';
 
 /** The database a redis:// URL selects, read as ioredis reads it (the path, else `?db=`); 0 when none. */
 export function databaseIndexOf(url: string): number {
@@ -123,12 +86,3 @@ async function databaseCount(redis: Redis): Promise<number | undefined> {
   }
 }
 
-/** `redis://host:port`: no credentials, no database, no query. */
-function serverOf(url: string): string {
-  try {
-    const parsed = new URL(redactConnectionUrl(url));
-    return `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    return redactConnectionUrl(url);
-  }
-}

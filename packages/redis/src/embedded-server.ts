@@ -5,22 +5,8 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { detectRedisCluster, registerClusterSeeds } from './cluster.js';
 import { assertClusterDatabase, checkDatabase } from './database-check.js';
+import { RedisNotInstalledError } from './errors.js';
 import { redisServerArgs } from './server-settings.js';
-
-/** `redis-server` is not installed and no REDIS_URL was given. */
-export class RedisNotInstalledError extends Error {
-  override readonly name = 'RedisNotInstalledError';
-  constructor() {
-    super(
-      [
-        'redis-server was not found on PATH, and REDIS_URL is not set.',
-        'Either install Redis:  sudo apt-get install -y redis-server   (Debian/Ubuntu)',
-        '                       brew install redis                    (macOS)',
-        'or point crawlq at one: export REDIS_URL=redis://host:6379',
-      ].join('\n'),
-    );
-  }
-}
 
 /** A Redis this process may use, embedded or external. */
 export interface RedisHandle {

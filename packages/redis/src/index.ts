@@ -1,19 +1,19 @@
+export { RedisDatabaseError, RedisNotInstalledError, RedisOutageError, RedisUnavailableError } from './errors.js';
 export {
   connectRedis,
   openRedisFrom,
   clusterClientFor,
   redisOptionsFor,
   checkEvictionPolicy,
-  RedisUnavailableError,
   type ConnectionRole,
   type ConnectOptions,
   type RedisConnectionInput,
 } from './connection.js';
 export { gateKeyPrefix, queuePrefix, stateKeyPrefix } from './namespace-keys.js';
 export { REDIS_SERVER_SETTINGS, redisServerArgs } from './server-settings.js';
-export { resolveRedis, RedisNotInstalledError, type RedisHandle } from './embedded-server.js';
-export { RedisDatabaseError, checkDatabase, databaseIndexOf } from './database-check.js';
-export { watchRedisOutage, RedisOutageError, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
+export { resolveRedis, type RedisHandle } from './embedded-server.js';
+export { checkDatabase, databaseIndexOf } from './database-check.js';
+export { watchRedisOutage, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
 export {
   defineLuaScript,
   luaInclude,

@@ -1,23 +1,6 @@
 import { Cluster } from 'ioredis';
 import type { RedisClient } from './cluster.js';
-
-/**
- * Redis stayed unreachable longer than the process may wait for it
- * (`--redis-outage-limit`). Nothing inside the process can fix that, so no job
- * retries it: the process stops (exit code 3), and running it again once Redis
- * is back resumes the crawl.
- */
-export class RedisOutageError extends Error {
-  override readonly name = 'RedisOutageError';
-  /** How long the connection had been down when the process gave up. */
-  readonly downMs: number;
-  readonly limitMs: number;
-  constructor(downMs: number, limitMs: number, options?: ErrorOptions) {
-    super(`Redis unreachable for ${(downMs / 1000).toFixed(1)} s (limit ${formatLimit(limitMs)})`, options);
-    this.downMs = downMs;
-    this.limitMs = limitMs;
-  }
-}
+import { RedisOutageError } from './errors.js';
 
 export interface RedisOutageWatchOptions {
   /** Longest run of "not ready" that is ridden through; unset (or no `onOutage`): outages are only reported. */
@@ -143,9 +126,3 @@ function probeCluster(cluster: Cluster, keys: (() => readonly string[]) | undefi
 /** setTimeout's longest delay (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** `4 s`, `4.5 s`, `5 min`: how a limit was given, roughly. */
-function formatLimit(ms: number): string {
-  if (ms >= 120_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
-  const seconds = ms / 1000;
-  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
-}

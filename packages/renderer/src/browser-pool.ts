@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, CDPSession, Page, Route } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
 import { childPids, treeRssBytes } from './process-tree.js';
-import { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
+import { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 
 /** How a worker's browsers are run. */
 export interface BrowserPoolOptions {

@@ -1,7 +1,7 @@
 export { BrowserPool, type BrowserPoolOptions, type BrowserPoolStats } from './browser-pool.js';
 export { renderPage } from './render-page.js';
 export { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
-export { BrowserCrashedError, BrowserUnavailableError } from './render-errors.js';
+export { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 export {
   CONTENT_TYPES,
   DEFAULT_BLOCKED_TYPES,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page, Route } from 'playwright-core';
 import type { BrowserPool, BrowserTab } from './browser-pool.js';
-import { BrowserCrashedError } from './render-errors.js';
+import { BrowserCrashedError } from './errors.js';
 import { CONTENT_TYPES, DEFAULT_BLOCKED_TYPES, type RenderedPage, type RenderedRequest, type RenderOptions, type SubrequestAnswer } from './render-types.js';
 
 /** Types that are long-lived streams or side channels: never requested (a crawler's fetch could not end them). */

@@ -13,4 +13,4 @@ export type { RobotsRules } from './parse-robots-txt.js';
 export type { RobotsRule } from './robots-rule.js';
 export { canonicalPath } from './match-path.js';
 export { productTokenOf } from './product-token.js';
-export { RobotsError, RobotsFetchPostponedError, RobotsOptionsError, RobotsStoreError } from './robots-error.js';
+export { RobotsError, RobotsFetchPostponedError, RobotsOptionsError, RobotsStoreError } from './errors.js';

@@ -1,4 +1,4 @@
-import { RobotsOptionsError } from './robots-error.js';
+import { RobotsOptionsError } from './errors.js';
 
 // RFC 9309 2.2.1: a product token is letters, '_' and '-' only.
 const PRODUCT_TOKEN = /^[A-Za-z_-]+/;

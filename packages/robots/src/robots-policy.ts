@@ -4,7 +4,7 @@ import { LruCache } from './lru-cache.js';
 import { canonicalPath } from './match-path.js';
 import { isPathAllowed, parseRobotsTxt, type RobotsRules } from './parse-robots-txt.js';
 import { productTokenOf } from './product-token.js';
-import { RobotsFetchPostponedError, RobotsOptionsError } from './robots-error.js';
+import { RobotsFetchPostponedError, RobotsOptionsError } from './errors.js';
 import { planRetry, type FailureStreak } from './retry-schedule.js';
 import { RobotsStore, type RobotsOutcome, type StoredRobots, type StoredRobotsRead } from './robots-store.js';
 import type { RedisClient } from '@crawlq/redis';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { releaseLockScript } from './commands/release-lock.js';
-import { RobotsStoreError } from './robots-error.js';
+import { RobotsStoreError } from './errors.js';
 import type { FailureStreak } from './retry-schedule.js';
 import type { RedisClient } from '@crawlq/redis';
 

@@ -5,8 +5,8 @@ export { openResultSink, sinkTargetOf, type OpenSinkOptions, type SinkSettings, 
 export { openResultsStore, type ResultsStats, type ResultsStore, type StoredRecord } from './results-store.js';
 export { urlFingerprint } from './postgres-rows.js';
 export { RESULTS_TABLE } from './postgres-schema.js';
-export { DatabaseConfigError, SinkClosedError, SinkWriteError } from './database-errors.js';
-export { checkAppendableFile, checkResultTarget, checkWritableDirectory, DatabaseUnavailableError, OutputPathError, type CheckResultTargetOptions } from './output-checks.js';
+export { DatabaseConfigError, DatabaseUnavailableError, OutputPathError, SinkClosedError, SinkWriteError, WarcDirectoryError, WarcWriteError } from './errors.js';
+export { checkAppendableFile, checkResultTarget, checkWritableDirectory, type CheckResultTargetOptions } from './output-checks.js';
 export { csvHeader, csvLine, CSV_COLUMNS } from './csv.js';
 export {
   newWarcRecordId,
@@ -21,6 +21,5 @@ export {
   type WarcWriter,
   type WarcWriterOptions,
 } from './warc-writer.js';
-export { WarcDirectoryError, WarcWriteError } from './warc-errors.js';
 export { WARC_LEASE_FENCE_MS, WARC_LEASE_RENEW_MS, WARC_LEASE_TTL_MS, type WarcWriterLease } from './warc-lease.js';
 export { recoverWarcFiles, startWarcRecovery, type RecoveredWarcFile, type WarcRecovery, type WarcRecoveryOptions, type WarcRecoveryPass } from './warc-recovery.js';

@@ -2,49 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '@crawlq/config';
-import { messageOf } from './database-errors.js';
-import { redactConnectionUrl, redactText } from '@crawlq/urls';
+import { DatabaseUnavailableError, OutputPathError } from './errors.js';
 import type { SinkTarget } from './open-result-sink.js';
 import { openPool } from './postgres-pool.js';
-
-/**
- * A path an option names cannot be created or written (a regular file where a
- * directory must be, no permission, a read-only filesystem). An input error
- * (exit 2): waiting will not fix it.
- */
-export class OutputPathError extends ConfigError {
-  override readonly name = 'OutputPathError';
-  /** The absolute path that was refused. */
-  readonly path: string;
-
-  /** `refused.what`: what could not be done to `refused.path`, e.g. "cannot create directory". */
-  constructor(option: string, refused: { readonly what: string; readonly path: string }, cause: unknown) {
-    super(option, `${refused.what} ${refused.path} (${systemReason(cause)})`, { cause });
-    this.path = refused.path;
-  }
-}
-
-/**
- * The database did not answer within the time a command gives it at start: a
- * service failure (exit 1), not an input error; run again once it is up.
- */
-export class DatabaseUnavailableError extends Error {
-  override readonly name = 'DatabaseUnavailableError';
-  readonly option: string;
-
-  constructor(option: string, url: string, cause: unknown) {
-    super(`${option}: PostgreSQL at ${redactConnectionUrl(url)} is unavailable (${redactText(messageOf(cause), url)})`, { cause });
-    this.option = option;
-  }
-}
-
-/** `ENOTDIR: not a directory` out of Node's `ENOTDIR: not a directory, mkdir '/x/y'`: the path is said once, by the caller. */
-function systemReason(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  const message = messageOf(error);
-  if (typeof code === 'string' && message.startsWith(`${code}: `)) return message.split(', ')[0] ?? message;
-  return message;
-}
 
 /**
  * Creates `dir` if need be and proves a file can be made in it (then removes

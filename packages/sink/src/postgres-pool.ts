@@ -1,6 +1,6 @@
 import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import type pg from 'pg';
-import { DatabaseConfigError, isDatabaseConfigError, isTransientDatabaseError, messageOf } from './database-errors.js';
+import { DatabaseConfigError, isDatabaseConfigError, isTransientDatabaseError, messageOf } from './errors.js';
 import { migrate } from './postgres-schema.js';
 
 export interface OpenPoolOptions {

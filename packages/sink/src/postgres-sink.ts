@@ -1,4 +1,4 @@
-import { isTransientDatabaseError, messageOf, SinkClosedError, SinkWriteError } from './database-errors.js';
+import { isTransientDatabaseError, messageOf, SinkClosedError, SinkWriteError } from './errors.js';
 import { redactConnectionUrl, redactText } from '@crawlq/urls';
 import { openPool, sleep } from './postgres-pool.js';
 import { lastPerKey, toRow, urlFingerprint, type ResultRow } from './postgres-rows.js';

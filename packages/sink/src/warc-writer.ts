@@ -4,7 +4,7 @@ import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type * as Warcio from 'warcio';
-import { WarcDirectoryError, WarcWriteError } from './warc-errors.js';
+import { WarcDirectoryError, WarcWriteError } from './errors.js';
 import { hostLabel, OPEN_SUFFIX, warcFileName, warcWriterId } from './warc-file-name.js';
 import { WARC_LEASE_FENCE_MS, WARC_LEASE_RENEW_MS, WARC_LEASE_TTL_MS, type WarcWriterLease } from './warc-lease.js';
 

@@ -1,15 +1,14 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /** Base class of the errors `@crawlq/sitemaps` reports; `retryable` says whether trying again may help. */
-export class SitemapError extends Error {
+export class SitemapError extends CrawlqError {
   override readonly name: string = 'SitemapError';
   /** The sitemap URL the error is about, when known. */
   readonly sitemap: string | undefined;
-  /** True when reading the same sitemap again may succeed. */
-  readonly retryable: boolean;
 
   constructor(message: string, details: { sitemap?: string | undefined; retryable: boolean; cause?: unknown }) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(message, { retryable: details.retryable, cause: details.cause });
     this.sitemap = details.sitemap;
-    this.retryable = details.retryable;
   }
 }
 

@@ -1,4 +1,4 @@
-import { InvalidIpError } from './invalid-ip-error.js';
+import { InvalidIpError } from './errors.js';
 
 const IPV4_PART = /^(?:0|[1-9]\d{0,2})$/;
 const HEX_GROUP = /^[0-9a-f]{1,4}$/i;

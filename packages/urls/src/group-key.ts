@@ -1,6 +1,6 @@
 import { parse } from 'tldts';
 import { hostMatchesGlob } from './host-glob.js';
-import { InvalidUrlError } from './invalid-url-error.js';
+import { InvalidUrlError } from './errors.js';
 
 /** How URLs are grouped for politeness limits. */
 export type GroupBy = 'host' | 'domain';

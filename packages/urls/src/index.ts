@@ -1,5 +1,5 @@
-export { InvalidUrlError } from './invalid-url-error.js';
-export type { InvalidUrlReason } from './invalid-url-error.js';
+export { InvalidIpError, InvalidPatternError, InvalidUrlError } from './errors.js';
+export type { InvalidUrlReason } from './errors.js';
 export { normalizeUrl, tryNormalizeUrl, DEFAULT_MAX_URL_LENGTH } from './normalize-url.js';
 export type { NormalizeOptions, NormalizeResult } from './normalize-url.js';
 export { urlFingerprint } from './url-fingerprint.js';
@@ -8,12 +8,10 @@ export type { GroupBy, GroupRule, Grouping } from './group-key.js';
 export { createScopeFilter } from './scope-filter.js';
 export type { ScopeMode, ScopeOptions } from './scope-filter.js';
 export { parsePattern } from './parse-pattern.js';
-export { InvalidPatternError } from './invalid-pattern-error.js';
 export { hostMatchesGlob, isHostGlob } from './host-glob.js';
 export { classifyIp, isPublicIp } from './classify-ip.js';
 export { cidrContains, formatIp, ipBits, parseCidr, serverOfAddress, type Cidr, type IpBits } from './ip-prefix.js';
 export type { IpClass } from './classify-ip.js';
-export { InvalidIpError } from './invalid-ip-error.js';
 export { redactConnectionUrl, redactOutput, redactText, redactUrl, withoutUserinfo } from './redact-url.js';
 export { redactWrites } from './redact-stream.js';
 export { escapeHtml } from './escape-html.js';
@@ -27,4 +25,4 @@ export {
   statusOfFailureReason,
   type FailureReason,
   type NamedFailureReason,
-} from './failure-reason.js';
+} from '@crawlq/errors';

@@ -1,5 +1,5 @@
 import { parseIpv4, parseIpv6 } from './classify-ip.js';
-import { InvalidIpError } from './invalid-ip-error.js';
+import { InvalidIpError } from './errors.js';
 
 /** An address as a number of its family's width (32 or 128 bits). IPv4-mapped IPv6 counts as IPv4. */
 export interface IpBits {

@@ -1,5 +1,5 @@
-import { InvalidUrlError } from './invalid-url-error.js';
-import type { InvalidUrlReason } from './invalid-url-error.js';
+import { InvalidUrlError } from './errors.js';
+import type { InvalidUrlReason } from './errors.js';
 
 /** Options for {@link normalizeUrl} and {@link tryNormalizeUrl}. */
 export interface NormalizeOptions {

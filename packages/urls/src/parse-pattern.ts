@@ -1,4 +1,4 @@
-import { InvalidPatternError } from './invalid-pattern-error.js';
+import { InvalidPatternError } from './errors.js';
 
 // `/body/flags` with the flags JavaScript knows; anything else is a glob.
 const REGEX_LITERAL = /^\/(.+)\/([dgimsuvy]*)$/s;

@@ -1,5 +1,5 @@
 import { groupKeyOfParsed } from './group-key.js';
-import { InvalidPatternError } from './invalid-pattern-error.js';
+import { InvalidPatternError } from './errors.js';
 import { normalizeUrl } from './normalize-url.js';
 import { parsePattern, statelessRegExp } from './parse-pattern.js';
 

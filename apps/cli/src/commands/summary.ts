@@ -8,7 +8,7 @@ export function everySeedRejected(summary: CrawlSummary): boolean {
   return seeds.rejected.length > 0 && seeds.accepted === 0 && seeds.duplicate === 0;
 }
 
-/** How a crawl that ran to its end exits (README, "Exit codes"). */
+/** How a crawl that ran to its end exits (docs/01-getting-started.md, "Exit codes"). */
 export function summaryExitCode(summary: CrawlSummary): number {
   if (summary.interrupted) return EXIT.interrupted;
   return everySeedRejected(summary) ? EXIT.error : EXIT.ok;

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writ
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { CrawlerCompileError } from '../errors.js';
 
 // A TypeScript crawler compiled once into an ES module that Node imports as it
 // is. Loading it through tsx instead costs every worker process seconds on a
@@ -18,11 +19,6 @@ export interface CompiledCrawler {
   readonly url: string;
   /** The crawler's code hash: its entry and the local files it imports (see {@link hashFiles}). */
   readonly hash: string;
-}
-
-/** The user's code does not compile: one line, `file:line:column: message`. */
-export class CrawlerCompileError extends Error {
-  override readonly name = 'CrawlerCompileError';
 }
 
 /**

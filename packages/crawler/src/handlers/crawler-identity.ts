@@ -1,21 +1,6 @@
-import { ConfigError } from '@crawlq/config';
 import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { CrawlerMismatchError } from '../errors.js';
 import { BUILT_IN_CRAWLER } from './load-crawler.js';
-
-/** This process runs another crawler than the crawl in its namespace: exit code 2, one line. */
-export class CrawlerMismatchError extends ConfigError {
-  override readonly name = 'CrawlerMismatchError';
-  readonly fleet: string;
-  readonly own: string;
-  constructor(own: string, fleet: string, namespace: string) {
-    super(
-      '--crawler',
-      `the crawl in namespace "${namespace}" runs crawler ${fleet}, this process runs ${own}: every worker of a crawl must run the same crawler code (start it with the same file, or use another --namespace)`,
-    );
-    this.fleet = fleet;
-    this.own = own;
-  }
-}
 
 /**
  * Stores this process's crawler in the crawl definition's hash when the crawl

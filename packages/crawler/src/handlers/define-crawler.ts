@@ -1,9 +1,5 @@
 import { CRAWLER_BRAND, type Crawler, type CrawlerDefinition } from './crawler-types.js';
-
-/** A crawler definition that cannot run: no routes, or a default route without a handler. */
-export class CrawlerDefinitionError extends Error {
-  override readonly name = 'CrawlerDefinitionError';
-}
+import { CrawlerDefinitionError } from './user-errors.js';
 
 /**
  * Defines a crawler: the default export of a module that `crawlq crawl

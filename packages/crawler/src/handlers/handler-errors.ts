@@ -1,5 +1,4 @@
-import type { FailureReason } from '@crawlq/urls';
-import { UnrecoverableError } from 'bullmq';
+import { PermanentHandlerError, RetryableHandlerError, type HandlerFailureFields } from '../errors.js';
 
 export { RetryableError, NonRetryableError, retryableByUser, type HandlerErrorOptions } from './user-errors.js';
 
@@ -10,20 +9,6 @@ export interface HandlerFailureOptions {
   readonly reason?: string | undefined;
   /** Replaces the thrown error's message (an `onFailure` decision's). */
   readonly message?: string | undefined;
-}
-
-/** What a failure is made of: the thrown value, the user's reason, its stack. */
-interface FailureParts {
-  readonly cause: unknown;
-  readonly reason: string | undefined;
-  readonly stack: string | undefined;
-}
-
-/** The fields both failures below carry. */
-interface HandlerFailureFields {
-  readonly failureReason: FailureReason | undefined;
-  readonly reason: string | undefined;
-  readonly handlerStack: string | undefined;
 }
 
 /**
@@ -38,33 +23,6 @@ export function handlerFailure(thrown: unknown, options: HandlerFailureOptions):
   const message = `${reason ?? 'handler'}: ${options.message ?? error.message}`;
   const fields = { cause: thrown, reason, stack: error.stack };
   return options.retryable ? new RetryableHandlerError(message, fields) : new PermanentHandlerError(message, fields);
-}
-
-export class RetryableHandlerError extends Error implements HandlerFailureFields {
-  override readonly name = 'HandlerError';
-  // The shared list's word only when the user gave none: the dead letter reads a failureReason first.
-  readonly failureReason: FailureReason | undefined;
-  readonly reason: string | undefined;
-  readonly handlerStack: string | undefined;
-  constructor(message: string, { cause, reason, stack }: FailureParts) {
-    super(message, { cause });
-    this.reason = reason;
-    this.failureReason = reason === undefined ? 'handler' : undefined;
-    this.handlerStack = stack;
-  }
-}
-
-export class PermanentHandlerError extends UnrecoverableError implements HandlerFailureFields {
-  readonly failureReason: FailureReason | undefined;
-  readonly reason: string | undefined;
-  readonly handlerStack: string | undefined;
-  constructor(message: string, { cause, reason, stack }: FailureParts) {
-    super(message);
-    this.cause = cause;
-    this.reason = reason;
-    this.failureReason = reason === undefined ? 'handler' : undefined;
-    this.handlerStack = stack;
-  }
 }
 
 function kebab(value: unknown): string | undefined {

@@ -4,7 +4,8 @@ import { basename, extname, resolve, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from '@crawlq/config';
 import type { Crawler } from './crawler-types.js';
-import { cachedCrawler, compileCrawler, CrawlerCompileError, hashFiles, type CompiledCrawler } from './crawler-cache.js';
+import { CrawlerCompileError } from '../errors.js';
+import { cachedCrawler, compileCrawler, hashFiles, type CompiledCrawler } from './crawler-cache.js';
 import { checkDefinition, isCrawler } from './define-crawler.js';
 
 /** A crawler ready to run, and what names it in the fleet's crawl definition. */

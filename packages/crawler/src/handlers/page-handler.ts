@@ -6,15 +6,15 @@ import { newWarcRecordId, SINK_REVISIT, SINK_ROW, warcCaptureOf, warcPayloadDige
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
-import { JobLostError } from '../crawl-errors.js';
+import { JobLostError } from '../errors.js';
 import { renderedBody, type RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
 import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
-import { CrawlerDefinitionError } from './define-crawler.js';
-import { handlerFailure, retryableByUser } from './handler-errors.js';
+import { handlerFailure } from './handler-errors.js';
 import { lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
+import { CrawlerDefinitionError, retryableByUser } from './user-errors.js';
 import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
 /** One URL of a job, as processCrawlJob hands it over. */

@@ -2,7 +2,7 @@ import { lookup as systemLookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { CrawlqConfig } from '@crawlq/config';
 import type { RedisClient } from '@crawlq/redis';
-import { ServerLookupError } from '../crawl-errors.js';
+import { ServerLookupError } from '../errors.js';
 
 /** A host's addresses as DNS gave them, and how long the answer holds (undefined: the record did not say). */
 export interface TtlAnswer {

@@ -15,7 +15,7 @@ import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from '.
 import { crawlSlotKeys, openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
 import { CrawlStatsRecorder } from '../crawl-stats.js';
-import { WorkerStoppingError } from '../crawl-errors.js';
+import { WorkerStoppingError } from '../errors.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from '../group-gate.js';
 import { GroupWaits } from '../group-waits.js';
 import { describePaceChange } from '../pace-change.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fetcher, FetchRequest, FetchResult } from '@crawlq/fetcher';
-import { GroupPausedError } from '../crawl-errors.js';
+import { GroupPausedError } from '../errors.js';
 import { fetchThroughGate, openThroughGate, type GatedFetchOptions, type GatedStreamResult } from '../gated-fetch.js';
 import type { GroupGate } from '../group-gate.js';
 

@@ -1,7 +1,7 @@
 import { PermanentFetchError, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import { stateKeyPrefix } from '@crawlq/redis';
 import { createRobotsPolicy, RobotsFetchPostponedError, type FetchRobots, type RobotsPolicy } from '@crawlq/robots';
-import { GroupPausedError } from '../crawl-errors.js';
+import { GroupPausedError } from '../errors.js';
 import type { CrawlServices } from './crawl-services.js';
 import { serverGateOptions } from './server-wiring.js';
 import { GroupGate } from '../group-gate.js';

@@ -13,7 +13,7 @@ import { clearNamespace } from './namespace-state.js';
 import { checkOutputs } from './output-checks.js';
 import { settleWithin } from './settle-within.js';
 import { redisAnswersWithin } from './redis-answers.js';
-import { CrawlStoppedWithoutRedisError } from '../crawl-errors.js';
+import { CrawlStoppedWithoutRedisError } from '../errors.js';
 import { Seeding } from './seeding.js';
 import { claimCrawler } from '../handlers/crawler-identity.js';
 import { loadCrawler } from '../handlers/load-crawler.js';

@@ -3,6 +3,7 @@ import { createFetcher } from '@crawlq/fetcher';
 import { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts } from '@crawlq/frontier';
 import { readSitemap } from '@crawlq/sitemaps';
 import { redactText, redactUrl } from '@crawlq/urls';
+import { SitemapStatusError } from '../errors.js';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-options.js';
 import { serverFetcherOptions, serverGateOptions } from './server-wiring.js';
@@ -113,16 +114,6 @@ export async function seedFromSitemaps(
   }
   // Entries the frontier refused (invalid URLs) are not reported: a sitemap has no lines to point at.
   return { sitemaps: sitemapUrls, ...totals, accepted: counts.accepted, duplicate: counts.duplicate, overLimit: counts.overLimit };
-}
-
-/** A sitemap URL answered with a status other than 2xx. */
-export class SitemapStatusError extends Error {
-  override readonly name = 'SitemapStatusError';
-  readonly status: number;
-  constructor(url: string, status: number) {
-    super(`HTTP ${status} from ${redactUrl(url)}`);
-    this.status = status;
-  }
 }
 
 function reasonOf(error: unknown): string {

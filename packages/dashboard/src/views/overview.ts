@@ -60,7 +60,7 @@ function countRow(row: { label: string; value: number; testId: string; link?: st
   return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${row.testId}">${row.value}</td></tr>`;
 }
 
-/** The continuous crawl's card (shown once a revisit policy scheduled a URL): what each figure means is in its title and the README. */
+/** The continuous crawl's card (shown once a revisit policy scheduled a URL): what each figure means is in its title and in docs/05-continuous-crawling.md. */
 function revisitCard(revisits: CrawlOverview['status']['revisits']): SafeHtml | '' {
   if (revisits.known === 0 && revisits.fetched === 0) return '';
   const unchanged = revisits.unchanged + revisits.notModified;

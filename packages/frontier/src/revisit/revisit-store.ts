@@ -1,5 +1,5 @@
 import type { RedisClient } from '@crawlq/redis';
-import { FrontierError } from '../frontier-errors.js';
+import { FrontierError } from '../errors.js';
 import { revisitAuditScript, revisitDueScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
 import { revisitKeys, type RevisitKeys } from './revisit-keys.js';
 

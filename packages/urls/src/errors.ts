@@ -1,3 +1,4 @@
+import { CrawlqError } from '@crawlq/errors';
 import { redactText } from './redact-url.js';
 
 /**
@@ -16,10 +17,8 @@ export type InvalidUrlReason = 'empty' | 'malformed' | 'scheme' | 'too-long' | '
  * A URL that cannot be crawled. Never retryable: the same input fails the
  * same way every time, so jobs carrying it are permanent failures.
  */
-export class InvalidUrlError extends Error {
+export class InvalidUrlError extends CrawlqError {
   override readonly name = 'InvalidUrlError';
-  /** Retrying cannot help: normalisation is a pure function of the input. */
-  readonly retryable = false;
   /** Which rule refused the URL. */
   readonly reason: InvalidUrlReason;
   /**
@@ -32,8 +31,40 @@ export class InvalidUrlError extends Error {
     // Redacted first: a URL refused for its scheme or length may still carry a password.
     const redacted = redactText(input);
     const shown = redacted.length > 200 ? `${redacted.slice(0, 200)}…` : redacted;
-    super(options?.message ?? `Invalid URL (${reason}): ${JSON.stringify(shown)}`, { cause: options?.cause });
+    // Retrying cannot help: normalisation is a pure function of the input.
+    super(options?.message ?? `Invalid URL (${reason}): ${JSON.stringify(shown)}`, { retryable: false, cause: options?.cause });
     this.reason = reason;
     this.input = shown;
+  }
+}
+
+/**
+ * A scope pattern or scope option that cannot be used (a `/regex/` that does
+ * not compile, a host or domain scope without seeds). A configuration
+ * mistake: never retryable.
+ */
+export class InvalidPatternError extends CrawlqError {
+  override readonly name = 'InvalidPatternError';
+  /** The offending pattern or option value, as given. */
+  readonly pattern: string;
+
+  constructor(pattern: string, message: string, options?: { cause?: unknown }) {
+    // Configuration does not fix itself.
+    super(message, { retryable: false, cause: options?.cause });
+    this.pattern = pattern;
+  }
+}
+
+/** Text given as an IP address is not one. Never retryable. */
+export class InvalidIpError extends CrawlqError {
+  override readonly name = 'InvalidIpError';
+  /** The text as given (cut to 100 characters). */
+  readonly address: string;
+
+  constructor(address: string) {
+    const shown = address.slice(0, 100);
+    // The same text fails the same way every time.
+    super(`Not an IPv4 or IPv6 address: ${JSON.stringify(shown)}`, { retryable: false });
+    this.address = shown;
   }
 }

@@ -1,14 +1,15 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /**
  * The browser died or stopped answering while it had the page (killed, out of
  * memory, hung past the render's bound). Retryable: the job uses one attempt
  * and the next render gets a fresh browser.
  */
-export class BrowserCrashedError extends Error {
+export class BrowserCrashedError extends CrawlqError {
   override readonly name = 'BrowserCrashedError';
-  readonly retryable = true;
 
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(message, { retryable: true, cause: options?.cause });
   }
 }
 
@@ -17,15 +18,14 @@ export class BrowserCrashedError extends Error {
  * exits at once). Not the page's fault, and retrying will not help until an
  * operator installs one: the message says how.
  */
-export class BrowserUnavailableError extends Error {
+export class BrowserUnavailableError extends CrawlqError {
   override readonly name = 'BrowserUnavailableError';
-  readonly retryable = false;
   readonly executablePath: string;
 
   constructor(executablePath: string, options?: { cause?: unknown }) {
     super(
       `no usable Chromium at ${executablePath} (install Debian's chromium package with \`apt-get install -y chromium\`, Homebrew's \`brew install --cask chromium\`, or set --chromium-path)`,
-      options,
+      { retryable: false, cause: options?.cause },
     );
     this.executablePath = executablePath;
   }

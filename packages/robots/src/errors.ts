@@ -1,12 +1,11 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /** Base class of the errors thrown by `@crawlq/robots`; `retryable` says whether trying again may help. */
-export class RobotsError extends Error {
+export class RobotsError extends CrawlqError {
   override readonly name: string = 'RobotsError';
-  /** True when the same call may succeed later (Redis unavailable), false for bad input or options. */
-  readonly retryable: boolean;
 
   constructor(message: string, details: { retryable: boolean; cause?: unknown }) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.retryable = details.retryable;
+    super(message, { retryable: details.retryable, cause: details.cause });
   }
 }
 

@@ -1,19 +1,19 @@
 import { failureReasonOfCode, httpFailureReason, messageWithReason, redactUrl, type FailureReason } from '@crawlq/urls';
+import { CrawlqError, type CrawlqErrorOptions } from '@crawlq/errors';
 import { RequestError, TimeoutError } from 'got';
 
 /**
  * Base class of every error `Fetcher.fetch()` raises on its own behalf.
  * `retryable` tells the queue whether another attempt later can succeed.
  */
-export abstract class FetchError extends Error {
-  /** Whether a later attempt (at the queue level) may succeed. */
-  abstract readonly retryable: boolean;
-  /** Why the fetch failed, from the shared list (`FAILURE_REASONS` in @crawlq/urls); undefined when not known. */
-  abstract readonly failureReason: FailureReason | undefined;
+export abstract class FetchError extends CrawlqError {
+  /** Why the fetch failed, from the shared list (`FAILURE_REASONS` in @crawlq/errors); undefined when not known. */
+  declare abstract readonly failureReason: FailureReason | undefined;
   /** The URL passed to `fetch()`. */
   readonly url: string;
 
-  constructor(message: string, url: string, options?: ErrorOptions) {
+  /** `options.retryable`: whether a later attempt (at the queue level) may succeed. */
+  constructor(message: string, url: string, options: CrawlqErrorOptions) {
     super(message, options);
     this.url = url;
   }
@@ -56,7 +56,6 @@ export type RetryableFetchReason = Extract<FailureReason, 'network' | 'timeout' 
  */
 export class RetryableFetchError extends FetchError {
   override readonly name = 'RetryableFetchError';
-  readonly retryable = true;
   /** `'ERR_HTTP_STATUS'` when the server answered with `status`; otherwise the error code. */
   readonly code: string;
   /** Status of the last response, when there was one. */
@@ -72,7 +71,7 @@ export class RetryableFetchError extends FetchError {
    * class says (`timeout`, `network`). Also the start of the message (see
    * `messageWithReason`): BullMQ keeps only the message of a failed job.
    */
-  readonly failureReason: FailureReason | undefined;
+  declare readonly failureReason: FailureReason | undefined;
 
   constructor(init: RetryableFetchErrorInit) {
     const what = init.status === undefined ? init.code : `HTTP ${init.status}`;
@@ -80,8 +79,7 @@ export class RetryableFetchError extends FetchError {
     const failureReason =
       init.reason ?? (init.status === undefined ? undefined : httpFailureReason(init.status)) ?? failureReasonOfCode(init.code) ?? reasonOfGotError(init.cause);
     const message = `Fetching ${redactUrl(init.url)} failed after ${init.retries} retries: ${what}${detail}`;
-    super(failureReason === undefined ? message : messageWithReason(failureReason, message), init.url, { cause: init.cause });
-    this.failureReason = failureReason;
+    super(failureReason === undefined ? message : messageWithReason(failureReason, message), init.url, { retryable: true, failureReason, cause: init.cause });
     this.code = init.code;
     this.status = init.status;
     this.retryAfterMs = init.retryAfterMs;
@@ -109,18 +107,16 @@ export interface PermanentFetchErrorInit {
  */
 export class PermanentFetchError extends FetchError {
   override readonly name = 'PermanentFetchError';
-  readonly retryable = false;
   readonly reason: PermanentFetchReason;
   /**
    * The same as `reason`. Not in the message: the crawler fails the job with
    * a `PermanentJobError`, whose message starts with it.
    */
-  readonly failureReason: PermanentFetchReason;
+  declare readonly failureReason: PermanentFetchReason;
 
   constructor(init: PermanentFetchErrorInit) {
-    super(`Fetching ${redactUrl(init.url)} refused (${init.reason}): ${init.detail}`, init.url, { cause: init.cause });
+    super(`Fetching ${redactUrl(init.url)} refused (${init.reason}): ${init.detail}`, init.url, { retryable: false, failureReason: init.reason, cause: init.cause });
     this.reason = init.reason;
-    this.failureReason = init.reason;
   }
 }
 
@@ -146,4 +142,33 @@ function reasonOfGotError(cause: unknown): FailureReason | undefined {
   if (cause instanceof TimeoutError) return 'timeout';
   if (cause instanceof RequestError) return 'network';
   return undefined;
+}
+
+/** A redirect's body did not finish in time. Code ETIMEDOUT, so got retries it like any timeout. */
+export class RedirectBodyTimeoutError extends CrawlqError {
+  override readonly name = 'RedirectBodyTimeoutError';
+  readonly code = 'ETIMEDOUT';
+
+  constructor(message: string) {
+    super(message, { retryable: true });
+  }
+}
+
+/**
+ * Raised inside got (DNS lookup, hooks, redirect check) when the fetch policy
+ * refuses a target. got wraps it in a RequestError (as `cause`); `fetch()`
+ * finds it there and turns it into a {@link PermanentFetchError}.
+ * Not retryable: its `code` is not one of got's retry error codes.
+ */
+export class PolicyViolation extends CrawlqError {
+  override readonly name = 'PolicyViolation';
+  readonly code = 'ERR_CRAWLQ_POLICY';
+  readonly reason: PermanentFetchReason;
+  /** The same as `reason`, under the name every crawlq error uses for it. */
+  declare readonly failureReason: PermanentFetchReason;
+
+  constructor(reason: PermanentFetchReason, message: string) {
+    super(message, { retryable: false, failureReason: reason });
+    this.reason = reason;
+  }
 }

@@ -1,8 +1,10 @@
 /**
  * Why a crawl job failed, as dead letters, metrics and alerts name it. One
- * list for every package that throws and the dead letters that read it
- *, so a reason is data the thrower sets, not wording a reader guesses
- * from. It lives here because every thrower already depends on @crawlq/urls.
+ * list for every package that throws and the dead letters that read it,
+ * so a reason is data the thrower sets, not wording a reader guesses
+ * from. It lives here, beside the error base, because every package that
+ * throws may import @crawlq/errors (it imports nothing); @crawlq/urls
+ * re-exports it under the same names.
  */
 export const FAILURE_REASONS = [
   // The fetch may heal (after the job's retries): no answer in time, a

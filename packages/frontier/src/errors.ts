@@ -1,12 +1,11 @@
+import { CrawlqError } from '@crawlq/errors';
+
 /** Base class of the errors the frontier throws on its own behalf; `retryable` says whether trying again may help. */
-export class FrontierError extends Error {
+export class FrontierError extends CrawlqError {
   override readonly name: string = 'FrontierError';
-  /** True when the same call may succeed later. */
-  readonly retryable: boolean;
 
   constructor(message: string, details: { retryable: boolean; cause?: unknown }) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
-    this.retryable = details.retryable;
+    super(message, { retryable: details.retryable, cause: details.cause });
   }
 }
 

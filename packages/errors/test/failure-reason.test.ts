@@ -7,7 +7,7 @@ import {
   isFailureReason,
   messageWithReason,
   statusOfFailureReason,
-} from '@crawlq/urls';
+} from '@crawlq/errors';
 
 describe('failure reasons', () => {
   it('knows the named reasons and http-NNN, nothing else', () => {
