@@ -116,7 +116,7 @@ describe('the PostgreSQL sink with a fleet of worker processes', () => {
     let responses = 0;
     let requests = 0;
     for (const name of checked.keys()) {
-      for await (const record of new WARCParser(new Blob([read(name)]).stream())) {
+      for await (const record of new WARCParser(new Blob([new Uint8Array(read(name))]).stream())) {
         if (record.warcType === 'response') responses += 1;
         if (record.warcType === 'request') requests += 1;
       }
