@@ -12,11 +12,18 @@ import type { CrawlContext } from '../src/api.js';
 // The crawler files import the API by its source path, so the compiled module
 // holds it and loads without a build of this package.
 const API = fileURLToPath(new URL('../src/api.ts', import.meta.url));
+const ERRORS_BUILT = new URL('../../errors/dist/index.js', import.meta.url).href;
 
 /** A project folder with a node_modules (where the cache goes) and a two-file TypeScript crawler. */
 function project(): { dir: string; crawler: string; routes: string } {
   const dir = mkdtempSync(join(tmpdir(), 'crawlq-load-crawler-'));
-  mkdirSync(join(dir, 'node_modules'));
+  // The API's source imports the workspace's error base, which stays a package
+  // import in the compiled module: the project has it (its built output, as
+  // Node loads it), as a user's project has crawlq.
+  const errors = join(dir, 'node_modules', '@crawlq', 'errors');
+  mkdirSync(errors, { recursive: true });
+  writeFileSync(join(errors, 'package.json'), JSON.stringify({ name: '@crawlq/errors', type: 'module', exports: './index.js' }));
+  writeFileSync(join(errors, 'index.js'), `export * from ${JSON.stringify(ERRORS_BUILT)};\n`);
   mkdirSync(join(dir, 'src'));
   const routes = join(dir, 'src', 'routes.ts');
   writeFileSync(routes, ['export const TITLE: string = "one";', 'export const HERE: string = import.meta.url;', ''].join('\n'));
