@@ -118,7 +118,7 @@ describe('the server gate (e2e, 3 workers)', () => {
   // Skipped: about one run in three on a quiet machine, the crawl's first two starts at the
   // shared server arrive 27-44 ms apart (the first 60-80 ms after its slot), more than the
   // 50 ms safety margin absorbs, so one window holds 11; docs/04-politeness.md ("Known
-  // limit") says so. It passed every run with --safety-margin 150ms.
+  // limit") says so. It passed both runs tried with --safety-margin 150ms.
   it.skip('holds 30 names on one address to --server-rate 10/1s together, while names on other addresses keep --rate 5/1s each', { timeout: 480_000 }, async () => {
     resetNames();
     const metrics = await metricsFlags(3);
