@@ -1,8 +1,9 @@
 // `@crawlq/crawler/api`: what a crawler module imports (the public `crawlq`
 // package's library entry is this). It loads no more than the crawler API
 // itself: a worker loads the user's module, which imports this, beside its
-// own copy of crawlq, and a TypeScript module's copy is a second one (tsx's
-// loader). createCrawl loads the rest of crawlq when it is called.
+// own copy of crawlq (a TypeScript module compiled into the cache imports the
+// project's crawlq; through tsx's fallback loader it is a second copy).
+// createCrawl loads the rest of crawlq when it is called.
 import type { Crawl, CreateCrawlOptions } from './handlers/create-crawl.js';
 
 export { defineCrawler, isCrawler } from './handlers/define-crawler.js';

@@ -1,8 +1,8 @@
 import { conflictMessage, ConfigError, optionLabel, type CommandContext, type DefinitionConflict } from '@crawlq/config';
-import { CrawlqError } from '@crawlq/errors';
+import { CrawlqError, type FailureReason, messageWithReason } from '@crawlq/errors';
 import type { DenialReason } from '@crawlq/group-limiter';
 import type { RenderedRequest } from '@crawlq/renderer';
-import { messageWithReason, redactUrl, withoutUserinfo, type FailureReason } from '@crawlq/urls';
+import { redactUrl, withoutUserinfo } from '@crawlq/urls';
 import { UnrecoverableError } from 'bullmq';
 
 /**

@@ -1,6 +1,7 @@
 import { noResponseFailure, RetryableFetchError, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
 import type { AcquireRequest } from '@crawlq/group-limiter';
-import { failureReasonOfCode, redactUrl } from '@crawlq/urls';
+import { failureReasonOfCode } from '@crawlq/errors';
+import { redactUrl } from '@crawlq/urls';
 import { ServerLookupError } from './errors.js';
 import type { GateDenial, GateLease, GroupGate, PassOptions, RequestOutcome } from './group-gate.js';
 

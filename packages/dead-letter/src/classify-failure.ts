@@ -1,4 +1,5 @@
-import { failureReasonInMessage, failureReasonOfCode, isFailureReason, redactText, statusOfFailureReason } from '@crawlq/urls';
+import { failureReasonInMessage, failureReasonOfCode, isFailureReason, statusOfFailureReason } from '@crawlq/errors';
+import { redactText } from '@crawlq/urls';
 
 /** What a failure was, in the fields a dead-letter entry keeps. */
 export interface FailureClassification {

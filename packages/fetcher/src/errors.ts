@@ -1,5 +1,5 @@
-import { failureReasonOfCode, httpFailureReason, messageWithReason, redactUrl, type FailureReason } from '@crawlq/urls';
-import { CrawlqError, type CrawlqErrorOptions } from '@crawlq/errors';
+import { redactUrl } from '@crawlq/urls';
+import { CrawlqError, type CrawlqErrorOptions, type FailureReason, failureReasonOfCode, httpFailureReason, messageWithReason } from '@crawlq/errors';
 import { RequestError, TimeoutError } from 'got';
 
 /**

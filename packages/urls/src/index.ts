@@ -15,14 +15,3 @@ export type { IpClass } from './classify-ip.js';
 export { redactConnectionUrl, redactOutput, redactText, redactUrl, withoutUserinfo } from './redact-url.js';
 export { redactWrites } from './redact-stream.js';
 export { escapeHtml } from './escape-html.js';
-export {
-  FAILURE_REASONS,
-  failureReasonInMessage,
-  failureReasonOfCode,
-  httpFailureReason,
-  isFailureReason,
-  messageWithReason,
-  statusOfFailureReason,
-  type FailureReason,
-  type NamedFailureReason,
-} from '@crawlq/errors';
