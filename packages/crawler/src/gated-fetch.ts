@@ -91,6 +91,8 @@ function openGateSession(options: GatedFetchOptions): GateSession {
   const firstRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: options.due, lag: options.lag, progress: options.progress, maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal };
   const laterRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal };
   let lease: GateLease | undefined;
+  // The request the held lease admitted (asked for again when its start went late).
+  let admittedFor: GatedRequest | undefined;
   let waitMs = 0;
   let requestedAt: number | undefined;
   // Set once the fetch settled. An abort rejects it while a retry or redirect
@@ -103,13 +105,15 @@ function openGateSession(options: GatedFetchOptions): GateSession {
     if (held?.sentAt !== undefined) requestedAt = held.sentAt;
     await held?.release(outcome);
   };
-  const start = async (request: GatedRequest): Promise<void> => {
+  const start = async (request: GatedRequest, again = false): Promise<void> => {
     const before = performance.now();
     try {
       for (;;) {
         if (over) throw fetchEnded(request);
         signal?.throwIfAborted();
-        const answer = await gate.pass(request.group, { ...(request.kind === 'first' ? firstRequest : laterRequest), host: hostOf(request.url) }).catch((error: unknown) => {
+        // Asked again, a first request is no longer at the job's slot, nor does it record the job's progress twice.
+        const passOptions = request.kind === 'first' && !again ? firstRequest : laterRequest;
+        const answer = await gate.pass(request.group, { ...passOptions, host: hostOf(request.url) }).catch((error: unknown) => {
           throw error instanceof ServerLookupError ? lookupFailure(request.url, error) : error;
         });
         if (answer.admitted) {
@@ -118,7 +122,8 @@ function openGateSession(options: GatedFetchOptions): GateSession {
             throw fetchEnded(request);
           }
           lease = answer.lease;
-          if (request.kind === 'first') await options.onFirstAdmitted?.();
+          admittedFor = request;
+          if (request.kind === 'first' && !again) await options.onFirstAdmitted?.();
           return;
         }
         await options.onDenied(answer, request);
@@ -138,6 +143,14 @@ function openGateSession(options: GatedFetchOptions): GateSession {
       await options.checkRedirect?.(hop);
       await start({ url: hop.to, group: hop.group, kind: 'redirect' });
       await options.beforeRedirectSent?.(hop);
+    },
+    // A start that went late since its admission is retaken or asked for again
+    // here, as close to the socket as the fetcher lets it be checked.
+    beforeSend: async () => {
+      while (lease !== undefined && admittedFor !== undefined && !(await lease.keepIfOnTime())) {
+        lease = undefined;
+        await start(admittedFor, true);
+      }
     },
     onRequestSent: () => lease?.markSent(),
     ...(options.reportLatency === false ? {} : { onResponseHead: () => lease?.markResponseHead() }),

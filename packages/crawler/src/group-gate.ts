@@ -76,7 +76,7 @@ export class GateLease {
   readonly group: string;
   readonly #limiter: GateLimiter;
   readonly #lease: Lease;
-  readonly #startBy: number;
+  #startBy: number;
   readonly #options: GateOptions;
   #sentAt: number | undefined;
   #sentAtLocal = 0;
@@ -113,6 +113,27 @@ export class GateLease {
     this.#sentAtLocal = performance.now();
     const lateMs = this.#sentAtLocal - this.#startBy;
     if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs, this.#lease.server).catch(() => undefined);
+  }
+
+  /**
+   * Called last before the admitted request goes out: whatever ran since the
+   * gate let it go (a busy event loop, the caller's own round trips) may have
+   * made it later than its start allowed, and then it would crowd the next
+   * starts of its group and server, reserved meanwhile, as the server sees
+   * them. A late start is retaken (it goes now, its pacing moving back by the
+   * lateness) when no later start was admitted, else given back: false, and
+   * the caller asks the gate again. On time: true, at no cost.
+   */
+  async keepIfOnTime(): Promise<boolean> {
+    if (this.#released) return false;
+    if (this.#sentAt !== undefined || performance.now() <= this.#startBy) return true;
+    const startBy = await retakeOrGiveBack(this.#limiter, this.#lease, performance.now() - this.#startBy);
+    if (startBy === undefined) {
+      this.#released = true;
+      return false;
+    }
+    this.#startBy = startBy;
+    return true;
   }
 
   /** The admitted request's response head arrived: its latency is what adaptive pacing judges. */
@@ -198,22 +219,9 @@ export class GroupGate {
       }
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
-      // admitted (its pacing moves back by the lateness, and by a grace for
-      // the reply to come back late too), else give it back and ask again. A
-      // retaken start that is late again is retaken again with twice the
-      // grace while it is still the group's latest: a busy event loop costs
-      // a round trip, not the group's next interval. A limiter that cannot
-      // retake gives it back.
-      // (`null`: given back already; undefined: no answer, so still held.)
-      let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, performance.now() - admission.localStartAt));
-      let retaken: RetakenStart | null | undefined;
-      for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
-        retaken = await limiter.retakeLateStart(admission.lease, graceMs).catch(() => undefined);
-        if (!retaken) break;
-        if (performance.now() <= retaken.startBy) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy: retaken.startBy }, this.#options) };
-        graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
-      }
-      if (retaken !== null) await limiter.abandon(admission.lease).catch(() => undefined);
+      // admitted, else give it back and ask again.
+      const startBy = await retakeOrGiveBack(limiter, admission.lease, performance.now() - admission.localStartAt);
+      if (startBy !== undefined) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy }, this.#options) };
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
@@ -235,6 +243,30 @@ export class GroupGate {
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
   }
+}
+
+/**
+ * A start found past its deadline (`lateMs` past it, or past its slot): goes
+ * now after all if no later start of its group (or server) was admitted, its
+ * pacing moving back by the lateness and by a grace for the reply to come
+ * back late too; resolves to its new deadline. A retaken start that is late
+ * again is retaken again with twice the grace while it is still the latest: a
+ * busy event loop costs a round trip, not the group's next interval. Else the
+ * start is given back and this resolves to undefined. A limiter that cannot
+ * retake gives it back.
+ */
+async function retakeOrGiveBack(limiter: GateLimiter, lease: Lease, lateMs: number): Promise<number | undefined> {
+  let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, lateMs));
+  // `null`: given back already; undefined: no answer, so still held.
+  let retaken: RetakenStart | null | undefined;
+  for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
+    retaken = await limiter.retakeLateStart(lease, graceMs).catch(() => undefined);
+    if (!retaken) break;
+    if (performance.now() <= retaken.startBy) return retaken.startBy;
+    graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
+  }
+  if (retaken !== null) await limiter.abandon(lease).catch(() => undefined);
+  return undefined;
 }
 
 /** How one request asks the gate. */

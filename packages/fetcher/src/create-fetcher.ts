@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import got, { HTTPError, RequestError, TimeoutError } from 'got';
-import type { Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
+import type { BeforeRequestHook, Options as GotOptions, OptionsInit, PlainResponse, Progress, RetryObject } from 'got';
 import { checkLiteralHost, createGuardedLookup, publicAddressesOnly } from './address-guard.js';
 import { cappedBody } from './capped-body.js';
 import { drainRedirectBody } from './drain-redirect-body.js';
@@ -179,17 +179,31 @@ class GotFetcher implements Fetcher {
         return true;
       },
       hooks: {
-        beforeRequest:
-          policy === undefined
+        beforeRequest: [
+          // Both run for the first request, every retry and every redirect hop.
+          ...(policy === undefined
             ? []
-            : [
-                // Runs for the first request, every retry and every redirect hop, on
-                // the exact URL got is about to use. IP literals never reach dnsLookup.
+            : ([
+                // On the exact URL got is about to use. IP literals never reach dnsLookup.
                 (requestOptions) => {
                   const { url } = requestOptions;
                   if (url instanceof URL) checkLiteralHost(url.hostname, policy);
                 },
-              ],
+              ] satisfies BeforeRequestHook[])),
+          // Last: the caller's check runs as close to the socket as a hook gets.
+          (async (requestOptions) => {
+            const state = stateOf(requestOptions);
+            const hooks = state?.hooks;
+            if (state === undefined || hooks?.beforeSend === undefined) return;
+            try {
+              await hooks.beforeSend();
+            } catch (hookError) {
+              // got wraps this in a RequestError; remember the original for fetch().
+              state.hookFailure = { error: hookError };
+              throw hookError;
+            }
+          }) satisfies BeforeRequestHook,
+        ],
         beforeRedirect: [
           async (updatedOptions, response) => {
             const state = stateOf(updatedOptions);

@@ -46,6 +46,15 @@ export interface AttemptHooks {
    */
   beforeRedirect?(info: RedirectInfo): Promise<void>;
   /**
+   * Called last before each attempt's request is made (first request, retries
+   * and redirect hops alike, after `beforeRetry` or `beforeRedirect`), once
+   * got's own options are settled: the last moment the request can be held
+   * back. May wait; may throw to stop: `fetch()` then rejects with that very
+   * error object, without retrying. The crawler checks there that the start
+   * its gate admitted is still on time, whatever ran since the admission.
+   */
+  beforeSend?(): Promise<void>;
+  /**
    * Called as each attempt's request has been handed to the OS socket (first
    * request, retries and redirect hops alike): the closest a process gets to
    * the moment the server sees it start.

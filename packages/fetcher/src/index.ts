@@ -1,4 +1,5 @@
 export { createFetcher } from './create-fetcher.js';
+export { warmUpFetcher } from './warm-up.js';
 export type { RawExchange, RawHeader } from './raw-exchange.js';
 export type { AttemptHooks, Fetcher, FetchRequest, FetchResult, RedirectInfo, RetryInfo, StreamedFetchResult, StreamRequest } from './fetcher-types.js';
 export { DEFAULT_ACCEPT, DEFAULT_USER_AGENT, resolveFetcherOptions } from './fetcher-options.js';

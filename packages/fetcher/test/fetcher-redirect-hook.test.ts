@@ -8,7 +8,7 @@ let server: TestServer;
 let fetcher: Fetcher | undefined;
 
 beforeAll(async () => {
-  server = await startServer((req, res) => {
+  server = await startServer((req, res, seen) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const tag = url.searchParams.get('t') ?? '';
     switch (url.pathname) {
@@ -22,6 +22,11 @@ beforeAll(async () => {
       case '/with-credentials':
         res.writeHead(301, { location: `http://user:s3cret@127.0.0.1:${url.searchParams.get('port')}/page?t=${tag}` });
         res.end();
+        return;
+      case '/flaky':
+        // The first request of each tag fails with a status got retries.
+        res.writeHead(seen === 1 ? 503 : 200, { 'content-type': 'text/plain' });
+        res.end(seen === 1 ? 'busy' : 'ok');
         return;
       case '/always-500-redirect':
         res.writeHead(301, { location: `/down?t=${tag}` });
@@ -153,5 +158,62 @@ describe('attemptHooks.beforeRedirect', () => {
     const error = await fetcher.fetch(`${server.origin}/hop?n=3&t=budget`, { maxRedirects: 2 }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ reason: 'too-many-redirects', retryable: false });
     expect(server.count('/page?t=budget')).toBe(0);
+  });
+});
+
+describe('attemptHooks.beforeSend', () => {
+  it('runs before every request of a fetch, after its redirect hook, and may wait: the server sees each request only after it returned', async () => {
+    const t = tag();
+    const order: string[] = [];
+    const seenAtReturn: number[] = [];
+    const result = await open().fetch(`${server.origin}/hop?n=2&t=${t}`, {
+      attemptHooks: {
+        beforeRedirect: (info) => Promise.resolve(void order.push(`redirect ${new URL(info.to).pathname}`)),
+        beforeSend: async () => {
+          order.push('send');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          seenAtReturn.push(server.requests.filter((request) => request.path.endsWith(`t=${t}`)).length);
+        },
+      },
+    });
+    expect(result.status).toBe(200);
+    expect(order).toEqual(['send', 'redirect /hop', 'send', 'redirect /page', 'send']);
+    // The n-th request had not reached the server when its hook returned.
+    expect(seenAtReturn).toEqual([0, 1, 2]);
+  });
+
+  it('that throws stops the fetch with its own error, unsent and not retried', async () => {
+    const t = tag();
+    const stop = new Error('held back');
+    let calls = 0;
+    const error = await open()
+      .fetch(`${server.origin}/page?t=${t}`, {
+        attemptHooks: {
+          beforeSend: () => {
+            calls += 1;
+            return Promise.reject(stop);
+          },
+        },
+      })
+      .catch((caught: unknown) => caught);
+    expect(error).toBe(stop);
+    expect(calls).toBe(1);
+    expect(server.count(`/page?t=${t}`)).toBe(0);
+  });
+
+  it('runs before each retry too', async () => {
+    const t = tag();
+    let sends = 0;
+    let retries = 0;
+    const result = await open().fetch(`${server.origin}/flaky?t=${t}`, {
+      attemptHooks: {
+        beforeRetry: () => Promise.resolve(void (retries += 1)),
+        beforeSend: () => Promise.resolve(void (sends += 1)),
+      },
+    });
+    expect(result.status).toBe(200);
+    expect(retries).toBe(1);
+    expect(server.count(`/flaky?t=${t}`)).toBe(2);
+    expect(sends).toBe(2);
   });
 });

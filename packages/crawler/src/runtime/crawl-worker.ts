@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, formatOptionValue, optionLabel, type CrawlqConfig } from '@crawlq/config';
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
-import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
+import { createFetcher, RetryableFetchError, warmUpFetcher, type Fetcher } from '@crawlq/fetcher';
 import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, holdJobLock, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
@@ -132,6 +132,10 @@ const ABANDON_MS = 5_000;
 export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<CrawlWorker> {
   const { redisUrl, log, telemetry } = options;
   const id = `${hostname()}:${process.pid}`;
+  // Begun now, beside the start-up's round trips, and awaited before the first
+  // job: a cold first request reaches the server later after its admission than
+  // the pacing's safety margin allows for.
+  const fetchPathWarm = warmUpFetcher(fetcherOptionsFrom(options.config));
   // Before the first Redis connection: a worker joining an empty namespace
   // publishes its definition, and one that cannot store its pages must not.
   await checkOutputs(options.config, { log });
@@ -298,6 +302,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
         return stats.page(record);
       },
     });
+  await fetchPathWarm;
   const workers = shards.map((namespace) => openWorker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
     (job, token) => (slots ? slots.run(() => processJob(job, token)) : processJob(job, token)),
