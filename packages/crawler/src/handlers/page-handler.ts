@@ -45,7 +45,7 @@ export interface HandledFetch {
   readonly response: FetchResult;
   readonly waitMs: number;
   readonly requestedAt: number;
-  /** A continuous crawl's ticket for this fetch: the built-in crawler records no unchanged page. */
+  /** A continuous crawl's ticket for this fetch: an unchanged page runs no route and gets no record. */
   readonly revisit?: RevisitTicket;
 }
 
@@ -144,9 +144,9 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
   }): Promise<CrawlJobResult> {
     const { fetched, context, log } = page;
     const { response } = fetched;
-    // A continuous crawl: a 304 or an unchanged page costs no parse and no record; the archive
-    // gets a revisit record, the sink the time it was checked, the schedule the outcome.
-    const verdict = builtIn ? fetched.revisit?.judge(response) : undefined;
+    // A continuous crawl: a 304 or an unchanged page costs no parse, no route and no record;
+    // the archive gets a revisit record, the sink the time it was checked, the schedule the outcome.
+    const verdict = fetched.revisit?.judge(response);
     if (verdict !== undefined && (verdict.outcome === 'unchanged' || verdict.outcome === 'notModified')) {
       const archived = await archiveUnchanged({ url: page.request.url, fetched, verdict, warc: context.warc });
       await context.sink.checked?.({ url: page.request.url, checkedAt: new Date().toISOString() });
@@ -220,20 +220,21 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       await route(crawlContext);
     });
     const parseMs = performance.now() - handlerStarted;
-    const warc = context.warc && response.exchange
-      ? await context.warc.write({
-          url: response.finalUrl,
-          requestedAt: new Date(fetched.requestedAt),
-          request: response.exchange.request,
-          response: response.exchange.response,
-          ...(outcome === undefined ? {} : { rendered: renderedBody(outcome) }),
-        })
+    // Named by its record id when it is archived on a revisit schedule: later unchanged revisits refer to it.
+    const archived = context.warc && response.exchange
+      ? { url: response.finalUrl, requestedAt: new Date(fetched.requestedAt), request: response.exchange.request, response: response.exchange.response, recordId: newWarcRecordId() }
+      : undefined;
+    const warc = context.warc && archived
+      ? await context.warc.write({ ...archived, ...(outcome === undefined ? {} : { rendered: renderedBody(outcome) }) })
       : undefined;
     // The items of a page are written together, while this worker still holds its job: see CrawlJobContext.holdJob.
     if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
     await Promise.all(items.map((item, index) => context.sink.write({ ...item, [SINK_ROW]: { key: `${request.url}#${index}`, url: request.url } })));
-    if (page.meta !== undefined) await metaStore?.remove([page.meta]);
+    // A URL on a revisit schedule keeps its route and data for its next fetch.
+    if (page.meta !== undefined && verdict === undefined) await metaStore?.remove([page.meta]);
     await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc, render: outcome?.summary }));
+    // Items, then count, then schedule: a worker that dies in between fetches the page again rather than losing its new version.
+    await verdict?.commit({ archived: warc === undefined || archived === undefined ? undefined : packCapture(warcCaptureOf(archived), request.url) });
     return { status: response.status, links: 0, enqueued };
   }
 
