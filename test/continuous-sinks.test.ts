@@ -169,6 +169,16 @@ describe('a continuous crawl into PostgreSQL and WARC', () => {
         expect(row(path).changed_at.getTime(), path).toBeGreaterThan(row(path).first_written_at.getTime());
       }
 
+      // `results stats` sums the change columns.
+      const stats = JSON.parse((await runCli(['results', 'stats', '--json', '--namespace', namespace, '--database-url', database.url], { env })).stdout) as Record<string, unknown>;
+      expect(stats).toMatchObject({
+        changedPages: rows.filter((stored) => stored.changes > 0).length,
+        changes: rows.reduce((sum, stored) => sum + stored.changes, 0),
+        lastChangedAt: new Date(Math.max(...rows.map((stored) => stored.changed_at.getTime()))).toISOString(),
+        lastCheckedAt: new Date(Math.max(...rows.map((stored) => stored.checked_at.getTime()))).toISOString(),
+      });
+      expect(stats.changedPages).toBe(2);
+
       // WARC: revisit records for unchanged revisits, naming the response they repeat.
       const records: CheckedWarcRecord[] = [];
       for (const name of readdirSync(warcDir).filter((file) => file.endsWith('.warc.gz')).sort()) records.push(...(await readWarcWithAllReaders(readFileSync(join(warcDir, name)), name)));

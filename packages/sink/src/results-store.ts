@@ -16,6 +16,13 @@ export interface ResultsStats {
   readonly byStatus: Readonly<Record<string, number>>;
   readonly firstFetchedAt: string | null;
   readonly lastFetchedAt: string | null;
+  /** Rows whose page changed at least once after its first fetch (a continuous crawl; 0 otherwise). */
+  readonly changedPages: number;
+  /** Changes seen over all rows: each revisit that found new content counts one. */
+  readonly changes: number;
+  /** The latest change seen (a first fetch counts as one), and the latest time a revisit found a page as it was. */
+  readonly lastChangedAt: string | null;
+  readonly lastCheckedAt: string | null;
 }
 
 /** One stored record, as written (plus `body` when it was kept). */
@@ -48,9 +55,22 @@ export async function openResultsStore(options: { url: string; log: (line: strin
       }
     },
     async stats(namespace) {
-      const { rows } = await pool.query<{ rows: string; pages: string; skipped: string; rewritten: string; groups: string; first: Date | null; last: Date | null }>(
+      const { rows } = await pool.query<{
+        rows: string;
+        pages: string;
+        skipped: string;
+        rewritten: string;
+        groups: string;
+        first: Date | null;
+        last: Date | null;
+        changed_pages: string;
+        changes: string | null;
+        last_changed: Date | null;
+        last_checked: Date | null;
+      }>(
         `SELECT count(*) AS rows, count(*) FILTER (WHERE skipped IS NULL) AS pages, count(*) FILTER (WHERE skipped IS NOT NULL) AS skipped,
-                count(*) FILTER (WHERE writes > 1) AS rewritten, count(DISTINCT grp) AS groups, min(fetched_at) AS first, max(fetched_at) AS last
+                count(*) FILTER (WHERE writes > 1) AS rewritten, count(DISTINCT grp) AS groups, min(fetched_at) AS first, max(fetched_at) AS last,
+                count(*) FILTER (WHERE changes > 0) AS changed_pages, sum(changes) AS changes, max(changed_at) AS last_changed, max(checked_at) AS last_checked
            FROM ${RESULTS_TABLE} WHERE namespace = $1`,
         [namespace],
       );
@@ -69,6 +89,10 @@ export async function openResultsStore(options: { url: string; log: (line: strin
         byStatus: Object.fromEntries(statuses.rows.map((row) => [String(row.status), Number(row.count)])),
         firstFetchedAt: totals?.first?.toISOString() ?? null,
         lastFetchedAt: totals?.last?.toISOString() ?? null,
+        changedPages: Number(totals?.changed_pages ?? 0),
+        changes: Number(totals?.changes ?? 0),
+        lastChangedAt: totals?.last_changed?.toISOString() ?? null,
+        lastCheckedAt: totals?.last_checked?.toISOString() ?? null,
       };
     },
     async close() {

@@ -72,7 +72,7 @@ export function registerResults(program: Command): void {
   });
 
   addConfigOptions(
-    results.command('stats').description('Rows, pages, statuses and re-deliveries of the namespace').option('--json', 'machine-readable output'),
+    results.command('stats').description('Rows, pages, statuses, re-deliveries and changes of the namespace').option('--json', 'machine-readable output'),
     RESULTS_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
@@ -95,6 +95,9 @@ function formatStats(stats: ResultsStats): string {
     ['rewritten', `${stats.rewritten} (rows a retried or re-delivered job wrote again)`],
     ['first fetch', stats.firstFetchedAt ?? '-'],
     ['last fetch', stats.lastFetchedAt ?? '-'],
+    ['changed', `${stats.changedPages} pages, ${stats.changes} changes (revisits that found new content)`],
+    ['last change', stats.lastChangedAt ?? '-'],
+    ['last check', stats.lastCheckedAt ?? '-'],
   ];
   return rows.map(([name, value]) => `${name.padEnd(12)} ${value}`).join('\n');
 }
