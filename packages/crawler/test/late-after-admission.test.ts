@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFetcher, warmUpFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
 import { GroupGate } from '../src/group-gate.js';
@@ -41,17 +41,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await redis.stop();
 });
-
-/** Most arrivals in any window [t, t + windowMs). */
-function maxInWindow(times: readonly number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let head = 0, tail = 0; head < sorted.length; head += 1) {
-    while (sorted[head]! - sorted[tail]! >= windowMs) tail += 1;
-    best = Math.max(best, head - tail + 1);
-  }
-  return best;
-}
 
 /** `count` fetches of `urlOf(i)` at once; the first one admitted stalls after its admission. Resolves to their statuses. */
 async function crawlWithStalls(policy: LimitPolicyInput, prefix: string, count: number, urlOf: (i: number) => string): Promise<number[]> {

@@ -1,0 +1,15 @@
+/**
+ * The largest number of `times` inside any half-open window [t, t + windowMs)
+ * that starts at one of them: what a server counting starts per window would
+ * count at its busiest, the bound every politeness test judges.
+ */
+export function maxInWindow(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  let end = 0;
+  for (let start = 0; start < sorted.length; start += 1) {
+    while (end < sorted.length && sorted[end]! < sorted[start]! + windowMs) end += 1;
+    best = Math.max(best, end - start);
+  }
+  return best;
+}
