@@ -189,10 +189,11 @@ for i = 1, PACED_D do
     -- a group with one has had a request answered, so it is no new site and
     -- goes on without a probe (a wide crawl's backlogs run dry again and
     -- again, and a probe each time ran its URLs one at a time, looked at by
-    -- every release meanwhile).
+    -- every release meanwhile). Unless it adapts its pace: each probe is a
+    -- request that meets the site unloaded, the baseline its latency is judged by.
     local probing = horizon ~= false and string.sub(horizon, 1, 6) == 'probe:'
     local started = horizon ~= false and not probing
-    if not slow_start or (horizon == false and g.hold > 0) then
+    if not slow_start or (horizon == false and g.hold > 0 and not g.adaptive) then
       started = true
     elseif horizon == false then
       bound = math.min(bound, 1)
