@@ -27,7 +27,7 @@ import { SERVER_INCLUDE } from './server-lua.js';
  *       17 the job's progress ('' = none): written to KEYS[6] if that job still exists, whatever
  *          the answer, so a job of several URLs records each one it moves on to in the same round trip,
  *       18-20 the server level's (see SERVER_INCLUDE),
- *       21 grace ms ('' or 0 = none): the caller's starts run this late of late (a busy event
+ *       21 grace ms ('' or 0 = none): the caller's starts have lately run this late (a busy event
  *          loop); a start that keeps spacing (the group's rate, no crawl-wide cap) moves the group's
  *          pacing, and its server's, back by that much more, at most a quarter of either's interval,
  *          so it may go that late without a retake's round trip
