@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import type { RequestRecord } from '@crawlq/demo-site';
 import type { TestRedis } from '@crawlq/testing';
 import { windowViolations } from './politeness.js';
-import { redisSnapshot } from './redis-stats.js';
+import { redisSnapshot, topCalls } from './redis-stats.js';
 import { countRoundTrips, CRAWL_FLAGS, runContender, runCrawlq, startSite, startTestRedis, type CrawlqRun, type CrawlqRunOptions } from './scale.js';
 import { startSiteProcess } from './site-server.js';
 import { fmt, scriptLines, type CountedRoundTrips } from './support.js';
@@ -62,7 +62,7 @@ function costLine(name: string, m: Measured): string {
     .slice(0, 6)
     .map(([command, count]) => `${command} ${fmt(count / trips.pages, 2)}`)
     .join(', ');
-  return `${name}: ${perPage(run.redis.commands, run.pages)} Redis commands per page (${perPage(run.redis.scripts, run.pages)} script calls), ${fmt(trips.roundTrips / trips.pages, 2)} round trips per page (most: ${most})`;
+  return `${name}: ${perPage(run.redis.commands, run.pages)} Redis commands per page (${perPage(run.redis.scripts, run.pages)} script calls), ${fmt(trips.roundTrips / trips.pages, 2)} round trips per page (most: ${most}); commands per page by name (INFO commandstats, inside scripts included): ${topCalls(run.redis, run.pages, 40)}`;
 }
 
 function breakdown(log: Log, m: Measured): void {

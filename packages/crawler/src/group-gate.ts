@@ -19,6 +19,17 @@ const MAX_RETAKE_GRACE_MS = 200;
 const MIN_RETAKE_GRACE_MS = 10;
 /** Retakes of one late start at most (each with twice the grace of the last) before it is given back. */
 const MAX_RETAKES = 3;
+/**
+ * Weight of a start's lateness in the process's moving average of it, and
+ * how many times that average a start asks as grace (see AcquireRequest.graceMs):
+ * on a busy machine nearly every start missed its few milliseconds of
+ * allowance, and each miss cost a retake (a round trip and a dozen Redis
+ * commands) or two; asked up front, the grace costs nothing more.
+ */
+const LATENESS_WEIGHT = 0.2;
+const GRACE_PER_LATENESS = 2;
+/** Below this average lateness (ms) a start asks no grace. */
+const MIN_GRACE_LATENESS_MS = 1;
 /** A start reserved far enough ahead to be confirmed is confirmed this long before it. */
 const CONFIRM_LEAD_MS = 25;
 
@@ -160,6 +171,8 @@ export class GateLease {
 export class GroupGate {
   readonly #limiter: GateLimiter;
   readonly #options: GateOptions;
+  /** Moving average of how late (ms) this process's spaced starts were past their reserved time. */
+  #latenessMs = 0;
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -197,7 +210,7 @@ export class GroupGate {
       throw error;
     }
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
-      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address });
+      const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address, graceMs: this.#graceMs() });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
       try {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
@@ -217,13 +230,21 @@ export class GroupGate {
         await limiter.release(admission.lease).catch(() => undefined);
         throw error;
       }
+      const lateMs = Math.max(0, performance.now() - admission.localStartAt);
+      if (Number.isFinite(admission.startBy)) this.#latenessMs += (lateMs - this.#latenessMs) * LATENESS_WEIGHT;
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
       // admitted, else give it back and ask again.
-      const startBy = await retakeOrGiveBack(limiter, admission.lease, performance.now() - admission.localStartAt);
+      const startBy = await retakeOrGiveBack(limiter, admission.lease, Math.max(performance.now() - admission.localStartAt, this.#graceMs()));
       if (startBy !== undefined) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy }, this.#options) };
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
+  }
+
+  /** The grace a start asks for: a few times how late this process's starts have lately been (none while they are on time). */
+  #graceMs(): number {
+    if (this.#latenessMs < MIN_GRACE_LATENESS_MS) return 0;
+    return Math.min(MAX_RETAKE_GRACE_MS, Math.ceil(GRACE_PER_LATENESS * this.#latenessMs));
   }
 
   /**

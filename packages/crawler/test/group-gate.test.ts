@@ -95,6 +95,27 @@ describe('GroupGate', () => {
     expect(status.inFlight).toBe(1 + admitted);
   });
 
+  it('asks for a grace up front once its starts have run late: twice its average lateness, none before', async () => {
+    const graces: number[] = [];
+    // The first reply sits in a busy loop for 40 ms, so that start is at least 40 ms late.
+    const recording: GateLimiter = {
+      ...countingLimiter(() => undefined),
+      acquire: async (request) => {
+        graces.push(request.graceMs ?? 0);
+        const admission = await limiter.acquire(request);
+        if (graces.length === 1) busy(40);
+        return admission;
+      },
+    };
+    await new GroupGate(recording).pass('graced.test', { maxInlineWaitMs: 500 });
+    // The late start was given back (this limiter cannot retake), and asked for again with
+    // a grace: the average moved a fifth of the way to 40 ms or more, and twice that is asked.
+    expect(graces).toHaveLength(2);
+    expect(graces[0]).toBe(0);
+    expect(graces[1]).toBeGreaterThanOrEqual(16);
+    expect(graces[1]).toBeLessThanOrEqual(200);
+  });
+
   it('lets a start the event loop made late go at once when no later start was admitted, its group re-paced from it', async () => {
     const group = 'retaken.test';
     let calls = 0;

@@ -132,6 +132,34 @@ describe('Frontier', () => {
     expect(firstOfNew.map((job) => crawlJobUnits(String(job.id), job.data).length)).toEqual([1]);
   });
 
+  it('probes a group once: one whose backlog ran dry after a request of it was answered goes on without a second slow start', async () => {
+    const policy = { defaults: { rate: null, concurrency: 1000 } };
+    const f = frontier({ scope: 'any' }, policy);
+    const unitsOf = async (group: string) =>
+      (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === group).map((job) => crawlJobUnits(String(job.id), job.data).length);
+    await f.addSeeds(['http://again.test/0']);
+    await f.release({ room: 100, readyTarget: 4, maxUrlsPerJob: 3 });
+    expect(await unitsOf('again.test')).toEqual([1]);
+    // The probe's request answered (its hold time recorded), its job done, the backlog dry.
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const probe = await limiter.acquire({ group: 'again.test', leaseId: 'probe' });
+    if (!probe.admitted) throw new Error('the probe was not admitted');
+    await limiter.release(probe.lease, { sent: true, status: 200 });
+    for (const job of await queue.getJobs(['prioritized'])) await job.remove();
+    // The probe done, the next URLs go out and the backlog runs dry.
+    await f.addSeeds(['http://again.test/1']);
+    await f.release({ room: 100, readyTarget: 4, maxUrlsPerJob: 3 });
+    expect(await unitsOf('again.test')).toEqual([1]);
+    for (const job of await queue.getJobs(['prioritized'])) await job.remove();
+    // More of it, and a new group beside it: only the new one is probed.
+    await f.addSeeds([...Array.from({ length: 20 }, (_, i) => `http://again.test/${i + 2}`), ...Array.from({ length: 20 }, (_, i) => `http://fresh.test/${i}`)]);
+    await f.release({ room: 100, readyTarget: 100, readyTargetShare: 4, maxUrlsPerJob: 3 });
+    expect(await unitsOf('fresh.test')).toEqual([1]);
+    const again = await unitsOf('again.test');
+    expect(again.length).toBeGreaterThan(1);
+    expect(Math.max(...again)).toBe(3);
+  });
+
   it("gives a rate-limited group with short requests its slots in jobs of several URLs, taken in turn: a job's slots are twice the hold time apart", async () => {
     const policy = {
       defaults: { rate: null, concurrency: 1000 },

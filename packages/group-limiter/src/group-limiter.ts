@@ -89,6 +89,15 @@ export interface AcquireRequest {
    * the start too, in the same script. Unset: the group's gate only.
    */
   readonly address?: string | undefined;
+  /**
+   * How late this process's starts have lately run past their slots (a busy
+   * event loop): a start that keeps a spacing moves its group's pacing (and
+   * its server's) back by that much more, at most a quarter of the interval,
+   * and `startBy` with it, so it may go that late without a retake's round
+   * trip. Only ever slows the group. Ignored under a crawl-wide cap.
+   * @default 0
+   */
+  readonly graceMs?: number | undefined;
 }
 
 /** What a `runPaced` caller adds: its operation's name (for errors), and its own keys and arguments. */
@@ -266,6 +275,7 @@ class RedisGroupLimiter implements GroupLimiter {
     checkName(leaseId, 'leaseId', 'acquire');
     const maxInlineWaitMs = request.maxInlineWaitMs ?? 0;
     checkDuration(maxInlineWaitMs, 'maxInlineWaitMs', 'acquire');
+    checkDuration(request.graceMs ?? 0, 'graceMs', 'acquire');
     // A bad address is the caller's mistake, said before any round trip.
     this.#serverCall(request.address);
     let sentAt = 0;
@@ -295,6 +305,7 @@ class RedisGroupLimiter implements GroupLimiter {
           request.slot === undefined ? '' : request.slot,
           request.progress?.value ?? '',
           ...server.args,
+          request.graceMs ?? 0,
         ],
       };
     });
@@ -310,11 +321,13 @@ class RedisGroupLimiter implements GroupLimiter {
       // crowds no one (the concurrency cap counts leases, not times), so it
       // has no deadline: no retake, no give-back, no slip report.
       const spaced = asNumber(reply[5] ?? 0) > 0 || this.#globalIntervalMs > 0 || Number(server?.args[1] ?? 0) > 0;
+      const start = this.#localStart(group, startAt, receivedAt + startInMs);
       return {
         admitted: true,
         startInMs,
         startAt,
-        ...this.#localStart(group, startAt, receivedAt + startInMs),
+        localStartAt: start.localStartAt,
+        startBy: start.startBy + asNumber(reply[6] ?? 0),
         ...(spaced ? {} : { startBy: Number.POSITIVE_INFINITY }),
         confirmBeforeStart: asNumber(reply[4]) === 1,
         lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },

@@ -81,6 +81,22 @@ describe('retakeLateStart', () => {
     await expect(limiter.retakeLateStart(next.lease, -1)).rejects.toThrow(/graceMs/);
   });
 
+  it('with a grace asked at admission, moves the pacing back by that much more (a quarter interval at most) and gives the start as long to go', async () => {
+    const graced = await limiter.acquire({ group: 'upfront.test', leaseId: 'first', maxInlineWaitMs: 1_000, graceMs: 30 });
+    if (!graced.admitted) throw new Error('the graced start was not admitted');
+    // No margins in this policy: the allowance is its 5 ms floor, plus the grace.
+    expect(graced.startBy - graced.localStartAt).toBeCloseTo(35, 6);
+    const next = await admitted('upfront.test', 'next');
+    expect(next.startAt - graced.startAt).toBeGreaterThanOrEqual(200 + 30 - 0.01);
+    expect(next.startBy - next.localStartAt).toBeCloseTo(5, 6);
+    // 500 ms asked, 50 taken: a quarter of the 200 ms interval.
+    const capped = await limiter.acquire({ group: 'grace-cap.test', leaseId: 'first', maxInlineWaitMs: 1_000, graceMs: 500 });
+    if (!capped.admitted) throw new Error('the capped start was not admitted');
+    expect(capped.startBy - capped.localStartAt).toBeCloseTo(55, 6);
+    expect((await admitted('grace-cap.test', 'next')).startAt - capped.startAt).toBeGreaterThanOrEqual(250 - 0.01);
+    await expect(limiter.acquire({ group: 'upfront.test', leaseId: 'bad', graceMs: -1 })).rejects.toThrow(/graceMs/);
+  });
+
   it('gives a missed start back when a later start was admitted (it holds the next slot), or when the group was paused', async () => {
     const group = 'overtaken.test';
     const missed = await admitted(group, 'missed');

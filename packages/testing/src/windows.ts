@@ -7,9 +7,9 @@ export function maxInWindow(times: readonly number[], windowMs: number): number 
   const sorted = [...times].sort((a, b) => a - b);
   let best = 0;
   let end = 0;
-  for (let start = 0; start < sorted.length; start += 1) {
-    while (end < sorted.length && sorted[end]! < sorted[start]! + windowMs) end += 1;
+  sorted.forEach((from, start) => {
+    while (end < sorted.length && (sorted[end] ?? Number.POSITIVE_INFINITY) < from + windowMs) end += 1;
     best = Math.max(best, end - start);
-  }
+  });
   return best;
 }

@@ -185,9 +185,15 @@ for i = 1, PACED_D do
     -- request shows the site unloaded (adaptive pacing learns its latency
     -- from it), and a new site does not get the group's whole cap at once.
     -- The horizon field is absent before the first release, 'probe:<ms>' after it.
+    -- A group whose backlog ran dry loses its horizon, but not its hold time:
+    -- a group with one has had a request answered, so it is no new site and
+    -- goes on without a probe (a wide crawl's backlogs run dry again and
+    -- again, and a probe each time ran its URLs one at a time, looked at by
+    -- every release meanwhile). Unless it adapts its pace: each probe is a
+    -- request that meets the site unloaded, the baseline its latency is judged by.
     local probing = horizon ~= false and string.sub(horizon, 1, 6) == 'probe:'
     local started = horizon ~= false and not probing
-    if not slow_start then
+    if not slow_start or (horizon == false and g.hold > 0 and not g.adaptive) then
       started = true
     elseif horizon == false then
       bound = math.min(bound, 1)

@@ -26,11 +26,16 @@ import { SERVER_INCLUDE } from './server-lua.js';
  *       16 the start slot the release step gave the job ('' = none): sets the group's `lagMs`,
  *       17 the job's progress ('' = none): written to KEYS[6] if that job still exists, whatever
  *          the answer, so a job of several URLs records each one it moves on to in the same round trip,
- *       18-20 the server level's (see SERVER_INCLUDE)
+ *       18-20 the server level's (see SERVER_INCLUDE),
+ *       21 grace ms ('' or 0 = none): the caller's starts have lately run this late (a busy event
+ *          loop); a start that keeps spacing (the group's rate, no crawl-wide cap) moves the group's
+ *          pacing, and its server's, back by that much more, at most a quarter of either's interval,
+ *          so it may go that late without a retake's round trip
  * An adapting group's limits (the longer of its interval and minimum interval,
  * its concurrency cap) are scaled by its pace factor (see `paced_limits`).
  * Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start), interval (string: the group's spacing
- *        in force, Crawl-delay and adaptive pace applied; 0 = none)} | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
+ *        in force, Crawl-delay and adaptive pace applied; 0 = none), grace (string: the grace taken, ms)}
+ *        | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
  */
 export const acquireScript = defineLuaScript({
   name: 'acquire',
@@ -83,7 +88,8 @@ if admitted % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(n
 -- start, if near, counts from now on with them: checked here, it needs no
 -- second round trip when it comes.
 local near = tonumber(ARGV[11])
-if conc > 0 and not redis.call('ZSCORE', KEYS[3], ARGV[3]) and redis.call('ZCOUNT', KEYS[3], '(' .. fmt(now), fmt(now + lease_ms + near)) >= conc then
+-- (A lease asked for again is not counted against itself; looked up only at the cap.)
+if conc > 0 and redis.call('ZCOUNT', KEYS[3], '(' .. fmt(now), fmt(now + lease_ms + near)) >= conc and not redis.call('ZSCORE', KEYS[3], ARGV[3]) then
   return deny(${ScriptCode.DeniedConcurrency}, math.max(allow_at, now + conc_step))
 end
 
@@ -112,14 +118,24 @@ if global_interval > 0 then
   redis.call('HSET', KEYS[5], 'tat', fmt(start + global_interval))
   redis.call('HINCRBY', KEYS[5], 'admitted', 1)
 end
-server_take(start, now)
+-- A grace only where starts keep a spacing the lateness could crowd: the
+-- group's own rate (a crawl-wide cap takes late starts back instead), a
+-- quarter of it at most (and of its server's), so a busy process slows its
+-- groups by that much at most and never speeds one up.
+local grace = 0
+if interval > 0 and global_interval <= 0 then
+  grace = math.min(tonumber(ARGV[21]) or 0, interval / 4)
+  if SERVER.name ~= '' and SERVER.interval > 0 then grace = math.min(grace, SERVER.interval / 4) end
+  grace = math.max(0, grace)
+end
+server_take(start, now, grace)
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 keep_leases(KEYS[3], now)
 -- The group's fields change in one write (every command counts: this runs once per request).
 local fields = {'admitted', admitted + 1, 'lastAdmitAt', fmt(start)}
 if interval > 0 then
   fields[#fields + 1] = 'tat'
-  fields[#fields + 1] = fmt(math.max(tat, start) + interval)
+  fields[#fields + 1] = fmt(math.max(tat, start) + interval + grace)
 end
 -- A job the release step gave a slot: how far the group's starts run behind
 -- those slots (late starts push them), for the next releases. A start reserved
@@ -137,6 +153,6 @@ redis.call('HSET', KEYS[2], unpack(fields))
 local confirm = 0
 if start - now >= near then confirm = 1 end
 -- The group's spacing in force (0: none), so the caller knows whether a late start could crowd the next.
-return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval)}
+return {${ScriptCode.Ok}, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval), fmt(grace)}
 `,
 });

@@ -89,7 +89,7 @@ if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
  *       '1' = adapts, concurrency cap or 0), then the caller's arguments from PACED_ARGS + 1
  * Defines PACED_D, PACED_KEYS, PACED_ARGS, PACED_MIN_STEP and paced_group(i, now):
  * the group's name, keys, current interval, tolerance and cap (Crawl-delay and
- * adaptive pace applied), tat, wakeAt, pausedUntil, hold (the mean time a
+ * adaptive pace applied), whether it adapts its pace, tat, wakeAt, pausedUntil, hold (the mean time a
  * request holds its slot, 0 before the first release) and lag (how far its
  * starts run behind the release step's slots, as admissions last saw it).
  */
@@ -110,7 +110,7 @@ local function paced_group(i, now)
   interval, tau, conc = paced_limits(interval, tau, tonumber(ARGV[base + 5]), f)
   return {
     name = ARGV[base + 1], key = key, leases = KEYS[2 + PACED_D + i],
-    interval = interval, tau = tau, conc = conc,
+    interval = interval, tau = tau, conc = conc, adaptive = ARGV[base + 4] == '1',
     tat = num(h[1], 0), wake_at = num(h[2], 0), paused_until = num(h[3], 0),
     hold = num(h[7], 0), lag = num(h[8], 0),
   }

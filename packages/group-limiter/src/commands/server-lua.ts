@@ -14,7 +14,8 @@ import { ScriptCode } from './script-code.js';
  * `server_check(now, start)` returns the start the server allows (never
  * earlier than `start`) or nil and a denial reply; it writes nothing unless
  * it denies, so a group or crawl-wide denial after it costs the server nothing.
- * `server_take(start, now)` then records the admitted start: one HSET (plus the
+ * `server_take(start, now, grace)` then records the admitted start (its pacing
+ * moved back by `grace` more, see acquire): one HSET (plus the
  * lease, with a cap). Rate only, the level costs two commands per admission.
  * A denial takes a wake slot on the server's own horizon, spaced by its
  * interval: denied requests of all the groups on one server wake in the order
@@ -48,12 +49,12 @@ local function server_check(now, start)
   if server_at - now > tonumber(ARGV[4]) then return deny(${ScriptCode.DeniedServerRate}, server_at) end
   return math.max(start, server_at), nil
 end
-local function server_take(start, now)
+local function server_take(start, now, grace)
   if SERVER.name == '' then return end
   local fields = {'admitted', num(SERVER.admitted, 0) + 1, 'lastAdmitAt', fmt(start)}
   if SERVER.interval > 0 then
     fields[#fields + 1] = 'tat'
-    fields[#fields + 1] = fmt(math.max(SERVER.tat, start) + SERVER.interval)
+    fields[#fields + 1] = fmt(math.max(SERVER.tat, start) + SERVER.interval + (grace or 0))
   end
   redis.call('HSET', KEYS[7], unpack(fields))
   if not SERVER.admitted then redis.call('SADD', KEYS[9], SERVER.name) end
