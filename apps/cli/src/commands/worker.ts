@@ -27,7 +27,8 @@ function removeHandoverFile(): void {
  * the config file `crawl` handed over, and exits for sure once the grace
  * period is over: it never outlives its coordinator.
  */
-function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGone: () => void): AbortSignal | undefined {
+function stopFromCoordinator(graceMs: number, log: (line: string) => void, hooks: { readonly onGone: () => void; readonly heard: CoordinatorWord }): AbortSignal | undefined {
+  const { onGone, heard } = hooks;
   if (process.channel === undefined) return undefined;
   process.channel.unref(); // The channel alone must not keep a stopped worker alive.
   const controller = new AbortController();
@@ -49,7 +50,33 @@ function stopFromCoordinator(graceMs: number, log: (line: string) => void, onGon
     }, graceMs + 10_000).unref();
     controller.abort('the crawl coordinator is gone');
   });
+  heard.stop();
+  const early = heard.word();
+  if (early !== undefined) onMessage(early);
   return controller.signal;
+}
+
+interface CoordinatorWord {
+  /** The stop message `crawl` sent before {@link stopFromCoordinator} listened, if any. */
+  word(): string | undefined;
+  /** Stops listening. */
+  stop(): void;
+}
+
+/**
+ * Listens for `crawl`'s stop messages from the action's first moment. A crawl
+ * with nothing to do (every seed rejected) is over before its workers have
+ * started, and its word, arriving with or right after the word to start, had
+ * no listener yet: it was lost, and the worker ran on until `crawl` killed it
+ * after the grace period, 35 s later by default.
+ */
+function listenForCoordinatorWord(): CoordinatorWord {
+  let heard: string | undefined;
+  const onMessage = (message: unknown) => {
+    if (message === CRAWL_FINISHED_MESSAGE || message === REDIS_OUTAGE_MESSAGE) heard ??= message;
+  };
+  if (process.channel !== undefined) process.on('message', onMessage);
+  return { word: () => heard, stop: () => void process.off('message', onMessage) };
 }
 
 /**
@@ -106,6 +133,7 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('Run a long-lived worker; start any number, on any machines sharing one Redis');
   addConfigOptions(command, WORKER_OPTIONS).action(async (flags: Record<string, unknown>) => {
+    const heard = listenForCoordinatorWord();
     // A worker started ahead loads its crawler module while it waits (the
     // coordinator loads it meanwhile too; a TypeScript crawler only once it is
     // compiled, which the coordinator does before it gives the word to start).
@@ -123,7 +151,7 @@ export function registerWorker(program: Command): void {
     const output = workerLogStream();
     const logger = processLogger(config, workerName(), output ? { stream: output.stream } : {});
     const log = lineLogger(logger);
-    const coordinator = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), () => output?.coordinatorGone());
+    const coordinator = stopFromCoordinator(config.gracePeriod, (line) => log(line, 'warn'), { onGone: () => output?.coordinatorGone(), heard });
     let outage: string | undefined;
     let withoutRedis = false;
     await withRedis(config, async (redisUrl, handle) => {
