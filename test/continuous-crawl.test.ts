@@ -87,8 +87,14 @@ describe('a continuous crawl (--revisit)', () => {
           const status = JSON.parse(statusJson.stdout) as { done: boolean; revisits: Revisits };
           return status.revisits.known === site.pages.length + 1 ? status : undefined;
         },
-        { timeoutMs: 60_000, intervalMs: 1_000, what: 'every page to be known' },
-      );
+        { timeoutMs: 120_000, intervalMs: 1_000, what: 'every page to be known' },
+      ).catch(async (error: unknown) => {
+        // Which pages the schedule lacks: never served at all, or served and then lost.
+        const served = new Set(site.requests.map((request) => request.page));
+        const never = site.pages.map((page) => page.index).filter((page) => !served.has(page));
+        const status = await runCli(['status', '--json', '--namespace', namespace], { env });
+        throw new Error(`${String(error)}; pages never served: ${never.join(', ') || 'none'}; status ${status.stdout}`);
+      });
       expect(done).toBe(false);
       // Every page and the index are known; each has a schedule entry within the hour (6 s intervals, 10 min leases).
       expect(revisits.known).toBe(site.pages.length + 1);
