@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFetcher, warmUpFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter';
 import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
+import { startArrivalServer, type Arrival, type ArrivalServer } from './support/arrival-server.js';
 import { GroupGate } from '../src/group-gate.js';
 
 // A request the gate admitted on time can still leave late: the process
@@ -21,24 +20,17 @@ const STALL_MS = 80;
 const STALLED = 3;
 
 let redis: TestRedis;
-let http: Server;
+let server: ArrivalServer;
 let port: number;
-const arrivals: { host: string; at: number }[] = [];
+let arrivals: Arrival[];
 
 beforeAll(async () => {
   redis = await startTestRedis();
-  http = createServer((request, response) => {
-    arrivals.push({ host: (request.headers.host ?? '').split(':')[0] ?? '', at: Date.now() });
-    response.end('ok');
-  });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(0, '127.0.0.72', () => resolve());
-  });
-  port = (http.address() as AddressInfo).port;
+  server = await startArrivalServer('127.0.0.72');
+  ({ port, arrivals } = server);
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => http.close(() => resolve()));
+  await server.close();
   await redis.stop();
 });
 
