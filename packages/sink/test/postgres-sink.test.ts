@@ -192,6 +192,8 @@ describe('openResultsStore', () => {
       expect(new Set(urls).size).toBe(26);
       const stats = await store.stats('store');
       expect(stats).toMatchObject({ rows: 26, pages: 25, skipped: 1, rewritten: 1, groups: 1, byStatus: { '200': 18, '404': 7 } });
+      // A one-shot crawl: no page changed after its first fetch.
+      expect(stats).toMatchObject({ changedPages: 0, changes: 0 });
     } finally {
       await store.close();
     }
