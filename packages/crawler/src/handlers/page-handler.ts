@@ -7,13 +7,13 @@ import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../errors.js';
-import { renderedBody, type RenderOutcome } from '../page-render.js';
+import type { RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
 import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { handlerFailure } from './handler-errors.js';
-import { lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
+import { archive, lendPageRecordEngine, pageRecordCore, pageRecordCrawler, type PageRecordEngine } from './page-record-crawler.js';
 import { CrawlerDefinitionError, retryableByUser } from './user-errors.js';
 import { MAX_USER_DATA_BYTES, type RequestMetaStore, type RequestMeta } from './request-meta.js';
 
@@ -220,13 +220,9 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       await route(crawlContext);
     });
     const parseMs = performance.now() - handlerStarted;
-    // Named by its record id when it is archived on a revisit schedule: later unchanged revisits refer to it.
-    const archived = context.warc && response.exchange
-      ? { url: response.finalUrl, requestedAt: new Date(fetched.requestedAt), request: response.exchange.request, response: response.exchange.response, recordId: newWarcRecordId() }
-      : undefined;
-    const warc = context.warc && archived
-      ? await context.warc.write({ ...archived, ...(outcome === undefined ? {} : { rendered: renderedBody(outcome) }) })
-      : undefined;
+    // The capture is what later unchanged revisits of a page on a revisit schedule refer to.
+    let captured: WarcCapture | undefined;
+    const warc = context.warc ? await archive(context.warc, response, { requestedAt: fetched.requestedAt, rendered: outcome, onArchived: (capture) => (captured = capture) }) : undefined;
     // The items of a page are written together, while this worker still holds its job: see CrawlJobContext.holdJob.
     if (context.holdJob !== undefined && !(await context.holdJob())) throw new JobLostError(request.url);
     await Promise.all(items.map((item, index) => context.sink.write({ ...item, [SINK_ROW]: { key: `${request.url}#${index}`, url: request.url } })));
@@ -234,7 +230,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     if (page.meta !== undefined && verdict === undefined) await metaStore?.remove([page.meta]);
     await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc, render: outcome?.summary }));
     // Items, then count, then schedule: a worker that dies in between fetches the page again rather than losing its new version.
-    await verdict?.commit({ archived: warc === undefined || archived === undefined ? undefined : packCapture(warcCaptureOf(archived), request.url) });
+    await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url) });
     return { status: response.status, links: 0, enqueued };
   }
 

@@ -81,7 +81,12 @@ export const pageRecordCrawler = defineCrawler<PageRecord>()({
   defaultRoute: 'page',
 });
 
-async function archive(
+/**
+ * Writes a page's exchange (and its rendered DOM, if any) to the archive, and
+ * hands `onArchived` the capture a later unchanged revisit's record refers to.
+ * Undefined without a recorded exchange.
+ */
+export async function archive(
   warc: WarcWriter,
   response: FetchResult,
   { requestedAt, rendered, onArchived }: { requestedAt: number; rendered: RenderOutcome | undefined; onArchived: ((capture: WarcCapture) => void) | undefined },
