@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { byHost, maxStartsInWindow } from './support/politeness.js';
 import { duplicates } from './support/records.js';
+import type { AppItem } from './fixtures/spa-crawler.js';
 
 // A user's crawler (TypeScript, --crawler) on the loopback single-page app with
 // --render: its route's `$` is the DOM the browser left, so its items hold what
@@ -19,18 +20,6 @@ if (chromium === undefined) console.warn('render crawler e2e skipped: no system 
 
 const CRAWLER = fileURLToPath(new URL('./fixtures/spa-crawler.ts', import.meta.url));
 const RATE = 5;
-
-interface AppItem {
-  url: string;
-  title: string;
-  heading: string;
-  links: string[];
-  rendered: boolean;
-  reason: string | null;
-  complete: boolean | null;
-  steps: number;
-  domHasHeading: boolean;
-}
 
 let redis: TestRedis;
 
