@@ -235,7 +235,7 @@ export class GroupGate {
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
       // admitted, else give it back and ask again.
-      const startBy = await retakeOrGiveBack(limiter, admission.lease, Math.max(performance.now() - admission.localStartAt, this.#graceMs()));
+      const startBy = await retakeOrGiveBack(limiter, admission.lease, Math.max(lateMs, this.#graceMs()));
       if (startBy !== undefined) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy }, this.#options) };
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
