@@ -113,17 +113,28 @@ export class BacklogReleaser {
     this.#wake = wake;
     const stop = () => wake.abort();
     signal.addEventListener('abort', stop, { once: true });
-    await sleep(ms, undefined, { signal: wake.signal }).catch(() => undefined);
+    await sleepUntil(startedAt + ms, wake.signal);
     signal.removeEventListener('abort', stop);
     this.#wake = undefined;
     if (signal.aborted || !wake.signal.aborted) return;
-    const left = startedAt + paceMs - performance.now();
-    if (left > 0) await sleep(left, undefined, { signal }).catch(() => undefined);
+    await sleepUntil(startedAt + paceMs, signal);
   }
 
   /** Stops after the release in progress, if any. */
   async stop(): Promise<void> {
     this.#stop.abort();
     await this.#done;
+  }
+}
+
+/**
+ * Sleeps until `performance.now()` reaches `until`, or `signal` aborts. Timers
+ * keep whole milliseconds by a clock read at the loop's turn, so one can fire
+ * a fraction of a millisecond early: the rest is slept again, and a release
+ * never comes closer than the pace.
+ */
+async function sleepUntil(until: number, signal: AbortSignal): Promise<void> {
+  for (let left = until - performance.now(); left > 0 && !signal.aborted; left = until - performance.now()) {
+    await sleep(Math.ceil(left), undefined, { signal }).catch(() => undefined);
   }
 }
