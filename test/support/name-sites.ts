@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ArrivalClock } from '@crawlq/testing';
 
 /** One request as a test server saw it. */
 export interface NamedRequest {
@@ -8,8 +9,10 @@ export interface NamedRequest {
   readonly path: string;
   /** The address the connection came in on: which server it reached. */
   readonly server: string;
-  /** Server-side arrival time (epoch ms). */
+  /** Server-side arrival time (epoch ms): when its handler ran. */
   readonly startedAt: number;
+  /** The earliest it can have arrived (epoch ms): before `startedAt` when this process's loop had stalled (see ArrivalClock). */
+  readonly notBefore: number;
 }
 
 /**
@@ -18,7 +21,8 @@ export interface NamedRequest {
  * header. A site `name` has pages /, /p/1 .. /p/(pages-1), each linking to
  * all the others, and a robots.txt allowing all. `redirects` sends a path of
  * one site to another site's page (a cross-name redirect). Every request is
- * logged with the address it arrived on.
+ * logged with the address it arrived on and when (bounded from below across
+ * this process's own stalls: see ArrivalClock).
  */
 export class NameSites {
   readonly requests: NamedRequest[] = [];
@@ -26,6 +30,7 @@ export class NameSites {
   readonly port: number;
   readonly #pages: (host: string) => number;
   readonly #redirects: ReadonlyMap<string, string>;
+  readonly clock = new ArrivalClock();
 
   private constructor(servers: Server[], port: number, pages: (host: string) => number, redirects: ReadonlyMap<string, string>) {
     this.#servers = servers;
@@ -62,7 +67,8 @@ export class NameSites {
   handle(request: IncomingMessage, response: ServerResponse): void {
     const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const path = request.url ?? '/';
-    this.requests.push({ host, path, server: request.socket.localAddress?.replace(/^::ffff:/, '') ?? '', startedAt: Date.now() });
+    const { at, notBefore } = this.clock.arrival();
+    this.requests.push({ host, path, server: request.socket.localAddress?.replace(/^::ffff:/, '') ?? '', startedAt: at, notBefore });
     const redirect = this.#redirects.get(`${host}${path}`);
     if (redirect !== undefined) {
       response.writeHead(301, { location: redirect, 'content-length': 0 });
@@ -88,6 +94,7 @@ export class NameSites {
   }
 
   async close(): Promise<void> {
+    this.clock.stop();
     await Promise.all(this.#servers.map((server) => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -13,3 +13,72 @@ export function maxInWindow(times: readonly number[], windowMs: number): number 
   });
   return best;
 }
+
+/**
+ * When a server saw a request, as far as its own event loop can tell: the
+ * handler ran at `at`, and the bytes came in no earlier than `notBefore` (a
+ * loop that was busy or not scheduled meanwhile handles them late, and two
+ * arrivals far apart can then look simultaneous). Epoch ms.
+ */
+export interface Arrival {
+  readonly at: number;
+  readonly notBefore: number;
+}
+
+/**
+ * Times a server's arrivals with how late its own event loop could have seen
+ * them: a 1 ms interval ticks while the loop runs freely, and a request whose
+ * handler runs after a gap in the ticks (the loop busy with other work, or the
+ * process not scheduled on a loaded machine) may have arrived as early as the
+ * tick before that gap. Data that was there before a tick would have been read
+ * in the poll phase that followed it, so the second-to-last tick bounds the
+ * arrival from below.
+ */
+export class ArrivalClock {
+  #lastTick = Date.now();
+  #tickBefore = this.#lastTick;
+  #longestGapMs = 0;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor() {
+    this.#timer = setInterval(() => {
+      const now = Date.now();
+      this.#longestGapMs = Math.max(this.#longestGapMs, now - this.#lastTick);
+      this.#tickBefore = this.#lastTick;
+      this.#lastTick = now;
+    }, 1);
+    this.#timer.unref();
+  }
+
+  /** Called first thing in a request handler. */
+  arrival(): Arrival {
+    return { at: Date.now(), notBefore: this.#tickBefore };
+  }
+
+  /** The longest the loop went without a tick so far (ms): how unsure the arrival times could be. */
+  get longestGapMs(): number {
+    return Math.max(this.#longestGapMs, Date.now() - this.#lastTick);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+/**
+ * The most arrivals that were certainly inside one window [t, t + windowMs):
+ * those whose earliest and latest possible times both fall in it. When the
+ * server's loop ran freely this is {@link maxInWindow} of the handler times;
+ * across a stall it counts only what the stall cannot explain, so a politeness
+ * bound judged with it fails on a real burst, not on the judge's own lateness.
+ */
+export function maxCertainlyInWindow(arrivals: readonly Arrival[], windowMs: number): number {
+  let best = 0;
+  for (const from of arrivals) {
+    const start = Math.min(from.notBefore, from.at);
+    let inside = 0;
+    for (const other of arrivals) if (Math.min(other.notBefore, other.at) >= start && other.at < start + windowMs) inside += 1;
+    best = Math.max(best, inside);
+  }
+  return best;
+}

@@ -1,0 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { ArrivalClock, maxCertainlyInWindow, maxInWindow } from '../src/windows.js';
+
+const exact = (at: number) => ({ at, notBefore: at });
+
+describe('maxCertainlyInWindow', () => {
+  it('equals maxInWindow when every arrival time is exact', () => {
+    const times = [0, 100, 150, 990, 999, 1000, 1100, 1101, 1102];
+    expect(maxCertainlyInWindow(times.map(exact), 1000)).toBe(maxInWindow(times, 1000));
+    expect(maxCertainlyInWindow(times.map(exact), 1000)).toBe(7);
+  });
+
+  it('does not count an arrival a stall could have placed outside the window', () => {
+    // Eleven handler times inside 1 s, but the first two ran after a 150 ms stall: the earlier
+    // of them may have come at -150, and then no window of 1 s certainly holds eleven.
+    const arrivals = [{ at: 0, notBefore: -150 }, { at: 0, notBefore: -150 }, ...Array.from({ length: 9 }, (_, i) => exact(100 * (i + 1)))];
+    expect(maxInWindow(arrivals.map((arrival) => arrival.at), 1000)).toBe(11);
+    expect(maxCertainlyInWindow(arrivals, 1000)).toBe(10);
+  });
+
+  it('still counts a burst that no stall explains', () => {
+    const arrivals = [{ at: 500, notBefore: 400 }, ...Array.from({ length: 11 }, (_, i) => exact(10 * i))];
+    expect(maxCertainlyInWindow(arrivals, 1000)).toBe(12);
+  });
+});
+
+describe('ArrivalClock', () => {
+  it('bounds an arrival handled after a blocked loop by the time before the block', async () => {
+    const clock = new ArrivalClock();
+    try {
+      await sleep(20);
+      const blockedAt = Date.now();
+      while (Date.now() - blockedAt < 60) {
+        // the loop is busy: no tick runs
+      }
+      const arrival = clock.arrival();
+      expect(arrival.notBefore).toBeLessThanOrEqual(blockedAt);
+      expect(arrival.at - arrival.notBefore).toBeGreaterThanOrEqual(60);
+      expect(clock.longestGapMs).toBeGreaterThanOrEqual(60);
+      await sleep(20);
+      const free = clock.arrival();
+      expect(free.notBefore).toBeGreaterThan(blockedAt);
+      expect(free.notBefore).toBeLessThanOrEqual(free.at);
+    } finally {
+      clock.stop();
+    }
+  });
+});
