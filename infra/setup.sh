@@ -93,6 +93,22 @@ if ! command -v promtool >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
+# The Lua the packages run inside Redis is checked by luacheck (Debian's lua-check) in `pnpm test`.
+if ! command -v luacheck >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing luacheck (Debian package lua-check) with apt-get"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq lua-check >/dev/null
+  elif command -v brew >/dev/null 2>&1; then
+    echo "setup: installing luacheck with Homebrew"
+    brew install luacheck
+  else
+    echo "setup: luacheck is missing; the Lua lint test fails without it" >&2
+  fi
+fi
+
 if ! command -v pnpm >/dev/null 2>&1; then
   echo "setup: installing pnpm@${PNPM_VERSION} with npm"
   npm install -g "pnpm@${PNPM_VERSION}" >/dev/null

@@ -28,7 +28,9 @@ export const WRITE_CRAWL_JOB_INCLUDE: LuaInclude = luaInclude(
   'write-crawl-job',
   `
 local function bullmq_add_prioritized(KEYS, ARGV)
+-- luacheck: push ignore
 ${addPrioritizedJob.content}
+-- luacheck: pop
 end
 local function write_crawl_job(queue_keys, job_prefix, id, data_json, opts_json, priority, timestamp)
   local opts = cjson.decode(opts_json)

@@ -16,6 +16,7 @@ export { checkDatabase, databaseIndexOf } from './database-check.js';
 export { watchRedisOutage, type RedisOutageWatch, type RedisOutageWatchOptions } from './outage-watch.js';
 export {
   defineLuaScript,
+  definedLuaScripts,
   luaInclude,
   LuaScript,
   CLOCK_INCLUDE,

@@ -73,6 +73,9 @@ export interface LuaScriptSpec {
   readonly lua: string;
 }
 
+/** Every script defined so far in this process, in definition order. */
+const DEFINED: LuaScript<unknown>[] = [];
+
 /**
  * A Lua script defined once and run by SHA1 (EVALSHA), so the source crosses
  * the wire only when the server lacks it: on first use, or after a restart or
@@ -92,6 +95,7 @@ export class LuaScript<Reply = LuaReply> {
     this.#decode = decode;
     this.source = composeSource(spec);
     this.sha = createHash('sha1').update(this.source).digest('hex');
+    DEFINED.push(this);
   }
 
   /** Runs the script atomically; rejects with Redis' ReplyError when the script fails or returns an error. */
@@ -109,6 +113,15 @@ export class LuaScript<Reply = LuaReply> {
     throwNestedError(reply);
     return this.#decode(reply as LuaReply);
   }
+}
+
+/**
+ * The scripts the modules loaded so far have defined (a module defines its
+ * scripts when it loads): what a Lua linter reads, each as Redis runs it,
+ * includes first.
+ */
+export function definedLuaScripts(): readonly { readonly name: string; readonly source: string }[] {
+  return DEFINED.map(({ name, source }) => ({ name, source }));
 }
 
 /**

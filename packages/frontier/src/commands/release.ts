@@ -80,7 +80,7 @@ local function absent_from(zset, ids)
 end
 -- Counts the ready set's members still waiting in BullMQ's sets (prioritized,
 -- or deferred by the gate) and drops the rest: a few commands per set, not per member.
-local function ready_members(ready_key, prioritized, delayed)
+local function ready_members(ready_key)
   local ids = redis.call('SMEMBERS', ready_key)
   local gone = absent_from(delayed, absent_from(prioritized, ids))
   for first = 1, #gone, 1000 do
@@ -178,7 +178,7 @@ for i = 1, PACED_D do
     local probe = horizon and string.sub(horizon, 1, 6) == 'probe:'
     local probe_busy = probe and slow_start and in_flight > 0 and now - tonumber(string.sub(horizon, 7)) <= slow_start_ms
     if not probe_busy and (ready >= bound or probe) then
-      ready = ready_members(ready_key, prioritized, delayed)
+      ready = ready_members(ready_key)
     end
     -- Slow start: a group's first job runs alone, and more follow only once
     -- it is done (nothing of the group waiting or in flight): its first
@@ -198,7 +198,7 @@ for i = 1, PACED_D do
     elseif horizon == false then
       bound = math.min(bound, 1)
       -- A group released before without slow start may still list a job taken since.
-      if ready >= bound then ready = ready_members(ready_key, prioritized, delayed) end
+      if ready >= bound then ready = ready_members(ready_key) end
     elseif probing then
       -- Done when nothing of the group waits or runs; a lease held long (a
       -- sitemap streaming in) ends the probe after 2 s all the same.
@@ -256,7 +256,7 @@ for i = 1, PACED_D do
         -- new jobs' slots come after all the slots already given out (the
         -- horizon), when the jobs holding those are done with them, and the
         -- gate checks the cap at each start all the same.
-        if interleave > max_ready - ready then ready = ready_members(ready_key, prioritized, delayed) end
+        if interleave > max_ready - ready then ready = ready_members(ready_key) end
         if interleave > 0 and interleave <= math.min(max_ready - ready, room) then
           local first = math.max(wake, now, g.tat - g.tau)
           local last_first = first + (interleave - 1) * g.interval + slot_lag(g, first)

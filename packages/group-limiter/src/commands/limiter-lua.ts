@@ -84,10 +84,10 @@ if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
  * admit it.
  * KEYS: 1 policy hash, 2 groups set, 2+i group hash, 2+D+i leases (i = 1..D),
  *       then the caller's keys from PACED_KEYS + 1
- * ARGV: 1 policy version, 2 D, 3 minimum step ms, 4 maxMinIntervalMs, 5 adaptive floor,
+ * ARGV: 1 policy version, 2 D, 3 minimum step ms (not read here), 4 maxMinIntervalMs, 5 adaptive floor,
  *       6 adaptive rise per second, then D quintuples (group, interval, tolerance,
  *       '1' = adapts, concurrency cap or 0), then the caller's arguments from PACED_ARGS + 1
- * Defines PACED_D, PACED_KEYS, PACED_ARGS, PACED_MIN_STEP and paced_group(i, now):
+ * Defines PACED_D, PACED_KEYS, PACED_ARGS and paced_group(i, now):
  * the group's name, keys, current interval, tolerance and cap (Crawl-delay and
  * adaptive pace applied), whether it adapts its pace, tat, wakeAt, pausedUntil, hold (the mean time a
  * request holds its slot, 0 before the first release) and lag (how far its
@@ -99,7 +99,6 @@ export const PACED_GROUPS_INCLUDE = luaInclude(
 local PACED_D = tonumber(ARGV[2])
 local PACED_KEYS = 2 + 2 * PACED_D
 local PACED_ARGS = 6 + 5 * PACED_D
-local PACED_MIN_STEP = tonumber(ARGV[3])
 local function paced_group(i, now)
   local base = 6 + (i - 1) * 5
   local key = KEYS[2 + i]
