@@ -6,107 +6,71 @@ cd "$(dirname "$0")/.."
 
 PNPM_VERSION=10.34.9
 
-if ! command -v redis-server >/dev/null 2>&1; then
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+APT_UPDATED=""
+
+# install_missing WHY APT_PACKAGES BREW_ARGS MISSING_HINT: installs with apt-get
+# (the package index refreshed once per run), else Homebrew (BREW_ARGS empty:
+# none there), else says what is missing and what does without it.
+install_missing() {
+  local why="$1" apt_packages="$2" brew_args="$3" hint="$4"
   if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing redis-server with apt-get"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
-  elif command -v brew >/dev/null 2>&1; then
-    echo "setup: installing redis with Homebrew"
-    brew install redis
+    echo "setup: installing ${apt_packages##-* } with apt-get (${why})"
+    if [ -z "$APT_UPDATED" ]; then
+      $SUDO apt-get update -qq
+      APT_UPDATED=1
+    fi
+    # shellcheck disable=SC2086 # several packages or options, word-split on purpose
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq ${apt_packages} >/dev/null
+  elif [ -n "$brew_args" ] && command -v brew >/dev/null 2>&1; then
+    echo "setup: installing ${brew_args} with Homebrew (${why})"
+    # shellcheck disable=SC2086
+    brew install ${brew_args}
   else
-    echo "setup: redis-server is missing. Install Redis >= 6.2 yourself, or set REDIS_URL=redis://host:6379" >&2
+    echo "setup: ${hint}" >&2
   fi
+}
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  install_missing "the crawl's private Redis and the tests'" redis-server redis \
+    "redis-server is missing. Install Redis >= 6.2 yourself, or set REDIS_URL=redis://host:6379"
 fi
 
 # Rendering (--render) and the dashboard's browser test drive the system
 # Chromium through playwright-core; no browser build is ever downloaded.
 if [ ! -x /usr/bin/chromium ] && [ ! -x /Applications/Chromium.app/Contents/MacOS/Chromium ]; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing chromium with apt-get (for --render and the browser tests)"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
-  elif command -v brew >/dev/null 2>&1; then
-    echo "setup: installing Chromium with Homebrew (for --render)"
-    brew install --cask chromium
-  else
-    echo "setup: no Chromium found; --render needs one (set --chromium-path)" >&2
-  fi
+  install_missing "for --render and the browser tests" chromium "--cask chromium" "no Chromium found; --render needs one (set --chromium-path)"
 fi
 
 # The terminal test (test/terminal-progress.test.ts) runs `crawlq crawl` in a
 # tmux pane, a real terminal, and reads its screen.
 if ! command -v tmux >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing tmux with apt-get (for the terminal test)"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq tmux >/dev/null
-  elif command -v brew >/dev/null 2>&1; then
-    echo "setup: installing tmux with Homebrew (for the terminal test)"
-    brew install tmux
-  else
-    echo "setup: tmux is missing; the terminal test is skipped without it" >&2
-  fi
+  install_missing "for the terminal test" tmux tmux "tmux is missing; the terminal test is skipped without it"
 fi
 
 # The PostgreSQL sink's tests start a private server from Debian's binaries
 # (initdb, pg_ctl under /usr/lib/postgresql/<version>/bin); the machine's own
 # cluster is never used.
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 && ! command -v pg_ctl >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing postgresql with apt-get (for the PostgreSQL sink tests)"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
-  elif command -v brew >/dev/null 2>&1; then
-    echo "setup: installing postgresql with Homebrew"
-    brew install postgresql
-  else
-    echo "setup: PostgreSQL server binaries are missing (initdb, pg_ctl); the PostgreSQL sink tests need them" >&2
-  fi
+  install_missing "for the PostgreSQL sink tests" postgresql postgresql "PostgreSQL server binaries are missing (initdb, pg_ctl); the PostgreSQL sink tests need them"
 fi
 
 # The pacing end-to-end test and `pnpm bench nginx` judge politeness with a real
 # nginx `limit_req` (nginx-light has the module).
-if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "setup: installing nginx-light with apt-get (for the rate-limit pacing test)"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nginx-light >/dev/null
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  install_missing "for the rate-limit pacing test" nginx-light "" "nginx is missing; the nginx pacing test needs it"
 fi
 
 # The metrics test checks /metrics with Prometheus's own parser and linter
 # (promtool, from Debian's prometheus package).
-if ! command -v promtool >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "setup: installing promtool (Debian package prometheus) with apt-get"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+if ! command -v promtool >/dev/null 2>&1; then
+  install_missing "promtool, for the metrics test" "--no-install-recommends prometheus" "" "promtool is missing; the metrics test needs it"
 fi
 
 # The Lua the packages run inside Redis is checked by luacheck (Debian's lua-check) in `pnpm test`.
 if ! command -v luacheck >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    echo "setup: installing luacheck (Debian package lua-check) with apt-get"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq lua-check >/dev/null
-  elif command -v brew >/dev/null 2>&1; then
-    echo "setup: installing luacheck with Homebrew"
-    brew install luacheck
-  else
-    echo "setup: luacheck is missing; the Lua lint test fails without it" >&2
-  fi
+  install_missing "for the Lua lint test" lua-check luacheck "luacheck is missing; the Lua lint test fails without it"
 fi
 
 if ! command -v pnpm >/dev/null 2>&1; then
