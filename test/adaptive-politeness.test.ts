@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { startDemoSite, type DemoSite, type RequestRecord } from '@crawlq/demo-site';
 import { createGroupLimiter, type GroupStatus } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
 // Adaptive politeness, judged at the servers: three worker
@@ -165,7 +165,7 @@ describe('adaptive politeness across a fleet of 3 workers', () => {
     expect(logs).toMatch(new RegExp(`group ${SHEDDING.replace(/\./g, '\\.')}:\\d+: pace cut to 0\\.\\d+ of its limits \\(was [01]\\.\\d+\\): HTTP 503`));
 
     // (c) The healthy host: never above its ceiling, never slowed down.
-    expect(maxStartsInWindow(served(FAST).map((request) => request.startedAt), 1_000)).toBeLessThanOrEqual(20);
+    expect(maxInWindow(served(FAST).map((request) => request.startedAt), 1_000)).toBeLessThanOrEqual(20);
     expect(groups.get(FAST)).toMatchObject({ adaptive: true, paceFactor: 1, paceCuts: 0, paceReason: null, effectiveConcurrency: 4 });
     expect(logs).not.toContain(`group ${FAST}:`);
   });

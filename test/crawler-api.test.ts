@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCatalogueSite } from './support/catalogue-site.js';
 import { cliEnv, runCli } from './support/cli.js';
-import { maxStartsInWindow } from './support/politeness.js';
 import { duplicates } from './support/records.js';
 import { startStaticSite } from './support/static-site.js';
 
@@ -56,7 +55,7 @@ describe('crawlq crawl --crawler', () => {
       }
       // Politeness at the server: never more starts in a window than the rate allows.
       const starts = site.requests.filter((request) => request.path !== '/robots.txt').map((request) => request.startedAt);
-      expect(maxStartsInWindow(starts, 1_000)).toBeLessThanOrEqual(rate);
+      expect(maxInWindow(starts, 1_000)).toBeLessThanOrEqual(rate);
       // The redirect into a disallowed path was not followed, and robots.txt was asked once per worker at most.
       expect(site.requests.some((request) => request.path.startsWith('/private/'))).toBe(false);
       // Each page fetched once; the broken product once per attempt, plus once more when it failed as a later URL

@@ -2,10 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { maxStartsInWindow } from './support/politeness.js';
 import { readRecords } from './support/records.js';
 
 // --global-rate caps request starts of the whole crawl at the group gate, for
@@ -54,7 +53,7 @@ describe('--global-rate', () => {
 
     // Four hosts at 20/s each could take 80 starts a second; the servers together saw at most 10 in any second.
     const starts = site.requests.map((request) => request.startedAt);
-    expect(maxStartsInWindow(starts, 1000)).toBeLessThanOrEqual(10);
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(10);
 
     // Every request the servers saw passed the cap (pages and robots.txt alike).
     const list = await fleet.cli(['group', 'list']);

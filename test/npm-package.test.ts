@@ -3,10 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT } from './support/cli.js';
-import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
 // The public package as a user gets it: `pnpm pack` of apps/crawlq (its
@@ -139,7 +139,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     const pages = site.requests.filter((request) => request.path !== '/robots.txt');
     expect(duplicates(pages.map((request) => request.url))).toEqual([]);
     for (const [host, requests] of byHost(site.requests)) {
-      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
     }
   });
@@ -174,7 +174,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     expect(items.filter((item) => item.route === 'page').length).toBeGreaterThan(expected.size / 2);
     for (const item of items) expect(item.title).toMatch(/^Page \d+ on /);
     for (const [host, requests] of byHost(site.requests)) {
-      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
     }
 

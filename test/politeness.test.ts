@@ -2,10 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { byHost, leakyBucketRejections, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { byHost, leakyBucketRejections, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
 // Each case runs at least three worker processes against one Redis and checks
@@ -56,7 +56,7 @@ describe('group limits hold across the whole fleet', () => {
     for (const file of fleet.resultFiles()) expect(readRecords(file).length).toBeGreaterThan(0);
 
     for (const [host, requests] of byHost(site.requests.filter((request) => request.path !== '/robots.txt'))) {
-      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
       // The cap was reached: the check above is not vacuous.
       expect(peakInFlight(requests), host).toBe(2);

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 import { ScriptedHosts, type Script, type ScriptedAnswer } from './support/scripted-hosts.js';
 
@@ -82,9 +82,9 @@ describe('redirect hops pass the gate of the group they go to', () => {
     expect(duplicates(atB.map((request) => request.path))).toEqual([]);
     expect(atB.filter((request) => request.path.startsWith('/moved/'))).toHaveLength(pages);
     expect(atB.length).toBeGreaterThanOrEqual(2 * pages);
-    expect(maxStartsInWindow(atB.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(5);
+    expect(maxInWindow(atB.map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(5);
     expect(peakInFlight(atB)).toBeLessThanOrEqual(2);
-    expect(maxStartsInWindow(hosts.at(a).map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(5);
+    expect(maxInWindow(hosts.at(a).map((request) => request.startedAt), 1000)).toBeLessThanOrEqual(5);
 
     // A's jobs stop at the redirect and hand the target over as B's job.
     const all = records();
@@ -120,7 +120,7 @@ describe('redirect hops pass the gate of the group they go to', () => {
     expect(duplicates(seen.map((request) => request.path))).toEqual([]);
     // ...and took its own start: a hop sent at once after its redirect
     // would put about two starts in every 262 ms ((1000 + 50) / 4), eight in a second.
-    expect(maxStartsInWindow(starts, 1000)).toBeLessThanOrEqual(4);
+    expect(maxInWindow(starts, 1000)).toBeLessThanOrEqual(4);
     for (let i = 0; i < 8; i += 1) {
       const old = seen.find((request) => request.path === `/old/${i}`)!;
       const target = seen.find((request) => request.path === `/new/${i}`)!;

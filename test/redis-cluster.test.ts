@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
-import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { maxInWindow, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { byHost, maxStartsInWindow, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, expectEveryPageOnce, readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
@@ -91,7 +91,7 @@ function expectPagesOncePolitely(web: DemoSite, expected: ReadonlySet<string>, {
   expect(pageRequests.length).toBeLessThanOrEqual(expected.size + twice.length);
   const peaks: number[] = [];
   for (const [host, requests] of byHost(pageRequests)) {
-    expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+    expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
     expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
     peaks.push(peakInFlight(requests));
   }

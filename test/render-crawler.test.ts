@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { findChromium } from '@crawlq/renderer';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
-import { byHost, maxStartsInWindow } from './support/politeness.js';
+import { byHost } from './support/politeness.js';
 import { duplicates } from './support/records.js';
 import type { AppItem } from './fixtures/spa-crawler.js';
 
@@ -57,7 +57,7 @@ async function crawl(site: SpaSite, mode: 'always' | 'auto', appHost: string): P
   // At the servers: no host ever saw more than RATE request starts in a second,
   // documents, scripts, XHR, polls and robots.txt together.
   for (const [host, requests] of byHost(site.requests)) {
-    expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(RATE);
+    expect(maxInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(RATE);
   }
   return items;
 }

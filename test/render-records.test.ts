@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { findChromium } from '@crawlq/renderer';
-import { readWarcWithAllReaders, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, readWarcWithAllReaders, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
-import { maxStartsInWindow } from './support/politeness.js';
 import { readRecords } from './support/records.js';
 
 const chromium = findChromium();
@@ -95,7 +94,7 @@ describe.skipIf(chromium === undefined)('a rendered page whose content requests 
     expect(requests.filter((request) => request.host === '127.0.0.84' && request.path === '/app/0')).toHaveLength(record?.attempts ?? -1);
     expect(requests.filter((request) => request.path === '/api/app/0')).toHaveLength(1);
     const scriptStarts = site.requests.filter((request) => request.host === '127.0.0.85').map((request) => request.startedAt);
-    expect(maxStartsInWindow(scriptStarts, 6_000)).toBe(1);
+    expect(maxInWindow(scriptStarts, 6_000)).toBe(1);
   });
 });
 

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChromium } from '@crawlq/renderer';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserProcessesUnder } from './support/browsers.js';
 import { cliEnv, startCapturedCli } from './support/cli.js';
-import { byHost, maxStartsInWindow } from './support/politeness.js';
+import { byHost } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
@@ -96,7 +96,7 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     // At the servers: no host ever saw more than 5 request starts in any second,
     // documents, scripts, XHR, polls and robots.txt together.
     for (const [host, requests] of byHost(site.requests)) {
-      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(5);
+      expect(maxInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(5);
     }
     // The never-settling page polls on and on: its first poll went through the gate, the rest were blocked.
     const polls = live?.render?.log.filter((request) => request.url.endsWith('/api/ping')) ?? [];

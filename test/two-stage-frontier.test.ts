@@ -5,11 +5,11 @@ import { type ChildProcess } from 'node:child_process';
 import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { shardNamespaces } from '@crawlq/redis';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { byHost, maxStartsInWindow } from './support/politeness.js';
+import { byHost } from './support/politeness.js';
 import { readRecords } from './support/records.js';
 import { waitFor } from './support/wait.js';
 
@@ -94,7 +94,7 @@ describe('two-stage frontier: every worker releases the backlogs into the queue'
     for (const [host, requests] of byHost(pages().filter((request) => !request.aborted))) {
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
       // 10/1s with the gate's margins: never more than 10 starts in any second.
-      expect(maxStartsInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(10);
+      expect(maxInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(10);
     }
     // The backlogs and the queue are empty at the end.
     const status = await fleet.status();

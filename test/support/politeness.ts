@@ -2,18 +2,6 @@ import type { RequestRecord } from '@crawlq/demo-site';
 
 export { peakInFlight } from '@crawlq/demo-site';
 
-/** Most request starts seen in any half-open window [t, t + windowMs). */
-export function maxStartsInWindow(starts: readonly number[], windowMs: number): number {
-  const sorted = [...starts].sort((a, b) => a - b);
-  let best = 0;
-  let tail = 0;
-  for (let head = 0; head < sorted.length; head += 1) {
-    while ((sorted[head] ?? 0) - (sorted[tail] ?? 0) >= windowMs) tail += 1;
-    best = Math.max(best, head - tail + 1);
-  }
-  return best;
-}
-
 export function byHost(requests: readonly RequestRecord[]): Map<string, RequestRecord[]> {
   const groups = new Map<string, RequestRecord[]>();
   for (const request of requests) {
