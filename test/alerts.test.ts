@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { freePort, mailHeader, mimePart, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, mailHeader, mimePart, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { waitFor } from './support/wait.js';
 
 const FAILING = '127.0.0.90';
 const ALERT_TO = 'ops@example.test';

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChangingSite, type ChangingSite } from '@crawlq/demo-site';
 import { revisitBuckets, RevisitStore } from '@crawlq/frontier';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { samples } from './support/metrics-text.js';
-import { waitFor } from './support/wait.js';
 
 // A continuous crawl of a site whose pages change at random (seeded), by 3
 // worker processes, for a fixed wall time: conditional requests, the 304 path,

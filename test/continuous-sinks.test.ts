@@ -3,11 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readWarcWithAllReaders, startTestPostgres, startTestRedis, type CheckedWarcRecord, type TestPostgres, type TestRedis } from '@crawlq/testing';
+import { type CheckedWarcRecord, readWarcWithAllReaders, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis, waitFor } from '@crawlq/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
-import { waitFor } from './support/wait.js';
 
 // A continuous crawl into PostgreSQL and a WARC archive, of a loopback site
 // whose pages answer each way a revisit can go, some with cache headers that

@@ -2,12 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite, type RequestRecord } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // crawl-shaping options are the fleet's, set where the crawl
 // starts (enqueue, config set), and workers started without flags follow them.

@@ -2,13 +2,12 @@ import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCatalogueSite } from './support/catalogue-site.js';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { duplicates } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 const CRAWLER = fileURLToPath(new URL('./fixtures/slow-product-crawler.ts', import.meta.url));
 let redis: TestRedis;

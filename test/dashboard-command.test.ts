@@ -1,7 +1,6 @@
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 beforeAll(async () => {

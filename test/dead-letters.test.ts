@@ -7,12 +7,11 @@ import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter
 import { readCrawlProgress } from '@crawlq/frontier';
 import { openCrawlQueue, QUEUE_NAMES, type CrawlCounts } from '@crawlq/queue';
 import { queuePrefix, stateKeyPrefix } from '@crawlq/redis';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exited, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 /** One line of `crawlq dlq list --json`. */
 interface ListedEntry {

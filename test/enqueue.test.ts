@@ -2,13 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readBacklogEntries } from '@crawlq/frontier';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { Queue } from 'bullmq';
 import { crawlJobUnits, type CrawlJobData } from '@crawlq/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 beforeAll(async () => {

@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { duplicates, readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 let fleet: Fleet | undefined;

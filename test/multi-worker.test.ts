@@ -2,12 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { StatusReader } from './support/crawl-status.js';
 import { duplicates, readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 let site: DemoSite;

@@ -78,7 +78,9 @@ beforeAll(async () => {
   );
   started = Date.now();
   // --prefer-offline: from npm's cache once it holds the dependencies (CI's machine keeps it), the registry otherwise.
-  const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, timeoutMs: 300_000 });
+  // A download that stalls is retried after 30 s: npm's own default waits 5 minutes for it, and one
+  // stalled fetch from an empty cache once took this whole step's time.
+  const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--fetch-timeout=30000', '--fetch-retries=5'], { cwd: project, timeoutMs: 300_000 });
   expect(installed.code, installed.stderr).toBe(0);
   // Seen in CI logs: the cost of this file is mostly these two steps.
   process.stdout.write(`npm-package test: pack ${packMs} ms, npm install ${Date.now() - started} ms, node ${(await run(NODE, ['--version'], { cwd: project })).stdout.trim()}\n`);

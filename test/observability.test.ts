@@ -3,12 +3,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { freePort, freePortPair, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, freePortPair, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { StatusReader } from './support/crawl-status.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 import { samples } from './support/metrics-text.js';
 
 // Logs, metrics and health of real worker processes against a real Redis

@@ -6,11 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { startFullListener, startTestRedis, type FullListener, type TestRedis } from '@crawlq/testing';
+import { type FullListener, startFullListener, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // A worker crawls four hosts that each stall in one phase of a request: the
 // TCP handshake never completes, TLS is never spoken, the response never

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
@@ -11,7 +11,6 @@ import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 let fleet: Fleet | undefined;

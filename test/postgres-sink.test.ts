@@ -2,14 +2,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { checkWarcFile, readWarcWithAllReaders, startTestPostgres, startTestRedis, type CheckedWarcRecord, type TestPostgres, type TestRedis } from '@crawlq/testing';
+import { type CheckedWarcRecord, checkWarcFile, readWarcWithAllReaders, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis, waitFor } from '@crawlq/testing';
 import pg from 'pg';
 import { WARCParser } from 'warcio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { duplicates } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 let database: TestPostgres;

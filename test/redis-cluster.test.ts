@@ -4,13 +4,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
-import { maxInWindow, startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { maxInWindow, startTestRedisCluster, type TestRedisCluster, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, expectEveryPageOnce, readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // crawlq pointed at one master of a local 3-master Redis Cluster
 // (REDIS_URL, nothing else) crawls with several processes, keeps every limit

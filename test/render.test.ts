@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChromium } from '@crawlq/renderer';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
-import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserProcessesUnder } from './support/browsers.js';
 import { cliEnv, startCapturedCli } from './support/cli.js';
 import { byHost } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 const chromium = findChromium();
 if (chromium === undefined) console.warn('render e2e skipped: no system Chromium (apt-get install -y chromium)');

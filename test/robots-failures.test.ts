@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // robots.txt that fails in the ways real sites fail, judged at the server
 // (what was requested, when) and in what the crawl reports and dead-letters.

@@ -3,11 +3,10 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // A worker stopped while its robots.txt fetch hangs must not wait for that
 // fetch: it cuts it, gives the job back with no attempt used, and exits

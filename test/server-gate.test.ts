@@ -1,14 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, maxCertainlyInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, maxCertainlyInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
 import { NameSites, type NamedRequest } from './support/name-sites.js';
 import { samples } from './support/metrics-text.js';
 import { readRecords } from './support/records.js';
 import { TestDns } from './support/test-dns.js';
-import { waitFor } from './support/wait.js';
 
 // The server gate: 30 host names on one address (a shared host) and 5 on
 // addresses of their own, resolved through a DNS server the test runs (its

@@ -5,13 +5,12 @@ import { type ChildProcess } from 'node:child_process';
 import { peakInFlight, startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { shardNamespaces } from '@crawlq/redis';
-import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost } from './support/politeness.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 let redis: TestRedis;
 let fleet: Fleet | undefined;

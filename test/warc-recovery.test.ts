@@ -3,11 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { readWarcWithAllReaders, resolveWarcPointer, startTestRedis, type TestRedis, type WarcPointer } from '@crawlq/testing';
+import { readWarcWithAllReaders, resolveWarcPointer, startTestRedis, type TestRedis, waitFor, type WarcPointer } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exited } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { waitFor } from './support/wait.js';
 
 // WARC files must always resolve: a page record's `warc: {file, offset, length}`
 // names a closed file holding its response and request records, after a worker

@@ -3,12 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { mimePart, readWarcWithAllReaders, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis } from '@crawlq/testing';
+import { mimePart, readWarcWithAllReaders, startTestPostgres, startTestRedis, type TestPostgres, type TestRedis, waitFor } from '@crawlq/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, REPO_ROOT, runCli } from './support/cli.js';
 import { duplicates } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // `crawl` spawns its workers from one bundled file, apps/cli/dist/crawlq-worker.js
 //. What a worker loads only when a feature is used (pg, warcio,

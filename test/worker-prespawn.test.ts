@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliArgs, cliEnv, exited, REPO_ROOT } from './support/cli.js';
-import { waitFor } from './support/wait.js';
 
 // `crawl` starts its workers ahead (a worker's start is mostly
 // loading its code): each loads, says it waits, and touches Redis only once

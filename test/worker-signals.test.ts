@@ -2,11 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 import { readRecords } from './support/records.js';
-import { waitFor } from './support/wait.js';
 
 // the apps own process signals; the worker package only takes an AbortSignal.
 const HOST = '127.0.0.132';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@crawlq/testing';
 import { cliEnv, startCli } from '../support/cli.js';
 import { descendantsOf, processTable } from '../support/processes.js';
 import { readRecords } from '../support/records.js';
-import { waitFor } from '../support/wait.js';
 
 // kill -9 of `crawl` leaves no worker, no private redis-server
 // and no worker-config file behind. The crawl uses the embedded Redis (no

@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { crawlJobUnits, openCrawlQueue } from '@crawlq/queue';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exited } from '../support/cli.js';
 import { Fleet } from '../support/fleet.js';
 import { duplicates, readRecords } from '../support/records.js';
-import { waitFor } from '../support/wait.js';
 
 // The fleet's page counter (`status`'s `completed`) against the records a
 // crawl wrote, after a kill -9 of one of two workers mid-crawl.

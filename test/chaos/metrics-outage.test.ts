@@ -3,10 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from '../support/cli.js';
-import { waitFor } from '../support/wait.js';
 import { samples } from '../support/metrics-text.js';
 
 // A worker's ops endpoints while its Redis is frozen (SIGSTOP: the connection

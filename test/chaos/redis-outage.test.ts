@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { readCrawlProgress } from '@crawlq/frontier';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, startCli } from '../support/cli.js';
 import { descendantsOf, processTable } from '../support/processes.js';
 import { duplicates, readRecords } from '../support/records.js';
-import { waitFor } from '../support/wait.js';
 
 // a crawl whose Redis is gone for longer than --redis-outage-limit
 // stops cleanly with the resume hint (exit code 3), its workers with it; run

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, startCapturedCli } from '../support/cli.js';
 import { duplicates, expectEveryPageOnce, readRecords } from '../support/records.js';
-import { waitFor } from '../support/wait.js';
 
 // `crawl --workers 2` on an external Redis with AOF keeps going
 // when that Redis is stopped and started again 5 s later on the same port and

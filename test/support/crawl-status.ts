@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openFleetAdmin, readCrawlStatus, type FleetAdmin } from '@crawlq/crawler';
 import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { waitFor } from './wait.js';
+import { waitFor } from '@crawlq/testing';
 
 /** The fields of `crawlq status --json` (the command prints `pages` as `completed`). */
 export interface StatusJson {

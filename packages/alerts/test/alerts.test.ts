@@ -86,14 +86,14 @@ describe('digests', () => {
 
     // A burst: the first e-mail goes out ~300 ms after it.
     await Promise.all(Array.from({ length: 6 }, (_, index) => send(index)));
-    await waitFor('the first e-mail', () => smtp.messages.length >= 1);
+    await waitFor(() => smtp.messages.length >= 1, { what: 'the first e-mail', timeoutMs: 15_000, intervalMs: 25 });
     const firstAt = Date.now();
     // The storm goes on: these wait for the window, all in one digest.
     for (let batch = 0; batch < 4; batch++) {
       await Promise.all(Array.from({ length: 11 }, (_, index) => send(6 + batch * 11 + index)));
       await sleep(150);
     }
-    await waitFor('the digest', () => smtp.messages.length >= 2);
+    await waitFor(() => smtp.messages.length >= 2, { what: 'the digest', timeoutMs: 15_000, intervalMs: 25 });
     const secondAt = Date.now();
     await sleep(1_500); // Room for a wrong third e-mail to show up.
 
@@ -124,11 +124,11 @@ describe('digests', () => {
     });
     one.alerts.startWorker();
     await Promise.all(['a.test', 'a.test', 'b.test'].map((group) => deadLetter(one, group)));
-    await waitFor('two failed delivery attempts', () => one.logs.filter((line) => line.includes('will retry')).length >= 2);
+    await waitFor(() => one.logs.filter((line) => line.includes('will retry')).length >= 2, { what: 'two failed delivery attempts', timeoutMs: 15_000, intervalMs: 25 });
     expect(one.logs.join('\n')).toContain('ECONNREFUSED');
 
     const smtp = smtpServer(await startSmtp({ port }));
-    await waitFor('the delayed e-mail', () => smtp.messages.length >= 1);
+    await waitFor(() => smtp.messages.length >= 1, { what: 'the delayed e-mail', timeoutMs: 15_000, intervalMs: 25 });
     await sleep(1_000);
     expect(smtp.messages).toHaveLength(1);
     expect(totalOf(smtp.messages[0]!)).toBe(3);
@@ -144,7 +144,7 @@ describe('digests', () => {
     });
     one.alerts.startWorker();
     await deadLetter(one, 'x.test');
-    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    await waitFor(() => smtp.messages.length >= 1, { what: 'the e-mail', timeoutMs: 15_000, intervalMs: 25 });
     await sleep(500);
     expect(smtp.mailFromCount()).toBe(3);
     expect(smtp.messages).toHaveLength(1);
@@ -158,7 +158,7 @@ describe('digests', () => {
     const one = node(namespace, { mail: config });
     one.alerts.startWorker();
     await deadLetter(one, 'x<b>.test', 'https://bob:hunter2@x.test/a?session=abc');
-    const file = await waitFor('the .eml file', () => (existsSync(config.outboxDir) ? readdirSync(config.outboxDir).find((name) => name.endsWith('.eml')) : undefined));
+    const file = await waitFor(() => (existsSync(config.outboxDir) ? readdirSync(config.outboxDir).find((name) => name.endsWith('.eml')) : undefined), { what: 'the .eml file', timeoutMs: 15_000, intervalMs: 25 });
     const raw = readFileSync(join(config.outboxDir, file), 'utf8');
     expect(mailHeader(raw, 'subject')).toBe(`[crawlq] 1 page dead-lettered (namespace ${namespace})`);
     expect(mailHeader(raw, 'to')).toBe('ops@example.test');
@@ -169,7 +169,7 @@ describe('digests', () => {
     expect(html).toContain('<td>x&lt;b&gt;.test</td>');
     expect(html).not.toContain('x<b>');
     for (const secret of ['hunter2', 'bob:', 'session=abc', 'secret']) expect(raw).not.toContain(secret);
-    await waitFor('the log line', () => one.logs.some((line) => line.includes(file)));
+    await waitFor(() => one.logs.some((line) => line.includes(file)), { what: 'the log line', timeoutMs: 15_000, intervalMs: 25 });
   });
 });
 
@@ -208,7 +208,7 @@ describe('digest jobs', () => {
     const sentElsewhere = Date.now();
     await redis.client().hset(alertKeys(namespace).state, 'lastDigestAt', String(sentElsewhere));
     one.alerts.startWorker();
-    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    await waitFor(() => smtp.messages.length >= 1, { what: 'the e-mail', timeoutMs: 15_000, intervalMs: 25 });
     expect(Date.now() - sentElsewhere).toBeGreaterThanOrEqual(windowMs - 50);
     expect(smtp.messages).toHaveLength(1);
     expect(one.logs.some((line) => line.includes('will retry'))).toBe(false); // Deferred, not a failed attempt.
@@ -243,7 +243,7 @@ describe('flush', () => {
 
     const smtp = smtpServer(await startSmtp({ port }));
     node(namespace, settings).alerts.startWorker();
-    await waitFor('the e-mail', () => smtp.messages.length >= 1);
+    await waitFor(() => smtp.messages.length >= 1, { what: 'the e-mail', timeoutMs: 15_000, intervalMs: 25 });
     await sleep(500);
     expect(smtp.messages).toHaveLength(1);
     expect(totalOf(smtp.messages[0]!)).toBe(1);

@@ -146,7 +146,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
       await page.getByRole('link', { name, exact: true }).first().waitFor({ timeout: 20_000 });
     }
     await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click();
-    await waitFor('the dead letter job in bull-board', async () => (await page.getByText('fp-beta').count()) > 0, { timeoutMs: 20_000 });
+    await waitFor(async () => (await page.getByText('fp-beta').count()) > 0, { what: 'the dead letter job in bull-board', timeoutMs: 20_000, intervalMs: 25 });
     // Its "[Paused]" badge comes with the reason, beside it in the queue's header.
     await page.getByText('[ Paused ]').first().waitFor({ timeout: 20_000 });
     expect(await page.getByText('Paused on purpose: no worker consumes dead letters', { exact: false }).count()).toBeGreaterThan(0);
@@ -193,7 +193,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     // A worker starts on a new group: the page shows it without a reload.
     const loaded = navigations;
     await admin.limiter.acquire({ group: 'late.example', leaseId: 'browser-lease-2' });
-    await waitFor('the refreshed group list', async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, { timeoutMs: 30_000 });
+    await waitFor(async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, { what: 'the refreshed group list', timeoutMs: 30_000, intervalMs: 25 });
     expect(await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').textContent()).toBe('1');
     expect(navigations).toBe(loaded);
 
@@ -251,7 +251,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     const colours = { pages: [0x24, 0x57, 0xc5], statuses: [0x2b, 0x8a, 0x3e] } as const;
     for (const name of ['pages', 'statuses', 'pace', 'waits']) {
       const chart = page.getByTestId(`chart-${name}`);
-      await waitFor(`the ${name} chart`, async () => Number(await chart.getAttribute('data-points')) >= 2, { timeoutMs: 20_000 });
+      await waitFor(async () => Number(await chart.getAttribute('data-points')) >= 2, { what: `the ${name} chart`, timeoutMs: 20_000, intervalMs: 25 });
       const canvas = chart.locator('canvas');
       expect(await canvas.count()).toBe(1);
       const box = await canvas.boundingBox();

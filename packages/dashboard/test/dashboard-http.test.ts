@@ -103,7 +103,7 @@ describe('starting', () => {
     await expect(request(`${dashboard.url}/dead-letters`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     // Only the test's own connections (crawl queue and dead letters of `setup`) are left.
     await closers.shift()?.();
-    await waitFor('Redis connections to close', async () => (await clientCount()) === before);
+    await waitFor(async () => (await clientCount()) === before, { what: 'Redis connections to close', timeoutMs: 15_000, intervalMs: 25 });
     agent.destroy();
   });
 
@@ -518,11 +518,11 @@ describe('crawl overview', () => {
     expect(before.status.pages).toBe(0);
     await admin.redis.hincrby(statsKey, 'pages', 50);
     await admin.redis.hincrby(statsKey, 'status:2xx', 50);
-    const later = await waitFor('a rate', async () => {
+    const later = await waitFor(async () => {
       const { json } = await api(dashboard.url, '/api/overview');
       const reading = json as { rate: { perSecond: number; overMs: number } | null; status: { pages: number; byStatus: Record<string, number> } };
       return reading.rate !== null && reading.status.pages === 50 ? reading : undefined;
-    });
+    }, { what: 'a rate', timeoutMs: 15_000, intervalMs: 25 });
     expect(later.status.byStatus).toEqual({ '2xx': 50 });
     // 50 pages over at least a second (bounds, not a speed).
     expect(later.rate?.perSecond).toBeGreaterThan(0);

@@ -116,7 +116,7 @@ describe('record', () => {
       },
     );
     await addJob(crawl, 'fp-503', data(1));
-    const entry = await waitFor('the dead-letter entry', () => dlq.show('fp-503'));
+    const entry = await waitFor(() => dlq.show('fp-503'), { what: 'the dead-letter entry', timeoutMs: 15_000, intervalMs: 25 });
     await Promise.all(recorded);
     expect(entry).toMatchObject({ attempts: 2, status: 503, reason: 'http-503', jobOptions: { attempts: 2 } });
     expect(Date.parse(entry.lastFailedAt)).toBeGreaterThanOrEqual(Date.parse(entry.firstFailedAt));
@@ -150,7 +150,7 @@ describe('record', () => {
       (job, error) => handled.push(recorder.handleFailed(job, error, 'w2')),
     );
     await addJob(crawl, 'fp-timeout', data(3));
-    const entry = await waitFor('the entry', () => dlq.show('fp-timeout'));
+    const entry = await waitFor(() => dlq.show('fp-timeout'), { what: 'the entry', timeoutMs: 15_000, intervalMs: 25 });
     expect((await Promise.all(handled)).map((result) => result.final)).toEqual([false, true]);
     expect(entry.reason).toBe('timeout');
     expect(entry.status).toBeNull();
@@ -161,7 +161,7 @@ describe('record', () => {
       void permanent.recorder.handleFailed(job, error, 'w3');
     });
     await addJob(permanent.crawl, 'fp-ssrf', data(4, 'x.test'));
-    const ssrf = await waitFor('the ssrf entry', () => permanent.dlq.show('fp-ssrf'));
+    const ssrf = await waitFor(() => permanent.dlq.show('fp-ssrf'), { what: 'the ssrf entry', timeoutMs: 15_000, intervalMs: 25 });
     expect(ssrf).toMatchObject({ reason: 'ssrf', errorClass: 'PermanentFetchError', attempts: 1, status: null });
     expect(ssrf.message).not.toContain('a:b@');
   });
@@ -174,7 +174,7 @@ describe('reconcile', () => {
     const worker = failJobs(namespace, () => httpError(502));
     await addJob(crawl, 'fp-lost', data(5));
     await addJob(crawl, 'fp-kept', data(6));
-    await waitFor('two failed crawl jobs', async () => (await crawl.getFailedCount()) === 2);
+    await waitFor(async () => (await crawl.getFailedCount()) === 2, { what: 'two failed crawl jobs', timeoutMs: 15_000, intervalMs: 25 });
     await worker.close();
     // One was recorded but its removal from the crawl queue did not happen.
     const kept = await crawl.getJob('fp-kept');
@@ -259,7 +259,7 @@ describe('review operations', () => {
     const { namespace, crawl, recorder, dlq } = setup();
     const worker = failJobs(namespace, () => httpError(503));
     await addJob(crawl, 'fp-stuck', data(1));
-    await waitFor('the failed job', async () => (await crawl.getFailedCount()) === 1);
+    await waitFor(async () => (await crawl.getFailedCount()) === 1, { what: 'the failed job', timeoutMs: 15_000, intervalMs: 25 });
     await worker.close();
     const failed = await crawl.getJob('fp-stuck');
     await recorder.record({ job: failed!, error: httpError(503), workerId: 'w', removeFromCrawlQueue: false });

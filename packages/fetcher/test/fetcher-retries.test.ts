@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import { waitFor } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createFetcher, RetryableFetchError } from '../src/index.js';
 import type { Fetcher, FetcherOptions, RetryInfo } from '../src/index.js';
@@ -276,7 +277,7 @@ describe('cancellation', () => {
     const controller = new AbortController();
     const reason = new Error('worker shutting down');
     const pending = open().fetch(`${server.origin}${path}`, { signal: controller.signal });
-    await waitFor(() => server.count(path) === 1);
+    await waitFor(() => server.count(path) === 1, { what: 'the request at the server', timeoutMs: 5_000, intervalMs: 10 });
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     expect(server.count(path)).toBe(1);
@@ -286,7 +287,7 @@ describe('cancellation', () => {
     const path = unique('/hang');
     const f = open({ retry: { limit: 3 } });
     const pending = f.fetch(`${server.origin}${path}`);
-    await waitFor(() => server.count(path) === 1);
+    await waitFor(() => server.count(path) === 1, { what: 'the request at the server', timeoutMs: 5_000, intervalMs: 10 });
     f.close();
     const error = await pending.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetryableFetchError);
@@ -294,8 +295,3 @@ describe('cancellation', () => {
     expect(server.count(path)).toBe(1);
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(condition()).toBe(true);
-}

@@ -4,7 +4,7 @@ export { mailHeader, mimePart } from './mail.js';
 export { startTestPostgres, type TestPostgres } from './postgres-server.js';
 export { checkWarcFile, type CheckedWarcRecord } from './warc-check.js';
 export { startTestNginx, type NginxLogEntry, type TestNginx, type TestNginxOptions } from './nginx-server.js';
-export { waitFor } from './wait-for.js';
+export { waitFor, type WaitForOptions } from './wait-for.js';
 export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, type TestRedisClusterOptions } from './redis-cluster.js';
 export { startFullListener, type FullListener } from './full-listener.js';
 export { generatedPasswords, PRINTABLE_ASCII, PRINTABLE_SPECIALS, seededRandom, shuffled, type GeneratedPasswordOptions } from './generated-secrets.js';

@@ -216,7 +216,6 @@ async function startNode(nodeTimeoutMs: number): Promise<NodeState> {
  */
 async function waitUntilHealthy(states: readonly NodeState[]): Promise<void> {
   await waitFor(
-    'cluster_state:ok on every node and every replica in sync',
     async () => {
       for (const state of states) {
         if (state.halted) continue;
@@ -236,7 +235,7 @@ async function waitUntilHealthy(states: readonly NodeState[]): Promise<void> {
       }
       return true;
     },
-    { timeoutMs: CLUSTER_READY_TIMEOUT_MS, intervalMs: 100 },
+    { what: 'cluster_state:ok on every node and every replica in sync', timeoutMs: CLUSTER_READY_TIMEOUT_MS, intervalMs: 100 },
   );
 }
 

@@ -1,21 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** How {@link waitFor} polls. */
+export interface WaitForOptions {
+  /** What is waited for, named in the error after the deadline. */
+  readonly what?: string;
+  /** @default 60_000 */
+  readonly timeoutMs?: number;
+  /** Time between two checks: long enough that a check which starts a process or asks Redis does not load the machine. @default 200 */
+  readonly intervalMs?: number;
+}
+
 /**
  * Polls `check` until it returns something other than undefined, null or
  * false, and returns that; throws naming `what` after `timeoutMs`. Tests wait
  * for a state this way instead of sleeping a guessed time, so they hold at any
  * machine speed.
  */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number } = {},
-): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, options: WaitForOptions = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(options.intervalMs ?? 25);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
+    await sleep(options.intervalMs ?? 200);
   }
 }
