@@ -19,7 +19,7 @@ const run = promisify(execFile);
  */
 async function loadEveryScript(): Promise<readonly { readonly name: string; readonly source: string }[]> {
   // Each package defines its scripts as it loads.
-  await Promise.all([import('@crawlq/crawler'), import('@crawlq/dead-letter'), import('@crawlq/alerts'), import('@crawlq/group-limiter'), import('@crawlq/frontier'), import('@crawlq/queue')]);
+  await Promise.all([import('@crawlq/crawler'), import('@crawlq/dead-letter'), import('@crawlq/alerts'), import('@crawlq/group-limiter'), import('@crawlq/frontier'), import('@crawlq/queue'), import('@crawlq/robots')]);
   return definedLuaScripts();
 }
 
@@ -36,9 +36,9 @@ function includeFunctions(sources: readonly string[]): string[] {
 describe('the Lua scripts', () => {
   it('are luacheck-clean, every one of them as Redis runs it', { timeout: 60_000 }, async () => {
     const scripts = await loadEveryScript();
-    // Every package that runs Lua: the limiter, the frontier and its revisit schedule, the job lock, alerts, the crawl definition.
+    // Every package that runs Lua: the limiter, the frontier and its revisit schedule, the job lock, alerts, robots.txt fetch locks, the crawl definition.
     const names = scripts.map((script) => script.name);
-    for (const expected of ['acquire', 'release', 'frontier-release', 'seen-claim', 'revisit-pop', 'queue-hold-job-lock', 'take-digest', 'write-definition']) expect(names).toContain(expected);
+    for (const expected of ['acquire', 'release', 'frontier-release', 'seen-claim', 'revisit-pop', 'queue-hold-job-lock', 'take-digest', 'write-definition', 'robots-release-lock']) expect(names).toContain(expected);
     expect(new Set(names).size).toBe(names.length);
 
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-lua-'));

@@ -10,9 +10,9 @@ import {
   type AlertDeliveryPolicy,
   type AlertMailConfig,
 } from './alert-config.js';
-import { accumulateAlertEvent } from './commands/accumulate-alert-event.js';
-import { bumpDigestSeq } from './commands/bump-digest-seq.js';
-import { takeDigest } from './commands/take-digest.js';
+import { accumulateAlertEvent } from './lua/accumulate-alert-event.js';
+import { bumpDigestSeq } from './lua/bump-digest-seq.js';
+import { takeDigest } from './lua/take-digest.js';
 import { MAX_DIGEST_EXAMPLES, digestFromTaken, type Digest, type DigestExample } from './digest.js';
 import { renderDigestEmail } from './digest-email.js';
 import { alertKeys, type AlertKeys } from './keys.js';

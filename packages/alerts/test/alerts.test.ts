@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRedis, freePort, mailHeader, mimePart, waitFor, type TestRedis } from '@crawlq/testing';
 import { CRAWL_JOB_NAME, QUEUE_NAMES, openCrawlQueue, openQueue, type CrawlQueue } from '@crawlq/queue';
-import { takeDigest } from '../src/commands/take-digest.js';
+import { takeDigest } from '../src/lua/take-digest.js';
 import { alertKeys } from '../src/keys.js';
 import { createDeadLetterAdmin, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createAlerts, type AlertMailConfig, type Alerts, type CreateAlertsOptions } from '../src/index.js';

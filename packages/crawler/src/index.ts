@@ -11,14 +11,14 @@ export {
   openDeadLetterRetry,
   type DeadLetterRetryTarget,
   type PublishedDefinition,
-} from './runtime/crawl-definition.js';
+} from './runtime/fleet-definition.js';
 export { DefinitionStore } from './runtime/definition-store.js';
 export { readCrawlStatus, formatBytes, type CrawlStatus } from './runtime/crawl-status.js';
 export { readCrawlStats, CrawlStatsRecorder, type CrawlStats } from './crawl-stats.js';
 export { clearNamespace } from './runtime/namespace-state.js';
 export { limitPolicyFrom } from './runtime/limit-policy.js';
 export { jobPolicyFrom } from './runtime/job-policy.js';
-export { fetcherOptionsFrom } from './runtime/fetcher-options.js';
+export { fetcherOptionsFrom } from './runtime/fetcher-from-config.js';
 export { describeResults, resultsTargetOf } from './runtime/results-target.js';
 export {
   BlockedGroupError,

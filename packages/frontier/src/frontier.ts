@@ -2,15 +2,15 @@ import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
 import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
-import { grantPagesScript } from './commands/admit.js';
-import { ReserveCode } from './commands/seen-script-status.js';
+import { grantPagesScript } from './lua/admit.js';
+import { ReserveCode } from './lua/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
 import { SeenSet, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
 import { FrontierArgumentError, FrontierError } from './errors.js';
-import { MAX_BACKLOG_PRIORITY } from './commands/backlog-lua.js';
+import { MAX_BACKLOG_PRIORITY } from './lua/backlog-lua.js';
 import { RevisitSchedule } from './revisit/revisit-schedule.js';
 
 /** Crawl-wide rules the frontier applies to every URL it admits. */

@@ -13,7 +13,7 @@ export {
   type BloomGeometry,
   type SeenSetMode,
 } from './seen-set-mode.js';
-export { ReserveCode } from './commands/seen-script-status.js';
+export { ReserveCode } from './lua/seen-script-status.js';
 export { FrontierError, FrontierArgumentError, SeenSetMismatchError } from './errors.js';
 export { recordShardCount, readShardNamespaces } from './shard-layout.js';
 export { RevisitSchedule, type KnownUrl } from './revisit/revisit-schedule.js';

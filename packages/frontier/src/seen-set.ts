@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { LuaArg } from '@crawlq/redis';
 import type { RedisClient } from '@crawlq/redis';
-import { checkSeenScript } from './commands/check-seen.js';
-import { claimScript } from './commands/claim.js';
-import { markSeenScript } from './commands/mark-seen.js';
-import { admitScript, pushClaimedScript } from './commands/admit.js';
-import { SeenScriptStatus, type ReserveCode } from './commands/seen-script-status.js';
+import { checkSeenScript } from './lua/check-seen.js';
+import { claimScript } from './lua/claim.js';
+import { markSeenScript } from './lua/mark-seen.js';
+import { admitScript, pushClaimedScript } from './lua/admit.js';
+import { SeenScriptStatus, type ReserveCode } from './lua/seen-script-status.js';
 import { FrontierArgumentError, FrontierError, SeenSetMismatchError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { bloomFalsePositiveRate, bloomGeometry, DEFAULT_SEEN_SET_MODE, type BloomGeometry, type SeenSetMode } from './seen-set-mode.js';

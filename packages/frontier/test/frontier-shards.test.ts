@@ -5,7 +5,7 @@ import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
 import { Frontier, FrontierError, frontierKeys, readCrawlProgress, readShardNamespaces, recordShardCount, type FrontierSettings } from '../src/index.js';
-import { grantPagesScript } from '../src/commands/admit.js';
+import { grantPagesScript } from '../src/lua/admit.js';
 import { releaseAll, testPacer } from './support.js';
 
 // a crawl spread over shards keeps every group, its seen-set slice,

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
 import type { Admission, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
-import { acquireScript } from './commands/acquire.js';
-import { confirmStartScript } from './commands/confirm-start.js';
-import { retakeStartScript } from './commands/retake-start.js';
-import { pauseScript } from './commands/pause.js';
-import { readStatusScript, STATUS_FIELDS } from './commands/read-status.js';
-import { releaseScript } from './commands/release.js';
-import { resumeScript } from './commands/resume.js';
-import { ScriptCode } from './commands/script-code.js';
-import { setMinIntervalScript } from './commands/set-min-interval.js';
-import { setPolicyScript } from './commands/set-policy.js';
-import { slipScript } from './commands/slip.js';
+import { acquireScript } from './lua/acquire.js';
+import { confirmStartScript } from './lua/confirm-start.js';
+import { retakeStartScript } from './lua/retake-start.js';
+import { pauseScript } from './lua/pause.js';
+import { readStatusScript, STATUS_FIELDS } from './lua/read-status.js';
+import { releaseScript } from './lua/release.js';
+import { resumeScript } from './lua/resume.js';
+import { ScriptCode } from './lua/script-code.js';
+import { setMinIntervalScript } from './lua/set-min-interval.js';
+import { setPolicyScript } from './lua/set-policy.js';
+import { slipScript } from './lua/slip.js';
 import {
   GroupLimiterArgumentError,
   GroupLimiterRedisError,

@@ -21,8 +21,8 @@ export { ADAPTIVE_IMPLIED_CONCURRENCY, paceIntervalMs, resolveLimits, type Resol
 export { limiterKeys, type LimiterKeys } from './keys.js';
 export { DEFAULT_SERVER_POLICY, ServerLimitsBook, type ServerLimits, type ServerPolicy, type ServerPolicyInput, type ServerRule, type ServerTarget } from './server-policy.js';
 export { mergeServerStatuses, type ServerStatus } from './server-status.js';
-export { ScriptCode } from './commands/script-code.js';
-export { PACED_GROUPS_INCLUDE, luaPolicyCheck } from './commands/limiter-lua.js';
+export { ScriptCode } from './lua/script-code.js';
+export { PACED_GROUPS_INCLUDE, luaPolicyCheck } from './lua/limiter-lua.js';
 export {
   GroupLimiterError,
   GroupLimiterArgumentError,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { releaseLockScript } from './commands/release-lock.js';
+import { releaseLockScript } from './lua/release-lock.js';
 import { RobotsStoreError } from './errors.js';
 import type { FailureStreak } from './retry-schedule.js';
 import type { RedisClient } from '@crawlq/redis';

@@ -3,7 +3,7 @@ import { formatPrettyLine, lineLogger, resolveFormat } from '@crawlq/logging';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
-import { processLogger } from '../observability.js';
+import { processLogger } from '../process-logging.js';
 import { progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';

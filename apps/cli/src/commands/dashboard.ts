@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom, LOG_OPTIONS } from '../config-options.js';
-import { processLogger } from '../observability.js';
+import { processLogger } from '../process-logging.js';
 import { withRedis } from '../redis-session.js';
 
 export function registerDashboard(program: Command): void {

@@ -5,7 +5,7 @@ import { startObservability } from '@crawlq/metrics';
 import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
-import { metricsPortOf, processLogger, workerName } from '../observability.js';
+import { metricsPortOf, processLogger, workerName } from '../process-logging.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
 import { withRedis } from '../redis-session.js';
 import { AWAIT_START_ENV, DIRECT_STDERR_FD_ENV, HANDOVER_FILE_ENV, WORKER_START_MESSAGE, WORKER_WAITING_MESSAGE } from '../worker-launcher.js';

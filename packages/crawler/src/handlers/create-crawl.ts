@@ -2,7 +2,7 @@ import { loadConfig, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { pauseGroup, resumeGroup } from '../admin/group-admin.js';
-import { definitionAuthor, publishCrawlDefinition } from '../runtime/crawl-definition.js';
+import { definitionAuthor, publishCrawlDefinition } from '../runtime/fleet-definition.js';
 import { openCrawlServices, type CrawlServices } from '../runtime/crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from '../runtime/crawl-status.js';
 import { Seeding } from '../runtime/seeding.js';

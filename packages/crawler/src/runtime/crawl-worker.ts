@@ -11,7 +11,7 @@ import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespace
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, startWarcRecovery, type ResultSink, type WarcRecovery, type WarcWriter } from '@crawlq/sink';
 import type { Job } from 'bullmq';
-import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './crawl-definition.js';
+import { definitionAuthor, joinCrawlDefinition, refreshCrawlDefinition } from './fleet-definition.js';
 import { crawlSlotKeys, openCrawlServices, type CrawlServices } from './crawl-services.js';
 import { stampOfDefinition } from './definition-store.js';
 import { CrawlStatsRecorder } from '../crawl-stats.js';
@@ -20,7 +20,7 @@ import { GroupGate, MAX_INLINE_WAIT_MS } from '../group-gate.js';
 import { GroupWaits } from '../group-waits.js';
 import { describePaceChange } from '../pace-change.js';
 import { openRobotsPolicy } from './robots-fetch.js';
-import { fetcherOptionsFrom } from './fetcher-options.js';
+import { fetcherOptionsFrom } from './fetcher-from-config.js';
 import { serverFetcherOptions, serverGateOptions } from './server-wiring.js';
 import type { PageRecord } from '../page-record.js';
 import { processCrawlJob } from '../process-crawl-job.js';

@@ -5,7 +5,7 @@ import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
 import { frontierKeys } from '@crawlq/frontier';
 import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
-import { definitionAuthor, publishCrawlDefinition } from './crawl-definition.js';
+import { definitionAuthor, publishCrawlDefinition } from './fleet-definition.js';
 import { crawlSlotKeys, openCrawlServices } from './crawl-services.js';
 import { readCrawlStatus, type CrawlStatus } from './crawl-status.js';
 import { alertMailConfig, CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './crawl-worker.js';

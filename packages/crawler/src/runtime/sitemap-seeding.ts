@@ -5,7 +5,7 @@ import { readSitemap } from '@crawlq/sitemaps';
 import { redactText, redactUrl } from '@crawlq/urls';
 import { SitemapStatusError } from '../errors.js';
 import type { CrawlServices } from './crawl-services.js';
-import { fetcherOptionsFrom } from './fetcher-options.js';
+import { fetcherOptionsFrom } from './fetcher-from-config.js';
 import { serverFetcherOptions, serverGateOptions } from './server-wiring.js';
 import { GroupGate } from '../group-gate.js';
 import { createGatedStream } from './one-off-fetch.js';

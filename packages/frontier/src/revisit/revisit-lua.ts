@@ -1,5 +1,5 @@
 import { luaInclude, defineLuaScript, CLOCK_INCLUDE } from '@crawlq/redis';
-import { BACKLOG_INCLUDE } from '../commands/backlog-lua.js';
+import { BACKLOG_INCLUDE } from '../lua/backlog-lua.js';
 
 /**
  * Lua shared by the revisit scripts. Under the revisit prefix R (same hash tag
