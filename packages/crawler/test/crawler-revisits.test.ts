@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@crawlq/config';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, publishCrawlDefinition, type CrawlServices } from '../src/index.js';
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
@@ -95,11 +95,9 @@ describe("a crawler's pages in a continuous crawl", () => {
       await publishCrawlDefinition(services, 'test');
       worker = await startCrawlWorker({ config, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, crawler });
       await services.frontier.addSeeds([`${origin}/`]);
-      const deadline = Date.now() + 60_000;
-      while (!['/etag', '/changing', '/same'].every((path) => count(path) >= 3)) {
-        if (Date.now() > deadline) throw new Error(`not revisited 3 times: ${JSON.stringify(requests.map((request) => request.path))}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(() => ['/etag', '/changing', '/same'].every((path) => count(path) >= 3), { what: 'each page revisited 3 times', timeoutMs: 60_000, intervalMs: 100 }).catch((error: unknown) => {
+        throw new Error(`${String(error)}: ${JSON.stringify(requests.map((request) => request.path))}`);
+      });
       // A graceful stop: a page in hand is handled (its items written) before close returns.
       await worker.close(10_000);
       worker = undefined;

@@ -10,7 +10,7 @@ import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/grou
 import { QUEUE_NAMES } from '@crawlq/queue';
 import { gateKeyPrefix, queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import { normalizeUrl, urlFingerprint } from '@crawlq/urls';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
 import { GroupGate, type GateLimiter } from '../src/group-gate.js';
@@ -339,7 +339,7 @@ describe('a worker that stops mid-job', () => {
     await services.frontier.addSeeds([seed]);
     const since = await eventCursor();
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined });
-    for (let i = 0; i < 400 && hits.get('/hang') === undefined; i += 1) await new Promise((resolve) => setTimeout(resolve, 25));
+    await waitFor(() => hits.get('/hang') !== undefined, { what: 'the request for /hang', timeoutMs: 30_000, intervalMs: 25 });
     expect(hits.get('/hang')).toBe(1);
     // The body is still being read: the slot is held.
     expect((await slotsOf(group)).inFlight).toBe(1);

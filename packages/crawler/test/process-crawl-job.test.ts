@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig, type CrawlqConfig } from '@crawlq/config';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, readCrawlStats, readGroupWaits, publishCrawlDefinition, type CrawlServices, type PageRecord } from '../src/index.js';
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
@@ -93,7 +93,7 @@ describe('crawl worker', () => {
     const pages: PageRecord[] = [];
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
     await services.frontier.addSeeds([url]);
-    for (let i = 0; i < 200 && pages.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => pages.length > 0, { what: 'the page record', timeoutMs: 30_000, intervalMs: 50 });
     expect(pages).toMatchObject([{ url, status: 200, attempts: 1 }]);
     expect(site.requests[0]!.startedAt).toBeGreaterThanOrEqual(pausedAt + 1_490);
     await worker.close(1_000); // flushes the page counters
@@ -114,15 +114,15 @@ describe('crawl worker', () => {
     const started = Date.now();
     await services.frontier.addSeeds([url]);
     // While it waits, the fleet's record says why.
-    let waits = await readGroupWaits(services.redis, cfg.namespace);
-    for (let i = 0; i < 100 && waits.length === 0; i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      waits = await readGroupWaits(services.redis, cfg.namespace);
-    }
+    const fleetRedis = services.redis;
+    const waits = await waitFor(async () => {
+      const read = await readGroupWaits(fleetRedis, cfg.namespace);
+      return read.length > 0 ? read : undefined;
+    }, { what: 'the group wait record', timeoutMs: 30_000, intervalMs: 50 });
     expect(waits).toMatchObject([{ group, cause: 'pause', label: 'admin pause' }]);
     const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
     try {
-      for (let i = 0; i < 600 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(async () => (await deadLetters.count()) > 0, { what: 'a dead letter', timeoutMs: 30_000, intervalMs: 50 });
       const [entry] = await deadLetters.list();
       expect(entry).toMatchObject({ url, reason: 'blocked-group' });
       expect(entry?.message).toContain('admin pause');
@@ -143,7 +143,7 @@ describe('crawl worker', () => {
     expect(site.requests).toHaveLength(0);
     const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
     try {
-      for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(async () => (await deadLetters.count()) > 0, { what: 'a dead letter', timeoutMs: 30_000, intervalMs: 50 });
       const [entry] = await deadLetters.list();
       expect(entry).toMatchObject({ url, reason: 'ssrf', attempts: 1 });
     } finally {
@@ -176,7 +176,7 @@ describe('redirect dedupe', () => {
       expect(hits.filter((hit) => hit === '/target')).toHaveLength(1);
       // Another URL redirecting to the same target stops at the redirect.
       await services!.frontier.addSeeds([`http://127.0.0.91:${port}/moved`]);
-      for (let i = 0; i < 100 && hits.filter((hit) => hit === '/moved').length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => hits.filter((hit) => hit === '/moved').length > 0, { what: 'the redirect target request', timeoutMs: 30_000, intervalMs: 50 });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(hits.filter((hit) => hit === '/target')).toHaveLength(1);
       const lines = (await import('node:fs')).readFileSync(cfg.out, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { url: string; skipped?: string; redirectTo?: string });
@@ -213,7 +213,7 @@ describe('a status line that holds no HTTP status', () => {
       expect((await services!.limiter.status(group)).inFlight).toBe(0);
       const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
       try {
-        for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        await waitFor(async () => (await deadLetters.count()) > 0, { what: 'a dead letter', timeoutMs: 30_000, intervalMs: 50 });
         const [entry] = await deadLetters.list();
         expect(entry).toMatchObject({ url: `${origin}/weird`, reason: 'invalid-status', attempts: 1 });
         expect(entry?.errorClass).not.toBe('GroupLimiterArgumentError');
@@ -223,7 +223,7 @@ describe('a status line that holds no HTTP status', () => {
       }
       const weirdAt = starts.find((start) => start.path === '/weird')!.at;
       await services!.frontier.addSeeds([`${origin}/ok`]);
-      for (let i = 0; i < 400 && !starts.some((start) => start.path === '/ok'); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => starts.some((start) => start.path === '/ok'), { what: 'the start of /ok', timeoutMs: 30_000, intervalMs: 50 });
       const okAt = starts.find((start) => start.path === '/ok')?.at;
       expect(okAt).toBeDefined();
       expect(okAt! - weirdAt).toBeLessThan(leaseMs / 2);
@@ -332,7 +332,7 @@ describe('jobs of several URLs', () => {
       expect(pages.map((page) => page.url).sort()).toEqual(urls.slice(1).sort());
       const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
       try {
-        for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+        await waitFor(async () => (await deadLetters.count()) > 0, { what: 'a dead letter', timeoutMs: 30_000, intervalMs: 50 });
         const entries = await deadLetters.list();
         expect(entries).toMatchObject([{ url: urls[0], attempts: 2 }]);
         // The entry is of that URL alone: a retry from it fetches only that page.
@@ -410,7 +410,7 @@ describe('jobs of several URLs', () => {
     expect(pages).toHaveLength(34);
     const deadLetters = createDeadLetterAdmin({ connection: { url: redis.url }, namespace: cfg.namespace });
     try {
-      for (let i = 0; i < 100 && (await deadLetters.count()) === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(async () => (await deadLetters.count()) > 0, { what: 'a dead letter', timeoutMs: 30_000, intervalMs: 50 });
       const entries = await deadLetters.list();
       expect(entries).toMatchObject([{ url: urls[5], reason: 'stalled' }]);
       expect(entries[0]?.job.batch).toBeUndefined();
@@ -431,7 +431,7 @@ describe('jobs of several URLs', () => {
       expect(await services.frontier.release({ room: 1, readyTarget: 4, slowStart: false, maxUrlsPerJob: 8 })).toMatchObject({ jobs: 1, released: 8 });
       const pages: PageRecord[] = [];
       worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
-      for (let i = 0; i < 600 && !batchSite.requests.some((request) => request.url === urls[0]); i += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => batchSite.requests.some((request) => request.url === urls[0]), { what: 'the first URL to be requested', timeoutMs: 30_000, intervalMs: 20 });
       await worker.close(30_000);
       worker = undefined;
       // The page in hand was fetched and recorded; nothing else of the job was requested.

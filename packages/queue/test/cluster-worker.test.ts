@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { queuePrefix } from '@crawlq/redis';
-import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { startTestRedisCluster, waitFor, type TestRedisCluster } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openQueue, openWorker, QUEUE_NAMES } from '../src/index.js';
 
@@ -30,7 +30,7 @@ describe('openWorker on a cluster URL', () => {
     try {
       await Promise.all([idle.waitUntilReady(), busy.waitUntilReady()]);
       await queue.add('crawl', { n: 1 });
-      await waitUntil(() => done.includes('1'));
+      await waitFor(() => done.includes('1'), { what: 'the job to complete', timeoutMs: 120_000, intervalMs: 50 });
 
       const owner = await cluster.masterOf(queuePrefix(namespace));
       // Producers keep adding while the master is away, as a crawl's workers do.
@@ -46,7 +46,7 @@ describe('openWorker on a cluster URL', () => {
       const idleClosed = within(idle.close().then(() => 'closed'), 60_000);
       // Jobs flow again once it is back...
       await queue.add('crawl', { n: 2 });
-      await waitUntil(() => done.includes('2'));
+      await waitFor(() => done.includes('2'), { what: 'the job to complete', timeoutMs: 120_000, intervalMs: 50 });
       // ...and both workers close.
       expect(await idleClosed).toBe('closed');
       expect(await within(busy.close().then(() => 'closed'), 60_000)).toBe('closed');
@@ -57,10 +57,3 @@ describe('openWorker on a cluster URL', () => {
   });
 });
 
-async function waitUntil(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(50);
-  }
-}

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestRedisCluster, type TestRedisCluster } from '@crawlq/testing';
+import { startTestRedisCluster, waitFor, type TestRedisCluster } from '@crawlq/testing';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -174,7 +174,7 @@ describe('a Redis Cluster behind one URL', () => {
     try {
       const haltedAt = performance.now();
       await cluster.halt(owner);
-      await waitUntil(() => outages.length > 0 && events.includes('lost'));
+      await waitFor(() => outages.length > 0 && events.includes('lost'), { what: 'the outage to be reported', timeoutMs: 120_000, intervalMs: 50 });
       expect(redis.status).toBe('ready');
       // Not before the limit: the loss is dated from the probe that went unanswered, which may have left a moment
       // before the halt began (CI saw 3,999.6 ms), so the wall-clock bound allows that moment. downMs comes from
@@ -182,7 +182,7 @@ describe('a Redis Cluster behind one URL', () => {
       expect(performance.now() - haltedAt).toBeGreaterThanOrEqual(4_000 - 50);
       expect(outages[0]?.downMs).toBeGreaterThanOrEqual(4_000 - 5);
       await cluster.start(owner);
-      await waitUntil(() => events.includes('back'));
+      await waitFor(() => events.includes('back'), { what: 'the connection to come back', timeoutMs: 120_000, intervalMs: 50 });
       expect(events).toEqual(['lost', 'back']);
       expect(patient.down).toBe(false);
     } finally {
@@ -192,10 +192,3 @@ describe('a Redis Cluster behind one URL', () => {
   });
 });
 
-async function waitUntil(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

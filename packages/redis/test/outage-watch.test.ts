@@ -1,4 +1,4 @@
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectRedis, RedisOutageError, watchRedisOutage, type RedisOutageWatch , type RedisClient } from '../src/index.js';
 
@@ -18,14 +18,6 @@ afterEach(async () => {
   await server.stop();
 });
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('watchRedisOutage', () => {
   it('reports a short outage once, however many reconnects fail, and does not give up', async () => {
     const events: string[] = [];
@@ -39,10 +31,10 @@ describe('watchRedisOutage', () => {
     });
     await server.halt();
     // Several reconnect attempts fail (each one closes the connection again).
-    await until(() => closes >= 3, 'three failed reconnects');
+    await waitFor(() => closes >= 3, { what: 'three failed reconnects', timeoutMs: 30_000, intervalMs: 20 });
     expect(watch.down).toBe(true);
     await server.start();
-    await until(() => events.length >= 2, 'the connection to be ready again');
+    await waitFor(() => events.length >= 2, { what: 'the connection to be ready again', timeoutMs: 30_000, intervalMs: 20 });
     expect(events).toEqual(['lost', 'back true']);
     expect(watch.down).toBe(false);
     expect(await redis.ping()).toBe('PONG');
@@ -59,7 +51,7 @@ describe('watchRedisOutage', () => {
       onOutage: (error) => outages.push(error),
     });
     await server.halt();
-    await until(() => outages.length > 0, 'the outage');
+    await waitFor(() => outages.length > 0, { what: 'the outage', timeoutMs: 30_000, intervalMs: 20 });
     const [outage] = outages;
     expect(outage).toBeInstanceOf(RedisOutageError);
     expect(outage?.limitMs).toBe(400);
@@ -71,7 +63,7 @@ describe('watchRedisOutage', () => {
 
     // The watch has ended: Redis coming back reports nothing more, but the connection is usable again.
     await server.start();
-    await until(() => redis.status === 'ready', 'the reconnect');
+    await waitFor(() => redis.status === 'ready', { what: 'the reconnect', timeoutMs: 30_000, intervalMs: 20 });
     expect(await redis.ping()).toBe('PONG');
     expect(outages).toHaveLength(1);
     expect(backs).toBe(0);

@@ -1,4 +1,4 @@
-import { freePort, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { freePort, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { InvalidUrlError } from '@crawlq/urls';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -279,7 +279,7 @@ describe('a stop', () => {
     const robots = policy({ prefix, fetchTimeoutMs: FETCH_TIMEOUT_MS, signal: stop.signal });
     const checking = robots.check(`${s.origin}/page`);
     const outcome = checking.then(() => 'resolved', (error: unknown) => error);
-    while (s.hits.get('/robots.txt') === undefined) await sleep(10);
+    await waitFor(() => s.hits.get('/robots.txt') !== undefined, { what: 'the robots.txt request', timeoutMs: 30_000, intervalMs: 10 });
     const reason = new Error('the worker is stopping');
     const stoppedAt = performance.now();
     stop.abort(reason);
