@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@crawlq/config';
+import { stateKeyPrefix } from '@crawlq/redis';
 import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
+import { urlFingerprint } from '@crawlq/urls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, publishCrawlDefinition, type CrawlServices } from '../src/index.js';
 import { startCrawlWorker, type CrawlWorker } from '../src/fetching.js';
@@ -16,7 +18,8 @@ import type { Crawler } from '../src/handlers/crawler-types.js';
 // A user's crawler in a continuous crawl (--revisit): a real worker in-process,
 // a real Redis and a loopback site with one page behind an ETag, one that
 // changes on every request and one that never changes. Judged at the server
-// (what it was asked, with which validators) and in the items written.
+// (what it was asked, with which validators) and in the items written, and in
+// Redis: a page retired after three 404s leaves no route and data behind.
 const HOST = '127.0.0.94';
 
 let redis: TestRedis;
@@ -45,6 +48,11 @@ beforeAll(async () => {
       case '/changing':
         body = `<html><body><p>version ${served}</p></body></html>`;
         break;
+      case '/vanishing':
+        // There once, then gone for good: retired after its third 404 in a row.
+        if (requests.some((earlier) => earlier.path === path)) status = 404;
+        body = status === 404 ? 'gone' : '<html><body><p>here for now</p></body></html>';
+        break;
       default:
         body = '<html><body><p>the same every time</p></body></html>';
     }
@@ -70,7 +78,7 @@ interface Item {
 }
 
 describe("a crawler's pages in a continuous crawl", () => {
-  it('are revisited with their route and data: a 304 or unchanged content runs no route, a changed page runs it again', { timeout: 90_000 }, async () => {
+  it('are revisited with their route and data: a 304 or unchanged content runs no route, a changed page runs it again, a page gone three times is retired with its data', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-crawler-revisit-'));
     const config = loadConfig({
       flags: { namespace: `t-${randomUUID()}`, out: join(dir, 'out.jsonl'), stateDir: dir, allowPrivateNetwork: true, rate: 'none', revisit: '1s', backoff: '50ms' },
@@ -80,7 +88,7 @@ describe("a crawler's pages in a continuous crawl", () => {
         routes: {
           start: async ({ enqueue, push, request, response }) => {
             await push({ url: request.url, label: request.label, userData: request.userData, status: response.status });
-            await enqueue(['/etag', '/changing', '/same'], { label: 'tagged', userData: { from: 'start' } });
+            await enqueue(['/etag', '/changing', '/same', '/vanishing'], { label: 'tagged', userData: { from: 'start' } });
           },
           tagged: async ({ push, request, response }) => push({ url: request.url, label: request.label, userData: request.userData, status: response.status }),
         },
@@ -95,9 +103,18 @@ describe("a crawler's pages in a continuous crawl", () => {
       await publishCrawlDefinition(services, 'test');
       worker = await startCrawlWorker({ config, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, crawler });
       await services.frontier.addSeeds([`${origin}/`]);
-      await waitFor(() => ['/etag', '/changing', '/same'].every((path) => count(path) >= 3), { what: 'each page revisited 3 times', timeoutMs: 60_000, intervalMs: 100 }).catch((error: unknown) => {
+      const fetchedAll = () => ['/etag', '/changing', '/same'].every((path) => count(path) >= 3) && count('/vanishing') >= 4;
+      await waitFor(fetchedAll, { what: 'each page revisited 3 times, and the vanishing one retired', timeoutMs: 60_000, intervalMs: 100 }).catch((error: unknown) => {
         throw new Error(`${String(error)}: ${JSON.stringify(requests.map((request) => request.path))}`);
       });
+      // Two more revisits of the page that changes (a second or more): the retired page was not asked again meanwhile.
+      const changingSoFar = count('/changing');
+      await waitFor(() => count('/changing') >= changingSoFar + 2, { what: 'two more revisits', timeoutMs: 60_000, intervalMs: 100 });
+      expect(count('/vanishing')).toBe(4);
+      // Its route and data are gone from Redis; a page still on the schedule keeps its own.
+      const metaKey = `${stateKeyPrefix(config.namespace)}:request-meta`;
+      expect(await services.redis.hget(metaKey, urlFingerprint(`${origin}/vanishing`))).toBeNull();
+      expect(await services.redis.hget(metaKey, urlFingerprint(`${origin}/changing`))).not.toBeNull();
       // A graceful stop: a page in hand is handled (its items written) before close returns.
       await worker.close(10_000);
       worker = undefined;

@@ -231,6 +231,9 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc, render: outcome?.summary }));
     // Items, then count, then schedule: a worker that dies in between fetches the page again rather than losing its new version.
     await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url) });
+    // A URL this answer retired is never fetched again: its route and data go too (after the
+    // commit, so a worker dying before it handles the last miss again with them).
+    if (page.meta !== undefined && verdict?.retires === true) await metaStore?.remove([page.meta]);
     return { status: response.status, links: 0, enqueued };
   }
 

@@ -37,6 +37,8 @@ export interface RevisitVerdict {
   readonly signature: string;
   /** What the last fetch that archived the page kept of its response (see RevisitRecord.archived); undefined: none. */
   readonly archived: Buffer | undefined;
+  /** This answer retires the URL (its last 404/410s in a row): it is never due again once committed. */
+  readonly retires: boolean;
   /** Stores the outcome and schedules the next fetch; `archived`: this fetch archived a new response. */
   commit(options?: { readonly archived?: Uint8Array | undefined }): Promise<void>;
 }
@@ -106,10 +108,12 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
       const etag = notModified ? state.etag : headerText(response.headers.etag);
       const lastModifiedText = headerText(response.headers['last-modified']);
       const lastModified = notModified ? state.lastModified : lastModifiedText === undefined ? undefined : Date.parse(lastModifiedText) || undefined;
+      const retires = gone && misses >= RETIRE_AFTER_MISSES;
       return {
         outcome,
         signature,
         archived: state?.archived,
+        retires,
         commit: (options) =>
           known.record({
             ...(options?.archived === undefined ? {} : { archived: options.archived }),
@@ -122,7 +126,7 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
             etag,
             misses,
             depth,
-            retire: gone && misses >= RETIRE_AFTER_MISSES,
+            retire: retires,
             outcome,
             bytesSaved: notModified ? state.bodyBytes : 0,
             bodyBytes: notModified ? state.bodyBytes : response.bodyBytes,
