@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, maxCertainlyInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
+import { freePort, maxCertainlyInWindow, maxInWindow, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
 import { NameSites, type NamedRequest } from './support/name-sites.js';
@@ -194,7 +194,7 @@ describe('the server gate (e2e, 3 workers)', () => {
     // The shared server held the crawl back: its level deferred jobs, somewhere in the fleet.
     expect(scraped.reduce((sum, page) => sum + (page.get('crawlq_gate_deferred_seconds_count{level="server"}') ?? 0), 0)).toBeGreaterThan(0);
     const lookupDenials = scraped.reduce((sum, page) => sum + (page.get('crawlq_gate_denials_total{reason="server-lookup"}') ?? 0), 0);
-    console.log(`server-gate e2e: crawled in ${Math.round(crawlMs / 1000)} s; at most ${sharedPeak} starts in any 1 s at ${SHARED}; ${lookupDenials} jobs deferred for a failed lookup; ${shared.length} requests there, server level admitted ${sharedStatus?.admitted}, deferred ${sharedStatus?.deferred}; its groups admitted ${groupAdmitted.reduce((sum, group) => sum + group.admitted, 0)}, gave back ${groupAdmitted.reduce((sum, group) => sum + group.lateStarts, 0)} late starts, took ${groupAdmitted.reduce((sum, group) => sum + group.slippedStarts, 0)} late (retaken or slipped)`);
+    console.log(`server-gate e2e: crawled in ${Math.round(crawlMs / 1000)} s; at most ${sharedPeak} starts certainly in any 1 s at ${SHARED} (${maxInWindow(shared.map((request) => request.startedAt), 1000)} by handler times; the test process's longest stall ${sites.clock.longestGapMs} ms); ${lookupDenials} jobs deferred for a failed lookup; ${shared.length} requests there, server level admitted ${sharedStatus?.admitted}, deferred ${sharedStatus?.deferred}; its groups admitted ${groupAdmitted.reduce((sum, group) => sum + group.admitted, 0)}, gave back ${groupAdmitted.reduce((sum, group) => sum + group.lateStarts, 0)} late starts, took ${groupAdmitted.reduce((sum, group) => sum + group.slippedStarts, 0)} late (retaken or slipped)`);
   });
 
   it('lets a range a server rule marks unlimited through at each name\'s own rate', { timeout: 240_000 }, async () => {
