@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChromium } from '@crawlq/renderer';
@@ -6,7 +7,7 @@ import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { maxInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserProcessesUnder } from './support/browsers.js';
-import { cliEnv, startCapturedCli } from './support/cli.js';
+import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { byHost } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
@@ -47,7 +48,16 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     expect(browsers.length).toBeGreaterThan(0);
     for (const pid of browsers) process.kill(pid, 'SIGKILL');
     const killedAt = Date.now();
-    expect(await crawl.exited, crawl.output.stderr).toBe(0);
+    // A crawl that does not end names what it still holds, instead of timing the test out silently.
+    const exited = await Promise.race([crawl.exited, sleep(180_000).then(() => 'running' as const)]);
+    if (exited === 'running') {
+      const status = await runCli(['status', '--namespace', 'render-e2e', '--json'], { env: cliEnv(redis.url), timeoutMs: 30_000 });
+      const groups = await runCli(['group', 'list', '--namespace', 'render-e2e'], { env: cliEnv(redis.url), timeoutMs: 30_000 });
+      crawl.child.kill('SIGKILL');
+      const recent = site.requests.filter((request) => request.startedAt > killedAt).map((request) => `${request.startedAt - killedAt} ${request.host}${request.path} ${request.status}`);
+      throw new Error(`the crawl still ran 180 s after its browsers were killed\nstatus: ${status.stdout}\ngroups: ${groups.stdout}\nrequests since the kill (ms): ${recent.join(', ')}\n${crawl.output.stderr.slice(-6_000)}`);
+    }
+    expect(exited, crawl.output.stderr).toBe(0);
 
     const records = readRecords(out);
     const urls = records.map((record) => record.url);

@@ -15,6 +15,12 @@ export interface BrowserPoolOptions {
   readonly maxMemoryBytes: number;
   /** Navigation user agent (the same as the fetcher's, so robots.txt groups match). */
   readonly userAgent?: string | undefined;
+  /**
+   * A browser that takes longer than this to open a tab (a context, its page,
+   * its init script) is wedged, not slow: it is killed and the page fails as
+   * crashed (retried). @default OPEN_TAB_WITHIN_MS
+   */
+  readonly openTabWithinMs?: number | undefined;
   readonly log?: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
 }
 
@@ -58,6 +64,14 @@ interface Instance {
 }
 
 const CLOSE_WITHIN_MS = 5_000;
+/**
+ * See BrowserPoolOptions.openTabWithinMs. Seen: after every browser process
+ * of a crawl was killed at once, a job stayed active for minutes with nothing
+ * in flight; the opening of a tab was the one step of a page with no bound.
+ */
+const OPEN_TAB_WITHIN_MS = 30_000;
+/** Chromium's start, bounded (Playwright's own default waits 3 minutes). */
+const LAUNCH_WITHIN_MS = 60_000;
 /** Clearing a tab for its next page takes a navigation to about:blank and a few calls: a browser that takes longer is not trusted with it. */
 const CLEAR_WITHIN_MS = 5_000;
 /** How long a page's "target closed" error waits to see whether its whole browser went. */
@@ -125,7 +139,7 @@ export class BrowserPool {
       try {
         const kept = this.#takeIdle(running);
         if (kept) this.#stats.reused += 1;
-        tab = kept ?? (await this.#openTab(running, setup));
+        tab = kept ?? (await this.#openTabWithin(running, setup));
       } catch (error) {
         throw await this.#crashOr(running, error);
       }
@@ -162,6 +176,22 @@ export class BrowserPool {
     if (index < 0) return undefined;
     const [tab] = this.#idle.splice(index, 1);
     return tab;
+  }
+
+  /** Opens a tab, or kills a browser that does not open one in time (see BrowserPoolOptions.openTabWithinMs). */
+  async #openTabWithin(instance: Instance, setup: (page: Page) => Promise<void>): Promise<Tab> {
+    const limitMs = this.#options.openTabWithinMs ?? OPEN_TAB_WITHIN_MS;
+    const opening = this.#openTab(instance, setup);
+    try {
+      return await withinMs(opening, limitMs);
+    } catch (error) {
+      if (!(error instanceof NoAnswer)) throw error;
+      // Should it open after all, its context goes with the killed browser; closed here in case.
+      void opening.then((late) => withinMs(late.context.close(), CLOSE_WITHIN_MS)).catch(() => undefined);
+      this.#kill(instance);
+      this.#options.log?.(`the browser (pid ${instance.pid ?? '?'}) did not open a page within ${limitMs} ms: killed; the next page starts a new one`, 'warn');
+      throw new BrowserCrashedError(`the browser did not open a page within ${limitMs} ms: killed`, { cause: error });
+    }
   }
 
   async #openTab(instance: Instance, setup: (page: Page) => Promise<void>): Promise<Tab> {
@@ -240,7 +270,7 @@ export class BrowserPool {
     try {
       // Loaded with the first browser: a worker that renders nothing never loads playwright-core.
       const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_ARGS], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
+      browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_ARGS], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false, timeout: LAUNCH_WITHIN_MS });
     } catch (error) {
       if (findChromium(this.#executablePath) === undefined) throw new BrowserUnavailableError(this.#executablePath, { cause: error });
       throw new BrowserCrashedError(`the browser did not start (${errorText(error)})`, { cause: error });
@@ -358,10 +388,13 @@ async function disconnected(browser: Browser, ms: number): Promise<void> {
   });
 }
 
+/** A browser call that did not answer within its bound. */
+class NoAnswer extends Error {}
+
 function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new NoAnswer(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FEED_CHUNKS, startSpaSite, type SpaSite } from '@crawlq/demo-site';
+import { waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserCrashedError, BrowserPool, findChromium, renderPage, type BrowserRequest, type FetchedDocument, type SubrequestAnswer } from '../src/index.js';
 import { childPids } from '../src/process-tree.js';
@@ -114,6 +115,32 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
     const polls = page.requests.filter((request) => request.url.endsWith('/api/ping'));
     expect(polls.filter((request) => request.fate === 'deferred')).toHaveLength(1);
     expect(polls.filter((request) => request.fate === 'blocked').every((request) => request.why === 'asked for again (polling)')).toBe(true);
+  });
+
+  it('a browser that does not open a tab in time (its processes stopped) is killed: that page fails as crashed, the next gets a new browser', { timeout: 60_000 }, async () => {
+    const logged: string[] = [];
+    const wedged = new BrowserPool({ pages: 1, restartAfterPages: 100, maxMemoryBytes: 2 ** 31, openTabWithinMs: 2_000, log: (line) => logged.push(line) });
+    const noSetup = () => Promise.resolve();
+    try {
+      // A first page whose use fails: its tab is closed, not kept, so the next page opens one.
+      await expect(wedged.withTab(noSetup, () => Promise.reject(new Error('not this page')))).rejects.toThrow('not this page');
+      const [root] = wedged.pids;
+      expect(root).toBeDefined();
+      const tree = [root!];
+      for (let index = 0; index < tree.length; index += 1) tree.push(...childPids(tree[index]!));
+      for (const pid of tree) process.kill(pid, 'SIGSTOP');
+      const asked = performance.now();
+      await expect(wedged.withTab(noSetup, () => Promise.resolve('opened'))).rejects.toBeInstanceOf(BrowserCrashedError);
+      // Failed at its bound, not at some later one: a stopped browser never answers.
+      expect(performance.now() - asked).toBeGreaterThanOrEqual(2_000);
+      expect(logged.join('\n')).toMatch(/did not open a page within 2000 ms: killed/);
+      // The stopped browser is gone (SIGKILL ends a stopped process too), and the next page runs in a new one.
+      await waitFor(() => !alive(root!), { what: 'the stopped browser to be killed', timeoutMs: 10_000, intervalMs: 50 });
+      await expect(wedged.withTab(noSetup, (tab) => tab.page.evaluate('1 + 1'))).resolves.toBe(2);
+      expect(wedged.stats.launches).toBe(2);
+    } finally {
+      await wedged.close();
+    }
   });
 
   it('a browser killed mid-page fails that render as crashed; the next render gets a new browser', { timeout: 60_000 }, async () => {
