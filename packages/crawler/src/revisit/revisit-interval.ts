@@ -48,7 +48,7 @@ export interface IntervalInput {
   readonly changed: boolean;
   /** The links on the page changed (a hub). */
   readonly linksChanged?: boolean;
-  /** A freshness hint from the server (Cache-Control max-age, Expires) or a sitemap (changefreq), ms. */
+  /** A freshness hint from the server (Cache-Control max-age, Expires), ms. */
   readonly hintMs?: number | undefined;
 }
 
@@ -154,12 +154,6 @@ export function headerHintMs(headers: Record<string, string | string[] | undefin
   const date = Date.parse(single(headers.date) ?? '');
   const ms = expires - (Number.isNaN(date) ? now : date);
   return ms > 0 ? ms : undefined;
-}
-
-/** Sitemap `<changefreq>` as an interval (ms); `always`/`never` mean the bounds. */
-export function changefreqMs(value: string): number | undefined {
-  const table: Record<string, number> = { always: 0, hourly: 3_600_000, daily: 86_400_000, weekly: 604_800_000, monthly: 2_592_000_000, yearly: 31_536_000_000, never: Number.POSITIVE_INFINITY };
-  return table[value.trim().toLowerCase()];
 }
 
 function single(value: string | string[] | undefined): string | undefined {
