@@ -49,7 +49,8 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     for (const pid of browsers) process.kill(pid, 'SIGKILL');
     const killedAt = Date.now();
     // A crawl that does not end names what it still holds, instead of timing the test out silently.
-    const exited = await Promise.race([crawl.exited, sleep(180_000).then(() => 'running' as const)]);
+    const patience = new AbortController();
+    const exited = await Promise.race([crawl.exited, sleep(180_000, 'running' as const, { signal: patience.signal })]).finally(() => patience.abort());
     if (exited === 'running') {
       const status = await runCli(['status', '--namespace', 'render-e2e', '--json'], { env: cliEnv(redis.url), timeoutMs: 30_000 });
       const groups = await runCli(['group', 'list', '--namespace', 'render-e2e'], { env: cliEnv(redis.url), timeoutMs: 30_000 });

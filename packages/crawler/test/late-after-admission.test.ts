@@ -4,7 +4,7 @@ import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter
 import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
-import { startArrivalServer, type Arrival, type ArrivalServer } from './support/arrival-server.js';
+import { startArrivalServer, type HostArrival, type ArrivalServer } from './support/arrival-server.js';
 import { GroupGate } from '../src/group-gate.js';
 
 // A request the gate admitted on time can still leave late: the process
@@ -22,7 +22,7 @@ const STALLED = 3;
 let redis: TestRedis;
 let server: ArrivalServer;
 let port: number;
-let arrivals: Arrival[];
+let arrivals: HostArrival[];
 
 beforeAll(async () => {
   redis = await startTestRedis();

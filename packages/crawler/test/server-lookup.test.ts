@@ -4,7 +4,7 @@ import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../src/gated-fetch.js';
-import { startArrivalServer, type Arrival, type ArrivalServer } from './support/arrival-server.js';
+import { startArrivalServer, type HostArrival, type ArrivalServer } from './support/arrival-server.js';
 import { GroupGate } from '../src/group-gate.js';
 import { AddressBook, type TtlAnswer } from '../src/runtime/address-book.js';
 
@@ -19,7 +19,7 @@ const SERVER_RATE = 4;
 let redis: TestRedis;
 let server: ArrivalServer;
 let port: number;
-let arrivals: Arrival[];
+let arrivals: HostArrival[];
 
 beforeAll(async () => {
   redis = await startTestRedis();

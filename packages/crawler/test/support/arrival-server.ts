@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request as the server saw it arrive: the name it was sent to, and when (epoch ms). */
-export interface Arrival {
+export interface HostArrival {
   readonly host: string;
   readonly at: number;
 }
@@ -11,13 +11,13 @@ export interface Arrival {
 export interface ArrivalServer {
   readonly port: number;
   /** Every arrival so far; a test empties it (`length = 0`) to start afresh. */
-  readonly arrivals: Arrival[];
+  readonly arrivals: HostArrival[];
   close(): Promise<void>;
 }
 
 /** Politeness judged where it counts: at the server, by when requests arrived. */
 export async function startArrivalServer(address: string): Promise<ArrivalServer> {
-  const arrivals: Arrival[] = [];
+  const arrivals: HostArrival[] = [];
   const http = createServer((request, response) => {
     arrivals.push({ host: (request.headers.host ?? '').split(':')[0] ?? '', at: Date.now() });
     response.end('ok');
