@@ -110,6 +110,27 @@ function requestsByHost(requests: readonly RequestRecord[]): Map<string, Request
   return byHost;
 }
 
+/**
+ * How the hosts' requests spread over the crawl, as the server saw them
+ * (seconds from the crawl's first request): when each host began, how long
+ * from its first request to its last, and its median gap between requests.
+ * Each figure is the median over hosts, then the slowest host's.
+ */
+export function hostTimeline(requests: readonly RequestRecord[]): string {
+  const byHost = [...requestsByHost(requests).values()].filter((sorted) => sorted.length > 0);
+  if (byHost.length === 0) return 'no requests';
+  const origin = Math.min(...byHost.map((sorted) => sorted[0]!.startedAt));
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
+  const starts = byHost.map((sorted) => (sorted[0]!.startedAt - origin) / 1000);
+  const spans = byHost.map((sorted) => (sorted.at(-1)!.startedAt - sorted[0]!.startedAt) / 1000);
+  const gaps = byHost.map((sorted) => median(sorted.slice(1).map((request, i) => request.startedAt - sorted[i]!.startedAt)));
+  const s = (value: number): string => value.toFixed(2);
+  return `first request median ${s(median(starts))} s (last host ${s(Math.max(...starts))} s), first to last request median ${s(median(spans))} s (longest ${s(Math.max(...spans))} s), median gap median ${Math.round(median(gaps))} ms (largest ${Math.round(Math.max(...gaps))} ms)`;
+}
+
 export function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
   let violations = 0;
   for (const sorted of requestsByHost(requests).values()) {

@@ -7,7 +7,7 @@
 import { loadavg } from 'node:os';
 import type { RequestRecord } from '@crawlq/demo-site';
 import type { TestRedis } from '@crawlq/testing';
-import { windowViolations } from './politeness.js';
+import { hostTimeline, windowViolations } from './politeness.js';
 import { redisSnapshot, topCalls } from './redis-stats.js';
 import { countRoundTrips, CRAWL_FLAGS, runContender, runCrawlq, startSite, startTestRedis, type CrawlqRun, type CrawlqRunOptions } from './scale.js';
 import { startSiteProcess } from './site-server.js';
@@ -140,6 +140,7 @@ export async function benchWide(log: Log): Promise<void> {
       if (process.env.BENCH_BREAKDOWN) lines.push(...scriptLines(m.trips.scripts, pages));
       const { startSeconds, crawlSeconds, exitSeconds } = m.run.phases;
       lines.push(`wide ${wide.hosts} hosts: spawn to first request ${fmt(startSeconds, 2)} s, first request to last record ${fmt(crawlSeconds, 2)} s, last record to exit ${fmt(exitSeconds, 2)} s`);
+      lines.push(`wide ${wide.hosts} hosts at the server: ${hostTimeline(requests)}`);
     } finally {
       await site.close();
     }

@@ -41,6 +41,10 @@ const CONFIRM_LEAD_MS = 25;
  * takes tens of milliseconds, and a start it makes late costs a retake).
  */
 const DUE_LEAD_MS = 35;
+/** A group's lag seen here is used this long (ms); past it, the job's own figure stands alone. */
+const SLOT_LAG_FRESH_MS = 2_000;
+/** Groups whose lag a process remembers at most. */
+const SLOT_LAG_GROUPS = 10_000;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -86,7 +90,7 @@ export interface GateOptions {
 export class GateLease {
   readonly group: string;
   readonly #limiter: GateLimiter;
-  readonly #lease: Lease;
+  #lease: Lease;
   #startBy: number;
   readonly #options: GateOptions;
   #sentAt: number | undefined;
@@ -138,12 +142,13 @@ export class GateLease {
   async keepIfOnTime(): Promise<boolean> {
     if (this.#released) return false;
     if (this.#sentAt !== undefined || performance.now() <= this.#startBy) return true;
-    const startBy = await retakeOrGiveBack(this.#limiter, this.#lease, performance.now() - this.#startBy);
-    if (startBy === undefined) {
+    const retaken = await retakeOrGiveBack(this.#limiter, this.#lease, performance.now() - this.#startBy);
+    if (retaken === undefined) {
       this.#released = true;
       return false;
     }
-    this.#startBy = startBy;
+    this.#startBy = retaken.startBy;
+    this.#lease = { ...this.#lease, startAt: retaken.startAt };
     return true;
   }
 
@@ -173,6 +178,16 @@ export class GroupGate {
   readonly #options: GateOptions;
   /** Moving average of how late (ms) this process's spaced starts were past their reserved time. */
   #latenessMs = 0;
+  /**
+   * How far each group's latest start here ran behind its release slot (Redis
+   * ms), and when (local clock). The job's own lag (`PassOptions.lag`) was
+   * read when the job was made; a job of several URLs is admitted over
+   * seconds, while every start with a grace moves its group's pacing on, so
+   * its later URLs asked early by the old lag, were reserved further ahead
+   * than the near window and needed a confirmation (a round trip and five
+   * commands) each. Bounded: the oldest group goes first.
+   */
+  readonly #slotLag = new Map<string, { readonly lagMs: number; readonly at: number }>();
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -212,6 +227,7 @@ export class GroupGate {
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address, graceMs: this.#graceMs() });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
+      if (options.due !== undefined) this.#noteSlotLag(group, admission.startAt - options.due);
       try {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
@@ -235,10 +251,27 @@ export class GroupGate {
       if (performance.now() <= admission.startBy) return { admitted: true, lease: new GateLease(limiter, admission, this.#options) };
       // Missed: start now after all if no later start of the group was
       // admitted, else give it back and ask again.
-      const startBy = await retakeOrGiveBack(limiter, admission.lease, Math.max(lateMs, this.#graceMs()));
-      if (startBy !== undefined) return { admitted: true, lease: new GateLease(limiter, { lease: admission.lease, startBy }, this.#options) };
+      const retaken = await retakeOrGiveBack(limiter, admission.lease, Math.max(lateMs, this.#graceMs()));
+      if (retaken !== undefined) {
+        return { admitted: true, lease: new GateLease(limiter, { lease: { ...admission.lease, startAt: retaken.startAt }, startBy: retaken.startBy }, this.#options) };
+      }
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
+  }
+
+  #noteSlotLag(group: string, lagMs: number): void {
+    this.#slotLag.delete(group);
+    if (this.#slotLag.size >= SLOT_LAG_GROUPS) {
+      const oldest = this.#slotLag.keys().next();
+      if (!oldest.done) this.#slotLag.delete(oldest.value);
+    }
+    this.#slotLag.set(group, { lagMs: Math.max(0, lagMs), at: performance.now() });
+  }
+
+  /** The group's lag behind its slots as this process last saw it, if lately (else 0: the job's own figure stands). */
+  #recentSlotLag(group: string): number {
+    const seen = this.#slotLag.get(group);
+    return seen !== undefined && performance.now() - seen.at <= SLOT_LAG_FRESH_MS ? seen.lagMs : 0;
   }
 
   /** The grace a start asks for: a few times how late this process's starts have lately been (none while they are on time). */
@@ -257,7 +290,7 @@ export class GroupGate {
    */
   async #untilNear(group: string, options: PassOptions): Promise<void> {
     if (options.due === undefined) return;
-    const at = this.#limiter.localTimeOf?.(group, options.due + (options.lag ?? 0));
+    const at = this.#limiter.localTimeOf?.(group, options.due + Math.max(options.lag ?? 0, this.#recentSlotLag(group)));
     if (at === undefined) return;
     const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxDueWaitMs ?? options.maxInlineWaitMs);
     const signals = [options.signal, options.dueWaitSignal].filter((signal) => signal !== undefined);
@@ -270,20 +303,20 @@ export class GroupGate {
  * A start found past its deadline (`lateMs` past it, or past its slot): goes
  * now after all if no later start of its group (or server) was admitted, its
  * pacing moving back by the lateness and by a grace for the reply to come
- * back late too; resolves to its new deadline. A retaken start that is late
+ * back late too; resolves to the retaken start (its new deadline). A retaken start that is late
  * again is retaken again with twice the grace while it is still the latest: a
  * busy event loop costs a round trip, not the group's next interval. Else the
  * start is given back and this resolves to undefined. A limiter that cannot
  * retake gives it back.
  */
-async function retakeOrGiveBack(limiter: GateLimiter, lease: Lease, lateMs: number): Promise<number | undefined> {
+async function retakeOrGiveBack(limiter: GateLimiter, lease: Lease, lateMs: number): Promise<RetakenStart | undefined> {
   let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, lateMs));
   // `null`: given back already; undefined: no answer, so still held.
   let retaken: RetakenStart | null | undefined;
   for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
     retaken = await limiter.retakeLateStart(lease, graceMs).catch(() => undefined);
     if (!retaken) break;
-    if (performance.now() <= retaken.startBy) return retaken.startBy;
+    if (performance.now() <= retaken.startBy) return retaken;
     graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
   }
   if (retaken !== null) await limiter.abandon(lease).catch(() => undefined);

@@ -9,6 +9,12 @@ export interface Lease {
    */
   readonly admittedAt?: number;
   /**
+   * Its reserved start (Redis-clock ms; a retaken start's new one): release
+   * reads the request's hold time from it without looking the lease up.
+   * Unset: release reads it from Redis.
+   */
+  readonly startAt?: number;
+  /**
    * The server whose level admitted this start too (see `AcquireRequest.address`):
    * a late start is paced again there as well as in its group.
    */

@@ -229,6 +229,8 @@ class RedisGroupLimiter implements GroupLimiter {
   readonly #serverKeys: ServerKeys;
   #serverLevel: ServerLevel;
   #reloading: Promise<LimitPolicy | null> | undefined;
+  /** The stored policy was read (or set) at least once: see #release. */
+  #policyKnown = false;
 
   constructor(options: GroupLimiterOptions) {
     if (typeof options.prefix !== 'string' || options.prefix.length === 0) {
@@ -330,7 +332,7 @@ class RedisGroupLimiter implements GroupLimiter {
         startBy: start.startBy + asNumber(reply[6] ?? 0),
         ...(spaced ? {} : { startBy: Number.POSITIVE_INFINITY }),
         confirmBeforeStart: asNumber(reply[4]) === 1,
-        lease: { group, leaseId, admittedAt: asNumber(reply[3]), ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },
+        lease: { group, leaseId, admittedAt: asNumber(reply[3]), startAt, ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },
       };
     }
     const wakeInMs = asNumber(reply[1]);
@@ -437,6 +439,10 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   async #release(lease: Lease, outcome: Outcome): Promise<PaceChange | null> {
+    // The release script does not check the policy's version (a command on
+    // every request): a release may use the policy of this limiter's last
+    // call, but never the built-in one of a limiter that has read none yet.
+    if (!this.#policyKnown) await this.#reload('release');
     // The server's slot goes back in parallel: its own round trip, only for a server with a concurrency cap.
     const server = this.#releaseServer(lease);
     const reply = await this.#call('release', releaseScript, () => {
@@ -462,6 +468,7 @@ class RedisGroupLimiter implements GroupLimiter {
           adaptive.latencyTolerance,
           adaptive.latencySlackMs,
           lease.admittedAt ?? '',
+          lease.startAt ?? '',
         ],
       };
     });
@@ -697,6 +704,7 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   #usePolicy(policy: LimitPolicy, version: string): void {
+    this.#policyKnown = true;
     if (version === this.#version && policy === this.#policy) return;
     this.#policy = policy;
     this.#version = version;

@@ -13,7 +13,7 @@ export interface LimiterKeys {
   readonly global: string;
   /**
    * Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred,
-   * lastAdmitAt, minInterval; adaptive pacing: pace, cutAt, paceCause, paceReason, paceChangedAt, paceCuts, latency, baseline.
+   * lastAdmitAt, minInterval, leasesKeptTo (until when its lease set is kept); adaptive pacing: pace, cutAt, paceCause, paceReason, paceChangedAt, paceCuts, latency, baseline.
    */
   group(group: string): string;
   /** Sorted set of a group's leases: member = lease id, score = expiry (Redis-clock ms). */

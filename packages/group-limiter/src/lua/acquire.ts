@@ -42,7 +42,9 @@ export const acquireScript = defineLuaScript({
   keys: 9,
   includes: [CLOCK_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE, SERVER_INCLUDE],
   lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
-if ARGV[17] ~= '' and redis.call('EXISTS', KEYS[6]) == 1 then redis.call('HSET', KEYS[6], 'progress', ARGV[17]) end
+-- Written only into a job that still exists: a write that made a new hash holding nothing else
+-- (the job was removed meanwhile) is taken back. One command per URL where EXISTS first made two.
+if ARGV[17] ~= '' and redis.call('HSET', KEYS[6], 'progress', ARGV[17]) == 1 and redis.call('HLEN', KEYS[6]) == 1 then redis.call('DEL', KEYS[6]) end
 local now = now_ms()
 local max_inline = tonumber(ARGV[4])
 local interval = tonumber(ARGV[5])
@@ -50,7 +52,7 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted', 'leasesKeptTo')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
@@ -83,7 +85,13 @@ if interval > 0 then allow_at = tat - tau end
 -- Expired leases belong to crashed or stuck workers: their slots come back at
 -- once (no count includes them), and every 32nd admission of the group drops
 -- them (this runs once per request: every command counts).
-if admitted % 32 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now)) end
+-- The same beat renews the lease set's expiry (see extend_leases), so a set
+-- that emptied and came back without one gets it again.
+local kept_to = num(h[10], 0)
+if admitted % 32 == 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', fmt(now))
+  kept_to = 0
+end
 -- Counted against the cap: leases started, or starting within \`near\`. This
 -- start, if near, counts from now on with them: checked here, it needs no
 -- second round trip when it comes.
@@ -130,9 +138,13 @@ if interval > 0 and global_interval <= 0 then
 end
 server_take(start, now, grace)
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
-keep_leases(KEYS[3], now)
 -- The group's fields change in one write (every command counts: this runs once per request).
 local fields = {'admitted', admitted + 1, 'lastAdmitAt', fmt(start)}
+local extended_to = extend_leases(KEYS[3], start + lease_ms, kept_to, now, lease_ms)
+if extended_to then
+  fields[#fields + 1] = 'leasesKeptTo'
+  fields[#fields + 1] = fmt(extended_to)
+end
 if interval > 0 then
   fields[#fields + 1] = 'tat'
   fields[#fields + 1] = fmt(math.max(tat, start) + interval + grace)

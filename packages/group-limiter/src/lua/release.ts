@@ -1,5 +1,5 @@
 import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { LEASES_INCLUDE, luaPolicyCheck, PACING_INCLUDE } from './limiter-lua.js';
+import { LEASES_INCLUDE, PACING_INCLUDE } from './limiter-lua.js';
 import { ScriptCode } from './script-code.js';
 
 /** Weight of a new latency sample in the group's moving average. */
@@ -10,7 +10,7 @@ const LATENCY_EWMA_WEIGHT = 0.25;
  * pause the group; 429 without it pauses exponentially by consecutive strikes; any other
  * status resets the strikes. Responses to requests that started before the last strike
  * belong to the same episode (they were in flight together) and neither add nor reset strikes.
- * KEYS: 1 policy hash, 2 group hash, 3 lease zset
+ * KEYS: 1 policy hash (not read: see below), 2 group hash, 3 lease zset
  * A lease given back unused because its start came too late (ARGV 9 = '1') is
  * counted as a late start and leaves the hold-time average alone.
  * A lease whose request reached the socket (ARGV 10 = '1') is counted in `started`:
@@ -35,22 +35,36 @@ const LATENCY_EWMA_WEIGHT = 0.25;
  *       10 '1' = the request went out, 11 latency ms to the response head ('' = none),
  *       12 failure without a response ('timeout' | 'network' | ''), 13 '1' = the group adapts,
  *       14 adaptive floor, 15 rise per second, 16 latency tolerance, 17 latency slack ms,
- *       18 admitted at (Redis ms, '' = take the lease's start)
- * Reply: {Ok} | {Ok, 'down' | 'up', from, to, cause, reason} | {StalePolicy, version}
+ *       18 admitted at (Redis ms, '' = take the lease's start),
+ *       19 the lease's start (Redis ms, '' or absent = read from its score; given, the lease is
+ *          removed without being looked up first: a command less on every request)
+ * No policy version check: the arguments a release takes from the policy
+ * (lease time, backoff, adaptive settings) may be one call old (the caller's
+ * next admission reloads a changed policy), and the check cost a command on
+ * every request.
+ * Reply: {Ok} | {Ok, 'down' | 'up', from, to, cause, reason}
  */
 export const releaseScript = defineLuaScript({
   name: 'release',
   keys: 3,
   includes: [CLOCK_INCLUDE, ARGS_INCLUDE, PACING_INCLUDE, LEASES_INCLUDE],
-  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
+  lua: `
 local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
 local started = nil
-local abandoned = ARGV[9] == '1'
-local score = redis.call('ZSCORE', KEYS[3], ARGV[2])
-if abandoned then
+if ARGV[9] == '1' then
   give_back_late(KEYS[2], KEYS[3], ARGV[2])
   return {${ScriptCode.Ok}}
+end
+-- The lease's start: the caller's (ARGV 19), else read from its score.
+local score = nil
+local removed = false
+local start_arg = tonumber(ARGV[19] or '')
+if start_arg then
+  removed = redis.call('ZREM', KEYS[3], ARGV[2]) == 1
+  if removed then score = start_arg + lease_ms end
+else
+  score = redis.call('ZSCORE', KEYS[3], ARGV[2])
 end
 -- Read and written once each: this runs once per request.
 local h = redis.call('HMGET', KEYS[2], 'strikes', 'strikeAt', 'pausedUntil', 'holdMs', 'started')
@@ -60,7 +74,7 @@ if ARGV[10] == '1' then
   fields[#fields + 1] = num(h[5], 0) + 1
 end
 if score then
-  redis.call('ZREM', KEYS[3], ARGV[2])
+  if not removed then redis.call('ZREM', KEYS[3], ARGV[2]) end
   started = tonumber(score) - lease_ms
   local held = now - started
   if held >= 0 and held <= lease_ms then

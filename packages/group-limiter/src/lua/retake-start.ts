@@ -32,7 +32,7 @@ export const retakeStartScript = defineLuaScript({
 local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt')
+local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo')
 local function give_back()
   give_back_late(KEYS[1], KEYS[2], ARGV[1])
   return {${ScriptCode.DeniedRate}}
@@ -57,10 +57,14 @@ if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start) + grace))
 if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + (now - start) + grace), 'lastAdmitAt', fmt(now)) end
 -- A server lease (its concurrency cap) runs from the new start too.
 if server ~= '' and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
-redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
 redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
-keep_leases(KEYS[2], now)
+local extended_to = extend_leases(KEYS[2], now + lease_ms, num(h[4], 0), now, lease_ms)
+if extended_to then
+  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now), 'leasesKeptTo', fmt(extended_to))
+else
+  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
+end
 return {${ScriptCode.Ok}, fmt(now)}
 `,
 });
