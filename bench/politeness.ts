@@ -127,8 +127,19 @@ export function hostTimeline(requests: readonly RequestRecord[]): string {
   const starts = byHost.map((sorted) => (sorted[0]!.startedAt - origin) / 1000);
   const spans = byHost.map((sorted) => (sorted.at(-1)!.startedAt - sorted[0]!.startedAt) / 1000);
   const gaps = byHost.map((sorted) => median(sorted.slice(1).map((request, i) => request.startedAt - sorted[i]!.startedAt)));
+  // Stalls: gaps over twice the median gap, by where in the host's sequence they fall (first, middle, last third).
+  const stalls = [0, 0, 0];
+  let stallMs = 0;
+  for (const [h, sorted] of byHost.entries()) {
+    for (let i = 1; i < sorted.length; i += 1) {
+      const gap = sorted[i]!.startedAt - sorted[i - 1]!.startedAt;
+      if (gap <= 2 * gaps[h]!) continue;
+      stalls[Math.min(2, Math.floor((3 * (i - 1)) / (sorted.length - 1)))]! += 1;
+      stallMs += gap;
+    }
+  }
   const s = (value: number): string => value.toFixed(2);
-  return `first request median ${s(median(starts))} s (last host ${s(Math.max(...starts))} s), first to last request median ${s(median(spans))} s (longest ${s(Math.max(...spans))} s), median gap median ${Math.round(median(gaps))} ms (largest ${Math.round(Math.max(...gaps))} ms)`;
+  return `stalls (gaps over twice the host's median) ${stalls.join('/')} in the first/middle/last third, ${s(stallMs / 1000 / byHost.length)} s per host; first request median ${s(median(starts))} s (last host ${s(Math.max(...starts))} s), first to last request median ${s(median(spans))} s (longest ${s(Math.max(...spans))} s), median gap median ${Math.round(median(gaps))} ms (largest ${Math.round(Math.max(...gaps))} ms)`;
 }
 
 export function windowViolations(requests: readonly RequestRecord[], limit: number, windowMs: number, requestedAt: ReadonlyMap<string, number>): number {
