@@ -8,9 +8,15 @@ export interface SitemapItem {
   readonly kind: 'url' | 'sitemap';
   /** The `<loc>` text, entities decoded, surrounding whitespace trimmed; not checked as a URL. */
   readonly loc: string;
-  /** The `<lastmod>` text, trimmed, when present and not empty. */
+  /** The `<lastmod>` text, trimmed, when present and not empty (not checked as a date: see `parseLastmod`). */
   readonly lastmod?: string;
+  /** The `<changefreq>` of a `<url>`, when it is one of the seven values sitemaps.org defines (any case, trimmed); anything else is left out. */
+  readonly changefreq?: Changefreq;
 }
+
+/** The `<changefreq>` values sitemaps.org defines. */
+export const CHANGEFREQS = ['always', 'hourly', 'daily', 'weekly', 'monthly', 'yearly', 'never'] as const;
+export type Changefreq = (typeof CHANGEFREQS)[number];
 
 /** Options for {@link parseSitemapStream}. */
 export interface ParseSitemapOptions {
@@ -31,6 +37,8 @@ export const DEFAULT_MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
 // text held for one hostile element.
 const MAX_LOC_CHARS = 8192;
 const MAX_LASTMOD_CHARS = 64;
+// Longer than any value sitemaps.org defines, with room for whitespace around it.
+const MAX_CHANGEFREQ_CHARS = 64;
 // Sitemaps nest four levels deep; a hundred is already a hostile document.
 const MAX_NESTING = 100;
 // htmlparser2 keeps the text of a token (comment, tag, processing
@@ -46,9 +54,11 @@ const MAX_TOKEN_CHARS = 1024 * 1024;
  * previous one have been consumed, so a slow consumer slows the read.
  *
  * Namespace prefixes are ignored (`<sm:loc>` is `<loc>`), names compare
- * case-insensitively, entities and CDATA are decoded, and only a `<loc>` or
- * `<lastmod>` that is a direct child of the entry counts (so the `<image:loc>`
- * of an `<image:image>` is not taken for the page).
+ * case-insensitively, entities and CDATA are decoded, and only a `<loc>`,
+ * `<lastmod>` or `<changefreq>` that is a direct child of the entry counts (so
+ * the `<image:loc>` of an `<image:image>` is not taken for the page). A
+ * `<changefreq>` is read in a `<url>` only, and kept only when it is one of the
+ * sitemaps.org values.
  *
  * @throws {SitemapParseError} when the root element is not `urlset` or
  *   `sitemapindex`, elements are badly nested, or the document ends before
@@ -112,8 +122,9 @@ class SitemapHandler {
   #entryKind: SitemapItem['kind'] = 'url';
   #loc: string | undefined;
   #lastmod: string | undefined;
+  #changefreq: Changefreq | undefined;
   /** The field whose text is being collected, and its text so far. */
-  #field: 'loc' | 'lastmod' | undefined;
+  #field: 'loc' | 'lastmod' | 'changefreq' | undefined;
   #text = '';
   #tooLong = false;
 
@@ -172,7 +183,8 @@ class SitemapHandler {
       this.#entryKind = local;
       this.#loc = undefined;
       this.#lastmod = undefined;
-    } else if (this.#entryDepth !== -1 && depth === this.#entryDepth + 1 && (local === 'loc' || local === 'lastmod')) {
+      this.#changefreq = undefined;
+    } else if (this.#entryDepth !== -1 && depth === this.#entryDepth + 1 && (local === 'loc' || local === 'lastmod' || (local === 'changefreq' && this.#entryKind === 'url'))) {
       this.#field = local;
       this.#text = '';
       this.#tooLong = false;
@@ -183,7 +195,7 @@ class SitemapHandler {
     this.#justOpened = false;
     if (this.#field === undefined || this.#tooLong) return;
     this.#text += text;
-    if (this.#text.length > (this.#field === 'loc' ? MAX_LOC_CHARS : MAX_LASTMOD_CHARS)) {
+    if (this.#text.length > (this.#field === 'loc' ? MAX_LOC_CHARS : this.#field === 'lastmod' ? MAX_LASTMOD_CHARS : MAX_CHANGEFREQ_CHARS)) {
       this.#tooLong = true;
       this.#text = '';
     }
@@ -206,16 +218,18 @@ class SitemapHandler {
       const value = this.#tooLong ? '' : this.#text.trim();
       // The first <loc> of an entry wins; an empty or oversized one counts as none.
       if (this.#field === 'loc') this.#loc ??= value === '' ? undefined : value;
-      else if (value !== '') this.#lastmod ??= value;
+      else if (this.#field === 'lastmod') this.#lastmod ??= value === '' ? undefined : value;
+      else this.#changefreq ??= changefreqOf(value);
       this.#field = undefined;
       this.#text = '';
     } else if (depth === this.#entryDepth) {
       if (this.#loc !== undefined) {
-        this.#ready.push(
-          this.#lastmod === undefined
-            ? { kind: this.#entryKind, loc: this.#loc }
-            : { kind: this.#entryKind, loc: this.#loc, lastmod: this.#lastmod },
-        );
+        this.#ready.push({
+          kind: this.#entryKind,
+          loc: this.#loc,
+          ...(this.#lastmod === undefined ? {} : { lastmod: this.#lastmod }),
+          ...(this.#changefreq === undefined ? {} : { changefreq: this.#changefreq }),
+        });
       }
       this.#entryDepth = -1;
     }
@@ -230,6 +244,12 @@ class SitemapHandler {
       sitemap: this.#sitemap,
     });
   }
+}
+
+/** A `<changefreq>` text as one of the sitemaps.org values, or undefined (a value it does not define, an empty element). */
+function changefreqOf(text: string): Changefreq | undefined {
+  const value = text.toLowerCase();
+  return CHANGEFREQS.find((known) => known === value);
 }
 
 function localName(name: string): string {

@@ -2,14 +2,16 @@ import { normalizeUrl, tryNormalizeUrl, type NormalizeOptions } from '@crawlq/ur
 import { byteChunks, type ByteSource } from './byte-chunks.js';
 import { SitemapError, SitemapLimitError } from './errors.js';
 import { maybeGunzip } from './maybe-gunzip.js';
-import { DEFAULT_MAX_SITEMAP_BYTES, parseSitemapStream } from './parse-sitemap-stream.js';
+import { DEFAULT_MAX_SITEMAP_BYTES, parseSitemapStream, type Changefreq } from './parse-sitemap-stream.js';
 
 /** A page URL found in a sitemap. */
 export interface SitemapEntry {
   /** The page URL, normalised (`@crawlq/urls`). */
   readonly loc: string;
-  /** Its `<lastmod>`, as written. */
+  /** Its `<lastmod>`, as written (see `parseLastmod`). */
   readonly lastmod?: string;
+  /** Its `<changefreq>`, when it is one of the sitemaps.org values. */
+  readonly changefreq?: Changefreq;
   /** The (normalised) URL of the sitemap file it came from. */
   readonly sitemap: string;
 }
@@ -114,7 +116,12 @@ export async function* readSitemap(url: string, options: ReadSitemapOptions): As
           return;
         }
         yielded += 1;
-        yield item.lastmod === undefined ? { loc: resolved.url, sitemap } : { loc: resolved.url, lastmod: item.lastmod, sitemap };
+        yield {
+          loc: resolved.url,
+          ...(item.lastmod === undefined ? {} : { lastmod: item.lastmod }),
+          ...(item.changefreq === undefined ? {} : { changefreq: item.changefreq }),
+          sitemap,
+        };
       } else if (!seen.has(resolved.url)) {
         if (depth + 1 > maxDepth) {
           reportLimit(sitemap, new SitemapLimitError('depth', maxDepth, { sitemap }));

@@ -102,6 +102,37 @@ describe('parseSitemapStream', () => {
     expect(await collect(parseSitemapStream(chunksOf(body, 100)))).toEqual([{ kind: 'url', loc: 'https://e.test/ok' }]);
   });
 
+  it('reads <changefreq> as one of the sitemaps.org values (any case, trimmed) and leaves any other value out', async () => {
+    const url = (path: string, inner: string) => `<url><loc>https://e.test/${path}</loc>${inner}</url>`;
+    const body =
+      '<urlset xmlns:x="urn:x">' +
+      url('daily', '<changefreq>daily</changefreq>') +
+      url('spaced', '<changefreq>\n  Hourly \n</changefreq><lastmod>2024-05-01</lastmod>') +
+      url('never', '<sm:changefreq>NEVER</sm:changefreq>') +
+      url('garbage', '<changefreq>sometimes</changefreq>') +
+      url('number', '<changefreq>3600</changefreq>') +
+      url('empty', '<changefreq/>') +
+      url('oversized', `<changefreq>${'weekly '.repeat(20)}</changefreq>`) +
+      // The first valid value wins; one nested deeper is not the page's.
+      url('first-valid', '<changefreq>bogus</changefreq><changefreq>monthly</changefreq><changefreq>always</changefreq>') +
+      url('nested', '<x:meta><changefreq>yearly</changefreq></x:meta>') +
+      '</urlset>';
+    expect(await collect(parseSitemapStream(chunksOf(body, 3)))).toEqual([
+      { kind: 'url', loc: 'https://e.test/daily', changefreq: 'daily' },
+      { kind: 'url', loc: 'https://e.test/spaced', lastmod: '2024-05-01', changefreq: 'hourly' },
+      { kind: 'url', loc: 'https://e.test/never', changefreq: 'never' },
+      { kind: 'url', loc: 'https://e.test/garbage' },
+      { kind: 'url', loc: 'https://e.test/number' },
+      { kind: 'url', loc: 'https://e.test/empty' },
+      { kind: 'url', loc: 'https://e.test/oversized' },
+      { kind: 'url', loc: 'https://e.test/first-valid', changefreq: 'monthly' },
+      { kind: 'url', loc: 'https://e.test/nested' },
+    ]);
+    // A sitemap index's entries have no change frequency.
+    const index = '<sitemapindex><sitemap><loc>https://e.test/1.xml</loc><changefreq>daily</changefreq></sitemap></sitemapindex>';
+    expect(await collect(parseSitemapStream(chunksOf(index, 64)))).toEqual([{ kind: 'sitemap', loc: 'https://e.test/1.xml' }]);
+  });
+
   it('stops at maxBytes', async () => {
     const body = `<urlset>${'<url><loc>https://e.test/x</loc></url>'.repeat(1000)}</urlset>`;
     const error: unknown = await collect(parseSitemapStream(chunksOf(body, 1024), { maxBytes: 10_000 })).catch((caught: unknown) => caught);

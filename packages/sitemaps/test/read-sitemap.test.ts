@@ -18,14 +18,14 @@ function errorsOf(): { errors: { url: string; error: unknown }[]; onError: (url:
 }
 
 describe('readSitemap', () => {
-  it('reads a plain urlset, normalising and resolving URLs, skipping invalid ones', async () => {
+  it('reads a plain urlset, normalising and resolving URLs, skipping invalid ones, with each page\'s lastmod and changefreq', async () => {
     const o = site.origin;
     site.routes.set(
       '/sitemap.xml',
       xml(
         `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` +
           `<url><loc>${o}/a</loc><lastmod>2024-01-02</lastmod></url>` +
-          `<url><loc>HTTP://127.0.0.1:${o.split(':')[2]}/b/../c#frag</loc></url>` +
+          `<url><loc>HTTP://127.0.0.1:${o.split(':')[2]}/b/../c#frag</loc><changefreq>weekly</changefreq></url>` +
           `<url><loc>relative/page</loc></url>` +
           `<url><loc>javascript:alert(1)</loc></url>` +
           `<url><loc>${o}/d?utm_source=x&amp;id=1</loc></url>` +
@@ -35,7 +35,7 @@ describe('readSitemap', () => {
     const sitemap = `${o}/sitemap.xml`;
     expect(await collect(readSitemap(sitemap, { open }))).toEqual([
       { loc: `${o}/a`, lastmod: '2024-01-02', sitemap },
-      { loc: `${o}/c`, sitemap },
+      { loc: `${o}/c`, changefreq: 'weekly', sitemap },
       { loc: `${o}/relative/page`, sitemap },
       { loc: `${o}/d?id=1`, sitemap },
     ]);
