@@ -100,6 +100,16 @@ export interface AddResult {
   readonly acceptedUrls: readonly string[];
 }
 
+/** What happened to a page's links ({@link Frontier.addDiscovered}). */
+export interface DiscoveredResult extends AddResult {
+  /**
+   * Normalised links inside the crawl's scope (enqueued, duplicate or over a
+   * budget), in input order: the page's links as the crawl sees them. Empty
+   * when they were too deep (not judged for scope).
+   */
+  readonly scopedUrls: readonly string[];
+}
+
 const SCOPE_REFRESH_MS = 2_000;
 /** Grants a batch over its shard's grant asks for before it takes the answer (each race lost to another process costs one). */
 const GRANT_ROUNDS = 4;
@@ -273,15 +283,16 @@ export class Frontier {
    * within each group's backlog, URLs of a higher priority are released before
    * lower ones, whatever their depth; FIFO within a priority and depth.
    */
-  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number } = {}): Promise<AddResult> {
+  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number } = {}): Promise<DiscoveredResult> {
     const depth = parentDepth + 1;
     const { urls, rejected } = this.#normalise(links);
     if (depth > this.#settings.maxDepth) {
-      return emptyResult({ rejected, tooDeep: urls.length });
+      return { ...emptyResult({ rejected, tooDeep: urls.length }), scopedUrls: [] };
     }
     const inScope = await this.#scopeFilter();
     const kept = urls.filter(({ url }) => inScope(url));
-    return this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
+    const result = await this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
+    return { ...result, scopedUrls: kept.map(({ url }) => url) };
   }
 
   #normalise(inputs: readonly string[]): { urls: { url: string; index: number }[]; rejected: RejectedUrl[] } {

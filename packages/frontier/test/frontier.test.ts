@@ -596,8 +596,11 @@ describe('Frontier', () => {
     expect(found.accepted).toBe(1);
     expect(found.outOfScope).toBe(1);
     expect(found.rejected).toHaveLength(2);
+    // The links as the crawl sees them (a page's link set): normalised and in scope, admitted or not.
+    const again = await f.addDiscovered(['HTTP://A.test/1#top', 'http://a.test/3', 'http://other.test/'], 0);
+    expect(again).toMatchObject({ accepted: 1, duplicate: 1, scopedUrls: ['http://a.test/1', 'http://a.test/3'] });
     const deep = await f.addDiscovered(['http://a.test/deep'], 2);
-    expect(deep).toMatchObject({ accepted: 0, tooDeep: 1 });
+    expect(deep).toMatchObject({ accepted: 0, tooDeep: 1, scopedUrls: [] });
     await releaseAll(f);
     const job = (await queue.getJobs(['waiting', 'prioritized'])).find((j) => j.data.url === 'http://a.test/1');
     expect(job?.data).toEqual({ url: 'http://a.test/1', depth: 1, group: 'a.test' });

@@ -99,4 +99,83 @@ describe('RevisitStore', () => {
     await store.record(base(url, now + 20_000, 5_000));
     expect((await store.read(url))?.archived).toBeUndefined();
   });
+
+  it("keeps a page's link-set hash and hub flag within Redis' 64-byte compact value: beside an ETag of up to 37 bytes, not beside a longer one", async () => {
+    const namespace = `rv-${randomUUID()}`;
+    const store = new RevisitStore({ redis: client, namespace, buckets: revisitBuckets(1_000) });
+    const now = Date.now();
+    const cases = [
+      { url: 'http://127.0.0.1/no-validator', etag: undefined, lastModified: undefined, kept: true },
+      { url: 'http://127.0.0.1/last-modified', etag: undefined, lastModified: Date.UTC(2026, 0, 1), kept: true },
+      { url: 'http://127.0.0.1/etag-36', etag: `"${'a'.repeat(34)}"`, lastModified: undefined, kept: true },
+      { url: 'http://127.0.0.1/etag-37', etag: `"${'a'.repeat(35)}"`, lastModified: undefined, kept: true },
+      { url: 'http://127.0.0.1/etag-38', etag: `"${'a'.repeat(36)}"`, lastModified: undefined, kept: false },
+    ];
+    for (const { url, etag, lastModified } of cases) await store.record({ ...base(url, now, 5_000), etag, lastModified, links: 0xbe, hub: true });
+    for (const { url, etag, lastModified, kept } of cases) {
+      const state = await store.read(url);
+      // The validator always survives; the hash only where it fits. The hub flag costs no byte.
+      expect(state, url).toMatchObject({ etag, lastModified, links: kept ? 0xbe : undefined, hub: true });
+    }
+    for (const key of await client.keys(`*${namespace}*rv:s:*`)) expect(await client.object('ENCODING', key)).toBe('listpack');
+    // A lease (the pop script rewrites the state) keeps both; a record without them drops them.
+    const url = 'http://127.0.0.1/last-modified';
+    expect((await store.pop({ now: now + 6_000, max: 10, leaseMs: 60_000 })).urls.map((due) => due.url)).toContain(url);
+    expect(await store.read(url)).toMatchObject({ leased: true, links: 0xbe, hub: true, lastModified: Date.UTC(2026, 0, 1) });
+    await store.record({ ...base(url, now + 7_000, 5_000), etag: undefined });
+    expect(await store.read(url)).toMatchObject({ links: undefined, hub: false, lastModified: Date.UTC(2026, 0, 1) });
+    expect(await store.audit()).toMatchObject({ missing: 0, duplicated: 0 });
+  });
+
+  it("applies a sitemap's hints: a lastmod newer than the last fetch makes a known URL due now (not before its minimum), an older one does not; a new URL keeps its prior until its first fetch", async () => {
+    const namespace = `rv-${randomUUID()}`;
+    const store = new RevisitStore({ redis: client, namespace, buckets: revisitBuckets(1_000) });
+    const fetchedAt = Date.now() - 60_000;
+    const now = fetchedAt + 60_000;
+    const hour = 3_600_000;
+    for (const path of ['newer', 'older', 'leased', 'recent', 'future']) await store.record(base(`http://127.0.0.1/${path}`, fetchedAt, 10 * hour));
+    // Fetched a second before "now", with a minimum of 5 s: due 4 s from now, not at once.
+    await store.record(base('http://127.0.0.1/recent', now - 1_000, 10 * hour));
+    await store.record(base('http://127.0.0.1/leased', now - 2 * hour, 1_000));
+    expect((await store.pop({ now, max: 10, leaseMs: 10 * hour })).urls.map((due) => due.url)).toEqual(['http://127.0.0.1/leased']);
+    const made = await store.hint(
+      [
+        { url: 'http://127.0.0.1/newer', lastModified: fetchedAt + 1_000, minIntervalMs: 5_000 },
+        { url: 'http://127.0.0.1/older', lastModified: fetchedAt - 1_000, minIntervalMs: 5_000 },
+        { url: 'http://127.0.0.1/leased', lastModified: now, minIntervalMs: 5_000 },
+        { url: 'http://127.0.0.1/recent', lastModified: now, minIntervalMs: 5_000 },
+        { url: 'http://127.0.0.1/future', lastModified: now + 365 * 24 * hour, minIntervalMs: 5_000 },
+        // A known URL's prior is not kept: its visits say more.
+        { url: 'http://127.0.0.1/older', minIntervalMs: 5_000, priorMs: 24 * hour },
+        { url: 'http://127.0.0.1/new', minIntervalMs: 5_000, priorMs: 24 * hour },
+        { url: 'http://127.0.0.1/never', minIntervalMs: 5_000, priorMs: Number.POSITIVE_INFINITY },
+      ],
+      now,
+    );
+    expect(made).toBe(3);
+    // Times are kept in tenths of a second.
+    expect((await store.read('http://127.0.0.1/newer'))?.dueAt).toBeLessThanOrEqual(now + 100);
+    expect((await store.read('http://127.0.0.1/future'))?.dueAt).toBeLessThanOrEqual(now + 100);
+    expect((await store.read('http://127.0.0.1/older'))?.dueAt).toBeGreaterThanOrEqual(fetchedAt + 10 * hour);
+    const recent = await store.read('http://127.0.0.1/recent');
+    expect(recent?.dueAt).toBeGreaterThanOrEqual(now - 1_000 + 5_000);
+    expect(recent?.dueAt).toBeLessThanOrEqual(now - 1_000 + 5_100);
+    expect((await store.read('http://127.0.0.1/leased'))?.leased).toBe(true);
+    // Due now: popped at the next look (wheel slots are 1 s wide), the recent one once its minimum has passed.
+    expect((await store.pop({ now: now + 1_000, max: 10, leaseMs: 60_000 })).urls.map((due) => due.url).sort()).toEqual(['http://127.0.0.1/future', 'http://127.0.0.1/newer']);
+    expect((await store.pop({ now: now + 2_000, max: 10, leaseMs: 60_000 })).urls).toEqual([]);
+    expect((await store.pop({ now: now + 5_100, max: 10, leaseMs: 60_000 })).urls.map((due) => due.url)).toEqual(['http://127.0.0.1/recent']);
+    expect(await store.audit()).toMatchObject({ missing: 0, duplicated: 0 });
+    // The new URLs' priors, read by their first fetch; recording it consumes the prior.
+    // Kept as an interval is (to 1/1024).
+    const prior = await store.lookup('http://127.0.0.1/new');
+    expect(prior.state).toBeUndefined();
+    expect(Math.abs((prior.priorMs ?? 0) / (24 * hour) - 1)).toBeLessThan(1 / 1024);
+    expect((await store.lookup('http://127.0.0.1/never')).priorMs).toBeGreaterThan(1_000 * 365 * 24 * hour);
+    expect((await store.lookup('http://127.0.0.1/older')).priorMs).toBeUndefined();
+    await store.record(base('http://127.0.0.1/new', now, 5_000));
+    expect(await store.lookup('http://127.0.0.1/new')).toMatchObject({ priorMs: undefined, state: { intervalMs: 5_000 } });
+    await store.record({ ...base('http://127.0.0.1/never', now, 5_000), retire: true, outcome: 'gone' });
+    expect(await client.keys(`*${namespace}*rv:h:*`)).toEqual([]);
+  });
 });

@@ -21,6 +21,14 @@ import { BACKLOG_INCLUDE } from '../lua/backlog-lua.js';
  *   followed by the validator: the ETag (kind 1), or Last-Modified in seconds
  *   (kind 2, 4 bytes). A page that sends an ETag is asked with If-None-Match
  *   alone, which takes precedence over If-Modified-Since (RFC 9110 13.2.2).
+ *   Flag bit 5 says 1 more byte ends the value: a hash of the page's set of
+ *   links (kept only when the value stays within 64 bytes); bit 6 says the
+ *   page's last change changed its links (a hub). The scripts keep both as
+ *   they are: the crawler packs and reads them.
+ * - `R h:<bucket>`: a revisit hint for a URL not fetched yet, same bucket and
+ *   field as its state would be: its prior interval (f16 ds, 2 bytes) from a
+ *   sitemap's `<changefreq>`. Read with the state by the URL's first fetch
+ *   and deleted when that fetch is recorded.
  * - `R w:<slot>`: a timing wheel of lists: entries due from `slot` (ds), each
  *   the 2-byte generation and the URL. Near slots are 1 s wide; far ones
  *   wider (10 s, 1 min, 10 min), and an entry popped from a wide slot before
@@ -56,6 +64,14 @@ local function rv_locate(prefix, url, buckets)
 end
 local function rv_f16(code)
   return (code % 2048) * (2 ^ math.floor(code / 2048))
+end
+-- The f16 code of 'ds', rounded up or down (as encodeF16 in revisit-store.ts).
+local function rv_code(ds, up)
+  local e = 0
+  while ds >= 2048 and e < 31 do ds = ds / 2; e = e + 1 end
+  local m = math.floor(ds)
+  if up then m = math.ceil(ds) end
+  return e * 2048 + math.min(2047, m)
 end
 local function rv_decode(value)
   local s = {}
@@ -121,6 +137,8 @@ local archive = prefix .. 'a:' .. bucket
 if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[8], 1) end
 local saved = tonumber(ARGV[9])
 if saved > 0 then redis.call('HINCRBY', KEYS[1], 'bytesSaved', saved) end
+-- The first fetch of a URL consumes its hint (a retired one's too).
+if not old then redis.call('HDEL', prefix .. 'h:' .. bucket, field) end
 if ARGV[7] == '1' then
   redis.call('HDEL', archive, field)
   if old then
@@ -156,7 +174,8 @@ return {known, s.gen}
 
 /**
  * Reads a URL's state for a fetch. Reply: {} when the URL is not known (a
- * first fetch); else {last fetch (ds), interval (f16), change age (f16),
+ * first fetch), {its hint (hex)} when it is not known but has a hint (see
+ * `R h:`); else {last fetch (ds), interval (f16), change age (f16),
  * signature (hex), generation, depth, flags, size code, changes (1/16),
  * unchanged time (f16), changed time (f16), validator bytes, archived
  * response (hex, '' none)}.
@@ -169,10 +188,65 @@ export const revisitReadScript = defineLuaScript({
   lua: `
 local key, field, bucket = rv_locate(ARGV[1], ARGV[3], tonumber(ARGV[2]))
 local value = redis.call('HGET', key, field)
-if not value then return {} end
+if not value then
+  local hint = redis.call('HGET', ARGV[1] .. 'h:' .. bucket, field)
+  if hint then return {rv_hex(hint)} end
+  return {}
+end
 local s = rv_decode(value)
 local archived = redis.call('HGET', ARGV[1] .. 'a:' .. bucket, field) or ''
 return {s.fetched, s.interval, s.age, rv_hex(s.sig), s.gen, s.depth, s.flags, s.size, s.x, s.t0, s.tc, rv_hex(s.tail), rv_hex(archived)}
+`,
+});
+
+/**
+ * Applies revisit hints (a sitemap's) to URLs, atomically per URL:
+ * - a known URL whose hinted last change (ds, the caller has made a future
+ *   one now) is newer than its last fetch, and that is not leased, becomes due
+ *   at now, or once its minimum interval since that fetch has passed: its
+ *   interval is shortened to that (rounded down unless the minimum binds, then
+ *   up: never due before it) and a wheel entry added with a new generation;
+ * - a URL with no state gets its prior interval stored in `R h:` for its
+ *   first fetch (the caller passes one only for URLs it just admitted).
+ * KEYS: none
+ * ARGV: R, buckets, now (ds), then per URL: URL, last change (ds, '' none),
+ *       minimum interval (ds), prior interval (f16 code, '' none)
+ * Reply: the number of URLs made due
+ */
+export const revisitHintScript = defineLuaScript({
+  name: 'revisit-hint',
+  keys: 0,
+  includes: [REVISIT_INCLUDE],
+  lua: `
+local prefix, buckets, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local zadded = {}
+local made_due = 0
+for i = 4, #ARGV, 4 do
+  local url, changed, min, prior = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
+  local key, field, bucket = rv_locate(prefix, url, buckets)
+  local value = redis.call('HGET', key, field)
+  if value then
+    if changed ~= '' then
+      local s = rv_decode(value)
+      if tonumber(changed) > s.fetched and not rv_leased(s) then
+        local target = math.max(now, s.fetched + min)
+        if rv_due(s) > target then
+          local gap = target - s.fetched
+          local code = rv_code(gap, false)
+          if rv_f16(code) < min then code = rv_code(gap, true) end
+          s.interval = code
+          s.gen = (s.gen + 1) % 65536
+          redis.call('HSET', key, field, rv_encode(s))
+          rv_index(prefix, s.gen, url, rv_due(s), now, zadded)
+          made_due = made_due + 1
+        end
+      end
+    end
+  elseif prior ~= '' then
+    redis.call('HSET', prefix .. 'h:' .. bucket, field, struct.pack('>H', tonumber(prior)))
+  end
+end
+return made_due
 `,
 });
 

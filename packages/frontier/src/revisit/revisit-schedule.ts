@@ -2,7 +2,7 @@ import { shardOfGroup } from '@crawlq/redis';
 import type { RedisClient } from '@crawlq/redis';
 import { urlFingerprint } from '@crawlq/urls';
 import { frontierKeys } from '../keys.js';
-import { addRevisitCounters, emptyRevisitCounters, revisitBuckets, RevisitStore, type RevisitCounters, type RevisitRecord, type RevisitState } from './revisit-store.js';
+import { addRevisitCounters, emptyRevisitCounters, revisitBuckets, RevisitStore, type RevisitCounters, type RevisitHint, type RevisitRecord, type RevisitState } from './revisit-store.js';
 
 /** URLs one release of due revisits takes from one shard at most. */
 const POP_MAX = 500;
@@ -10,6 +10,8 @@ const POP_MAX = 500;
 /** A known URL as a fetch sees it: its state, and how to record the fetch in its shard. */
 export interface KnownUrl {
   readonly state: RevisitState | undefined;
+  /** The prior interval a URL not known yet was hinted (a sitemap's `<changefreq>`), ms; undefined: none. */
+  readonly priorMs: number | undefined;
   /** Stores this fetch's outcome (see RevisitStore.record). */
   readonly record: (record: Omit<RevisitRecord, 'url'>) => Promise<void>;
 }
@@ -38,8 +40,21 @@ export class RevisitSchedule {
   /** A normalised URL's state for a fetch (one script call), and how to record the fetch. */
   async known(url: string): Promise<KnownUrl> {
     const store = this.#storeOf(url);
-    const state = await store.read(url);
-    return { state, record: (record) => store.record({ ...record, url }) };
+    const { state, priorMs } = await store.lookup(url);
+    return { state, priorMs, record: (record) => store.record({ ...record, url }) };
+  }
+
+  /** Applies a sitemap's hints to normalised URLs, each in its shard (see RevisitStore.hint); returns how many were made due. */
+  async hint(hints: readonly RevisitHint[], now = Date.now()): Promise<number> {
+    const byStore = new Map<RevisitStore, RevisitHint[]>();
+    for (const hint of hints) {
+      const store = this.#storeOf(hint.url);
+      const list = byStore.get(store);
+      if (list) list.push(hint);
+      else byStore.set(store, [hint]);
+    }
+    const due = await Promise.all([...byStore].map(([store, list]) => store.hint(list, now)));
+    return due.reduce((sum, count) => sum + count, 0);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { RedisClient } from '@crawlq/redis';
 import { FrontierError } from '../errors.js';
-import { revisitAuditScript, revisitDueScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
+import { revisitAuditScript, revisitDueScript, revisitHintScript, revisitPopScript, revisitPushScript, revisitReadScript, revisitRecordScript } from './revisit-lua.js';
 import { revisitKeys, type RevisitKeys } from './revisit-keys.js';
 
 /** Times in the revisit state count deciseconds from here (a u32 lasts 13 years). */
@@ -11,6 +11,10 @@ export const REVISIT_EPOCH_MS = Date.UTC(2024, 0, 1);
  * apply. 38 bytes hold a quoted MD5 (S3, many CDNs).
  */
 export const MAX_STORED_ETAG = 38;
+/** Largest state value: what Redis keeps in a compact (listpack) hash by default (`hash-max-listpack-value`). */
+const MAX_STATE_BYTES = 64;
+/** Bytes of the link-set hash (see RevisitRecord.links): one keeps a known URL within 64 bytes of Redis memory, two would not. */
+const LINKS_BYTES = 1;
 /** URLs per bucket the bucket count is sized for: well under Redis' 128-field listpack limit. */
 const BUCKET_LOAD = 64;
 /** Bytes of the packed fixed part of a URL's state (see REVISIT_INCLUDE). */
@@ -19,6 +23,10 @@ const VALIDATOR_NONE = 0;
 const VALIDATOR_ETAG = 1;
 const VALIDATOR_LAST_MODIFIED = 2;
 const LEASED_FLAG = 16;
+/** The value ends with the link-set hash. */
+const LINKS_FLAG = 32;
+/** The page's last change changed its links. */
+const HUB_FLAG = 64;
 
 /**
  * A URL's change history as the adaptive policy keeps it (decayed sums):
@@ -53,6 +61,29 @@ export interface RevisitState {
   readonly estimate: ChangeEstimate;
   /** What a crawl with an archive keeps of the URL's last archived response (see RevisitRecord.archived); undefined: none. */
   readonly archived: Buffer | undefined;
+  /** The hash of the page's set of links at its last change (see RevisitRecord.links); undefined: none kept. */
+  readonly links: number | undefined;
+  /** The page's last change changed its links (see RevisitRecord.hub). */
+  readonly hub: boolean;
+}
+
+/** A URL's state for a fetch, or the hint its first fetch starts from. */
+export interface RevisitLookup {
+  /** Undefined: the URL is not known (never fetched, or retired). */
+  readonly state: RevisitState | undefined;
+  /** A prior interval for a URL not known yet (a sitemap's `<changefreq>`, see RevisitStore.hint), ms; undefined: none. */
+  readonly priorMs: number | undefined;
+}
+
+/** What a sitemap says of one (normalised) URL, for RevisitStore.hint. */
+export interface RevisitHint {
+  readonly url: string;
+  /** When the page last changed (its `<lastmod>`, ms; one in the future counts as now): a known URL fetched before it is due again. */
+  readonly lastModified?: number | undefined;
+  /** The URL's shortest interval (its policy's minimum): one made due by `lastModified` is not fetched sooner after its last fetch. */
+  readonly minIntervalMs: number;
+  /** A prior interval for a URL not fetched yet (its `<changefreq>`), ms; kept for its first fetch. Give it only for a URL just admitted. */
+  readonly priorMs?: number | undefined;
 }
 
 /** What to store after a fetch of a URL (due again at now + intervalMs). */
@@ -82,6 +113,14 @@ export interface RevisitRecord {
    * hash compact). Absent: the one stored stays; a retired URL loses it.
    */
   readonly archived?: Uint8Array;
+  /**
+   * An 8-bit hash (0-255) of the page's set of links (see the crawler's link
+   * sets), compared at its next change to tell a hub. Kept only while the
+   * state value stays within 64 bytes: dropped beside an ETag of 38 bytes.
+   */
+  readonly links?: number | undefined;
+  /** The page's last change changed its links (a hub). */
+  readonly hub?: boolean | undefined;
 }
 
 /** The fleet's revisit counters (one shard's, or summed). */
@@ -157,8 +196,11 @@ function packState(record: RevisitRecord): Buffer {
   const etag = record.etag !== undefined && Buffer.byteLength(record.etag) <= MAX_STORED_ETAG ? record.etag : undefined;
   const lastModifiedS = record.lastModified === undefined ? 0 : Math.max(0, Math.min(0xffffffff, Math.floor(record.lastModified / 1000)));
   const kind = etag !== undefined ? VALIDATOR_ETAG : lastModifiedS > 0 ? VALIDATOR_LAST_MODIFIED : VALIDATOR_NONE;
-  const tail = kind === VALIDATOR_ETAG ? Buffer.from(etag ?? '') : kind === VALIDATOR_LAST_MODIFIED ? Buffer.alloc(4) : Buffer.alloc(0);
-  if (kind === VALIDATOR_LAST_MODIFIED) tail.writeUInt32BE(lastModifiedS);
+  const validator = kind === VALIDATOR_ETAG ? Buffer.from(etag ?? '') : kind === VALIDATOR_LAST_MODIFIED ? Buffer.alloc(4) : Buffer.alloc(0);
+  if (kind === VALIDATOR_LAST_MODIFIED) validator.writeUInt32BE(lastModifiedS);
+  // The link-set hash only where the value stays within Redis' compact-hash limit: the ETag saves a body at every revisit, the hash is a hint.
+  const links = record.links !== undefined && FIXED_BYTES + validator.length + LINKS_BYTES <= MAX_STATE_BYTES ? record.links & 0xff : undefined;
+  const tail = links === undefined ? validator : Buffer.concat([validator, Buffer.from([links])]);
   const fixed = Buffer.alloc(FIXED_BYTES);
   const estimate = record.estimate ?? { changes: 0, unchangedMs: 0, changedMs: 0 };
   let at = fixed.writeUInt32BE(Math.min(0xffffffff, toDs(record.now)), 0);
@@ -167,7 +209,7 @@ function packState(record: RevisitRecord): Buffer {
   at += Buffer.from(/^[0-9a-f]{16}$/.test(record.signature) ? record.signature : '0000000000000000', 'hex').copy(fixed, at);
   at = fixed.writeUInt16BE(0, at);
   at = fixed.writeUInt8(Math.min(255, Math.max(0, record.depth)), at);
-  at = fixed.writeUInt8(Math.min(3, Math.max(0, record.misses)) + kind * 4, at);
+  at = fixed.writeUInt8(Math.min(3, Math.max(0, record.misses)) + kind * 4 + (links === undefined ? 0 : LINKS_FLAG) + (record.hub === true ? HUB_FLAG : 0), at);
   at = fixed.writeUInt8(encodeSize(record.bodyBytes), at);
   at = fixed.writeUInt8(Math.min(255, Math.round(Math.max(0, estimate.changes) * 16)), at);
   at = fixed.writeUInt16BE(encodeF16(estimate.unchangedMs), at);
@@ -193,15 +235,26 @@ export class RevisitStore {
 
   /** The state of a URL (normalised), or undefined when it is not known (never fetched, or retired). */
   async read(url: string): Promise<RevisitState | undefined> {
+    return (await this.lookup(url)).state;
+  }
+
+  /** The state of a URL (normalised), or the hint a URL not known yet has (one script call). */
+  async lookup(url: string): Promise<RevisitLookup> {
     const reply = await this.#run('read', () => revisitReadScript.run(this.#redis, [], [this.#keys.prefix, this.#buckets, url]));
-    if (!Array.isArray(reply) || reply.length === 0) return undefined;
+    if (!Array.isArray(reply) || reply.length === 0) return { state: undefined, priorMs: undefined };
+    if (reply.length === 1) {
+      const hint = Buffer.from(String(reply[0]), 'hex');
+      return { state: undefined, priorMs: hint.length === 2 ? decodeF16(hint.readUInt16BE(0)) : undefined };
+    }
     const [fetched, interval, age, signature, , depth, flags, size, changes, unchanged, changed, tail, archived] = reply.map((value) => (typeof value === 'number' ? value : String(value)));
     const fetchedAt = fromDs(Number(fetched));
     const intervalMs = decodeF16(Number(interval));
     const kind = Math.floor(Number(flags) / 4) % 4;
-    const validator = Buffer.from(String(tail ?? ''), 'hex');
+    const rest = Buffer.from(String(tail ?? ''), 'hex');
+    const hasLinks = (Number(flags) & LINKS_FLAG) !== 0 && rest.length >= LINKS_BYTES;
+    const validator = hasLinks ? rest.subarray(0, rest.length - LINKS_BYTES) : rest;
     const leased = (Number(flags) & LEASED_FLAG) !== 0;
-    return {
+    const state: RevisitState = {
       dueAt: leased ? undefined : fetchedAt + intervalMs,
       intervalMs,
       fetchedAt,
@@ -215,7 +268,28 @@ export class RevisitStore {
       leased,
       estimate: { changes: Number(changes) / 16, unchangedMs: decodeF16(Number(unchanged)), changedMs: decodeF16(Number(changed)) },
       archived: archived === undefined || archived === '' ? undefined : Buffer.from(String(archived), 'hex'),
+      links: hasLinks ? rest.readUInt8(rest.length - LINKS_BYTES) : undefined,
+      hub: (Number(flags) & HUB_FLAG) !== 0,
     };
+    return { state, priorMs: undefined };
+  }
+
+  /**
+   * Applies a sitemap's hints (one script call; see revisitHintScript): a
+   * known URL whose last change is newer than its last fetch is due now (or
+   * once its minimum interval has passed), and a URL not fetched yet keeps
+   * its prior interval for its first fetch. Returns how many URLs were made due.
+   */
+  async hint(hints: readonly RevisitHint[], now: number): Promise<number> {
+    if (hints.length === 0) return 0;
+    const args: (string | number)[] = [this.#keys.prefix, this.#buckets, toDs(now)];
+    for (const hint of hints) {
+      // Floored, unlike a fetch's time (rounded up): a change in the same tenth of a second as a fetch is not newer than it.
+      const changed = hint.lastModified === undefined ? '' : Math.max(0, Math.floor((Math.min(hint.lastModified, now) - REVISIT_EPOCH_MS) / 100));
+      const prior = hint.priorMs === undefined ? '' : encodeF16(Math.max(100, hint.priorMs));
+      args.push(hint.url, changed, Math.ceil(Math.max(0, hint.minIntervalMs) / 100), prior);
+    }
+    return Number(await this.#run('hint', () => revisitHintScript.run(this.#redis, [], args)));
   }
 
   /** Stores a fetch's outcome and schedules the URL's next fetch (at now + intervalMs), atomically. */
