@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedRate, headerHintMs, hintFloor, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
+import { estimatedRate, HUB_FACTOR, headerHintMs, hintFloor, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
+import { isHub } from '../src/revisit/link-set.js';
 
 const policy = { mode: 'adaptive' as const, minMs: 5_000, maxMs: 600_000 };
 
@@ -118,5 +119,38 @@ describe('adaptive revisit intervals (freshness-optimal for the estimated change
     expect(hintFloor(policy, 1, 0)).toBe(policy.minMs);
     expect(hintFloor(policy, 10_000, Number.POSITIVE_INFINITY)).toBe(policy.maxMs);
     expect(hintFloor(policy, 10_000, 20_000)).toBe(20_000);
+  });
+
+  it('revisits a hub (a page whose changes change its links) sooner than a page whose text changes as often', () => {
+    // Both pages change every 30 s; the hub's changes bring new links, the other's new text only.
+    const follow = (hub: boolean, seconds: number) => {
+      let { intervalMs, history } = nextSchedule({ policy, previousMs: undefined, changed: true });
+      let at = 0;
+      let version = 0;
+      let wasHub = false;
+      const intervals: number[] = [];
+      while (at + intervalMs < seconds * 1000) {
+        at += intervalMs;
+        const changed = Math.floor(at / 30_000) !== version;
+        version = Math.floor(at / 30_000);
+        // The link sets a worker would compare: the hub's differ at each change, the other's never.
+        wasHub = isHub({ changed, before: 1, after: hub ? 2 : 1, wasHub });
+        ({ intervalMs, history } = nextSchedule({ policy, previousMs: intervalMs, history, elapsedMs: intervalMs, changed, linksChanged: wasHub }));
+        intervals.push(intervalMs);
+      }
+      return intervals;
+    };
+    const hub = follow(true, 3_600);
+    const text = follow(false, 3_600);
+    expect(hub.length).toBeGreaterThan(text.length * 1.5);
+    const late = (list: number[]) => median(list.slice(list.length / 2));
+    expect(late(hub)).toBeLessThan(late(text));
+    expect(late(hub)).toBeGreaterThanOrEqual(Math.max(policy.minMs, late(text) * HUB_FACTOR * 0.8));
+    for (const interval of hub) expect(interval).toBeGreaterThanOrEqual(policy.minMs);
+    // The factor on one interval, held to the minimum; a fixed interval has no hubs.
+    const history = { changes: 2, unchangedMs: 60_000, changedMs: 60_000 };
+    const plain = nextSchedule({ policy, previousMs: 10_000, history, elapsedMs: 10_000, changed: true }).intervalMs;
+    expect(nextSchedule({ policy, previousMs: 10_000, history, elapsedMs: 10_000, changed: true, linksChanged: true }).intervalMs).toBe(Math.max(policy.minMs, plain * HUB_FACTOR));
+    expect(nextSchedule({ policy: { mode: 45_000, minMs: 1, maxMs: 2 }, previousMs: 45_000, changed: true, linksChanged: true }).intervalMs).toBe(45_000);
   });
 });

@@ -49,7 +49,8 @@ export function registerEnqueue(program: Command): void {
         }
         if (sitemapFlags.length > 0 || config.sitemaps) {
           const seeded = await seeding.addSitemaps(sitemapFlags);
-          if (seeded.sitemaps.length > 0) log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+          const due = seeded.dueAgain > 0 ? `, ${seeded.dueAgain} known due again (newer lastmod)` : '';
+          if (seeded.sitemaps.length > 0) log(`sitemaps: ${seeded.listed} URLs listed, ${seeded.outOfScope} out of scope, ${seeded.failed} failed${due}`);
           addEnqueueCounts(sum, seeded);
         }
         return sum;

@@ -10,6 +10,7 @@ import { JobLostError } from '../errors.js';
 import type { RenderOutcome } from '../page-render.js';
 import type { PageRecord } from '../page-record.js';
 import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
+import { linkSetHash } from '../revisit/link-set.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { handlerFailure } from './handler-errors.js';
@@ -167,6 +168,8 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     let parsed: CheerioAPI | undefined;
     const items: object[] = [];
     let enqueued = 0;
+    // A revisited page's links as the crawl sees them (normalised, in scope), for its link-set hash: a hub is told by it.
+    const scoped: string[] | undefined = verdict === undefined ? undefined : [];
     const handlerStarted = performance.now();
     const crawlResponse: CrawlResponse = {
       status: response.status,
@@ -186,7 +189,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       },
       rendered: outcome === undefined ? undefined : renderView(outcome),
       enqueue: async (urls, enqueueOptions) => {
-        const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier });
+        const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier, scoped });
         enqueued += result.accepted;
         return result;
       },
@@ -211,7 +214,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       // The content signature goes with the record (not into it): a sink counts a change by it.
       await context.sink.write(verdict === undefined ? record : { ...record, [SINK_REVISIT]: { signature: verdict.signature } });
       await context.onPage?.(record);
-      await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url) });
+      await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url), links: scoped && linkSetHash(scoped) });
       return { status: response.status, links: record.links.length, enqueued: record.enqueued };
     }
     await runUserCode(async () => {
@@ -230,15 +233,18 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     if (page.meta !== undefined && verdict === undefined) await metaStore?.remove([page.meta]);
     await context.onPage?.(pageRecordOf({ request, fetched, enqueued, parseMs, warc, render: outcome?.summary }));
     // Items, then count, then schedule: a worker that dies in between fetches the page again rather than losing its new version.
-    await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url) });
+    await verdict?.commit({ archived: captured === undefined ? undefined : packCapture(captured, request.url), links: scoped && linkSetHash(scoped) });
     // A URL this answer retired is never fetched again: its route and data go too (after the
     // commit, so a worker dying before it handles the last miss again with them).
     if (page.meta !== undefined && verdict?.retires === true) await metaStore?.remove([page.meta]);
     return { status: response.status, links: 0, enqueued };
   }
 
-  async function enqueue(urls: Parameters<CrawlContext['enqueue']>[0], options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier }): Promise<EnqueueResult> {
-    const { from, frontier, label, userData, sameGroupOnly, priority } = options;
+  async function enqueue(
+    urls: Parameters<CrawlContext['enqueue']>[0],
+    options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier; scoped: string[] | undefined },
+  ): Promise<EnqueueResult> {
+    const { from, frontier, label, userData, sameGroupOnly, priority, scoped } = options;
     if (label !== undefined && !Object.hasOwn(crawler.routes, label)) {
       throw new CrawlerDefinitionError(`enqueue: no route ${JSON.stringify(label)} (routes: ${Object.keys(crawler.routes).join(', ')})`);
     }
@@ -289,6 +295,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
         duplicate += result.duplicate;
         skipped += result.outOfScope + result.tooDeep + result.overLimit;
         rejected += result.rejected.length;
+        if (scoped !== undefined) for (const url of result.scopedUrls) scoped.push(url);
         if (claimed.length > 0) for (const url of result.acceptedUrls) admitted.add(urlFingerprint(url));
       }
     } finally {

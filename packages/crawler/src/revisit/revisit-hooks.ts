@@ -1,9 +1,9 @@
 import { contentSignature } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import type { KnownUrl, RevisitSchedule } from '@crawlq/frontier';
-import { hostMatchesGlob } from '@crawlq/urls';
 import type { CrawlqConfig } from '@crawlq/config';
-import { headerHintMs, nextSchedule, type RevisitPolicy } from './revisit-interval.js';
+import { isHub } from './link-set.js';
+import { headerHintMs, nextSchedule, revisitPolicyOf, type RevisitPolicy } from './revisit-interval.js';
 
 /** 404/410 answers in a row after which a URL is retired (never due again). */
 export const RETIRE_AFTER_MISSES = 3;
@@ -39,26 +39,19 @@ export interface RevisitVerdict {
   readonly archived: Buffer | undefined;
   /** This answer retires the URL (its last 404/410s in a row): it is never due again once committed. */
   readonly retires: boolean;
-  /** Stores the outcome and schedules the next fetch; `archived`: this fetch archived a new response. */
-  commit(options?: { readonly archived?: Uint8Array | undefined }): Promise<void>;
+  /**
+   * Stores the outcome and schedules the next fetch. `archived`: this fetch
+   * archived a new response. `links`: the hash of the link set the page's
+   * route followed (see linkSetHash), when it parsed the page; compared with
+   * the one kept at the page's last change, it tells a hub.
+   */
+  commit(options?: { readonly archived?: Uint8Array | undefined; readonly links?: number | undefined }): Promise<void>;
 }
 
 /** What the crawl job asks of the revisit schedule. */
 export interface RevisitHooks {
   /** undefined: the URL's group has no revisit policy (a one-shot crawl costs nothing more); 'not-due': fetched within its interval, skip. */
   begin(request: { readonly url: string; readonly group: string; readonly depth: number }, now?: number): Promise<RevisitTicket | 'not-due' | undefined>;
-}
-
-/** The revisit policy of a group: the first limit rule that matches it and sets one, else the fleet's. */
-export function revisitPolicyOf(config: Pick<CrawlqConfig, 'revisit' | 'revisitMin' | 'revisitMax' | 'limitRules'>, group: string): RevisitPolicy {
-  const fleet: RevisitPolicy = { mode: config.revisit, minMs: config.revisitMin, maxMs: config.revisitMax };
-  if (fleet.mode === 'off') return fleet;
-  for (const rule of config.limitRules) {
-    if (rule.revisit === undefined && rule.revisitMin === undefined && rule.revisitMax === undefined) continue;
-    if (!hostMatchesGlob(group, rule.match)) continue;
-    return { mode: rule.revisit ?? fleet.mode, minMs: rule.revisitMin ?? fleet.minMs, maxMs: rule.revisitMax ?? fleet.maxMs };
-  }
-  return fleet;
 }
 
 /**
@@ -81,7 +74,7 @@ export function createRevisitHooks(options: { readonly schedule: () => RevisitSc
 }
 
 function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: RevisitPolicy; depth: number; ignore: string | undefined }): RevisitTicket {
-  const { state } = known;
+  const { state, priorMs } = known;
   const headers: Record<string, string> = {};
   if (state?.etag !== undefined) headers['if-none-match'] = state.etag;
   if (state?.lastModified !== undefined) headers['if-modified-since'] = new Date(state.lastModified).toUTCString();
@@ -97,14 +90,7 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
       const outcome: RevisitOutcome = gone ? 'gone' : state === undefined ? 'first' : notModified ? 'notModified' : signature === state.signature ? 'unchanged' : 'changed';
       const changed = outcome === 'first' || outcome === 'changed';
       const hasHistory = state !== undefined && state.estimate.changes > 0;
-      const { intervalMs, history } = nextSchedule({
-        policy,
-        previousMs: state?.intervalMs,
-        history: hasHistory ? state.estimate : undefined,
-        elapsedMs: state === undefined ? undefined : now - state.fetchedAt,
-        changed,
-        hintMs: headerHintMs(response.headers, now),
-      });
+      const hintMs = headerHintMs(response.headers, now);
       const etag = notModified ? state.etag : headerText(response.headers.etag);
       const lastModifiedText = headerText(response.headers['last-modified']);
       const lastModified = notModified ? state.lastModified : lastModifiedText === undefined ? undefined : Date.parse(lastModifiedText) || undefined;
@@ -114,12 +100,27 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
         signature,
         archived: state?.archived,
         retires,
-        commit: (options) =>
-          known.record({
+        commit: (options) => {
+          // A change brings the link set its parse found (none: the page keeps none); anything else keeps the stored one.
+          const links = changed ? options?.links : state?.links;
+          const hub = isHub({ changed: outcome === 'changed', before: state?.links, after: options?.links, wasHub: state?.hub ?? false });
+          const { intervalMs, history } = nextSchedule({
+            policy,
+            previousMs: state?.intervalMs,
+            history: hasHistory ? state.estimate : undefined,
+            elapsedMs: state === undefined ? undefined : now - state.fetchedAt,
+            changed,
+            linksChanged: hub,
+            hintMs,
+            priorMs,
+          });
+          return known.record({
             ...(options?.archived === undefined ? {} : { archived: options.archived }),
             now,
             intervalMs,
             ...(history === undefined ? {} : { estimate: history }),
+            links,
+            hub,
             changed,
             signature,
             lastModified,
@@ -130,7 +131,8 @@ function ticket({ known, policy, depth, ignore }: { known: KnownUrl; policy: Rev
             outcome,
             bytesSaved: notModified ? state.bodyBytes : 0,
             bodyBytes: notModified ? state.bodyBytes : response.bodyBytes,
-          }),
+          });
+        },
       };
     },
   };

@@ -1,3 +1,6 @@
+import type { CrawlqConfig } from '@crawlq/config';
+import { hostMatchesGlob } from '@crawlq/urls';
+
 /** A revisit policy: off, adaptive, or a fixed interval (ms). */
 export type RevisitMode = 'off' | 'adaptive' | number;
 
@@ -6,6 +9,18 @@ export interface RevisitPolicy {
   readonly mode: RevisitMode;
   readonly minMs: number;
   readonly maxMs: number;
+}
+
+/** The revisit policy of a group: the first limit rule that matches it and sets one, else the fleet's. */
+export function revisitPolicyOf(config: Pick<CrawlqConfig, 'revisit' | 'revisitMin' | 'revisitMax' | 'limitRules'>, group: string): RevisitPolicy {
+  const fleet: RevisitPolicy = { mode: config.revisit, minMs: config.revisitMin, maxMs: config.revisitMax };
+  if (fleet.mode === 'off') return fleet;
+  for (const rule of config.limitRules) {
+    if (rule.revisit === undefined && rule.revisitMin === undefined && rule.revisitMax === undefined) continue;
+    if (!hostMatchesGlob(group, rule.match)) continue;
+    return { mode: rule.revisit ?? fleet.mode, minMs: rule.revisitMin ?? fleet.minMs, maxMs: rule.revisitMax ?? fleet.maxMs };
+  }
+  return fleet;
 }
 
 /**
@@ -26,7 +41,7 @@ export const MIN_TO_MU = 1 / 3.33;
 export const PRIOR_WEIGHT = 0.1;
 /** Each visit's history counts this much less at the next (recent visits weigh more: pages change their habits). */
 export const HISTORY_DECAY = 0.9;
-/** A page whose links changed (a hub) comes back sooner: new pages are found through it. */
+/** A page whose changes change its links (a hub) comes back sooner: new pages are found through it. */
 export const HUB_FACTOR = 0.5;
 
 /** A URL's change history (see ChangeEstimate in @crawlq/frontier). */
@@ -46,10 +61,20 @@ export interface IntervalInput {
   /** Time since the URL's last fetch (ms). */
   readonly elapsedMs?: number | undefined;
   readonly changed: boolean;
-  /** The links on the page changed (a hub). */
+  /**
+   * The page is a hub: its links changed at its last change (this visit's,
+   * if it found one). Its interval is HUB_FACTOR of what its change rate
+   * alone gives, within the bounds.
+   */
   readonly linksChanged?: boolean;
-  /** A freshness hint from the server (Cache-Control max-age, Expires), ms. */
+  /** A freshness hint from the server (Cache-Control max-age, Expires), ms: the prior of a new URL's change rate and a floor on every interval. */
   readonly hintMs?: number | undefined;
+  /**
+   * A prior interval that is no floor (a sitemap's `<changefreq>`), ms: the
+   * prior of a new URL's change rate, before `hintMs`. A page listed as
+   * changing daily that changes hourly is learned as such.
+   */
+  readonly priorMs?: number | undefined;
 }
 
 /** The interval until a URL's next fetch (ms), within the policy's bounds, and the history to store. */
@@ -112,11 +137,13 @@ function adaptiveSchedule(input: IntervalInput): { intervalMs: number; history: 
   const { policy } = input;
   if (input.previousMs === undefined || input.history === undefined || input.history.changes <= 0) {
     // A new URL (or one new to this policy): assumed to change about once per
-    // hint, else once per sqrt(min * max), with the weight of a tenth of a visit.
-    // The hint is held to the bounds first: a ten-year max-age would otherwise
-    // outweigh a hundred visits' evidence once the header goes away.
-    const hintMs = input.hintMs === undefined ? undefined : Math.min(policy.maxMs, Math.max(policy.minMs, input.hintMs));
-    const rate = 1 / Math.max(1, hintMs ?? Math.sqrt(policy.minMs * policy.maxMs));
+    // prior (a sitemap's changefreq), else per hint (Cache-Control), else once
+    // per sqrt(min * max), with the weight of a tenth of a visit. Either is held
+    // to the bounds first: a ten-year max-age would otherwise outweigh a
+    // hundred visits' evidence once the header goes away.
+    const given = input.priorMs ?? input.hintMs;
+    const priorMs = given === undefined || Number.isNaN(given) ? undefined : Math.min(policy.maxMs, Math.max(policy.minMs, given));
+    const rate = 1 / Math.max(1, priorMs ?? Math.sqrt(policy.minMs * policy.maxMs));
     const changedMs = (PRIOR_WEIGHT * Math.LN2) / rate;
     const history = { changes: PRIOR_WEIGHT, unchangedMs: changedMs, changedMs };
     if (input.previousMs === undefined) return { intervalMs: optimalIntervalMs(policy, rate), history };
@@ -130,7 +157,7 @@ function adaptiveSchedule(input: IntervalInput): { intervalMs: number; history: 
     changedMs: old.changedMs * HISTORY_DECAY + (input.changed ? elapsed : 0),
   };
   let intervalMs = optimalIntervalMs(policy, estimatedRate(history));
-  if (input.changed && input.linksChanged === true) intervalMs = Math.max(policy.minMs, intervalMs * HUB_FACTOR);
+  if (input.linksChanged === true) intervalMs = Math.max(policy.minMs, intervalMs * HUB_FACTOR);
   return { intervalMs, history };
 }
 

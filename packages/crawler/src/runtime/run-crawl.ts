@@ -179,7 +179,8 @@ export async function runCrawl(options: RunCrawlOptions): Promise<CrawlSummary> 
       // crawled while the rest of it downloads. The crawl is not done
       // before every sitemap was read.
       const seeded = await seeding.addSitemaps();
-      log(`sitemaps: ${seeded.sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed`);
+      const due = seeded.dueAgain > 0 ? `, ${seeded.dueAgain} known due again (newer lastmod)` : '';
+      log(`sitemaps: ${seeded.sitemaps.length} listed in robots.txt, ${seeded.listed} URLs, ${seeded.accepted} enqueued, ${seeded.outOfScope} out of scope, ${seeded.failed} failed${due}`);
     }
 
     let status = await readCrawlStatus(services, () => deadLetters.count());

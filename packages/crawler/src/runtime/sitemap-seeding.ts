@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
 import { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts } from '@crawlq/frontier';
-import { readSitemap } from '@crawlq/sitemaps';
-import { redactText, redactUrl } from '@crawlq/urls';
+import { readSitemap, type SitemapEntry } from '@crawlq/sitemaps';
+import { redactText, redactUrl, tryNormalizeUrl } from '@crawlq/urls';
 import { SitemapStatusError } from '../errors.js';
 import type { CrawlServices } from './crawl-services.js';
 import { fetcherOptionsFrom } from './fetcher-from-config.js';
@@ -11,6 +11,7 @@ import { GroupGate } from '../group-gate.js';
 import { createGatedStream } from './one-off-fetch.js';
 import { readInBatches } from './read-in-batches.js';
 import { openRobotsPolicy } from './robots-fetch.js';
+import { sitemapHintOf } from '../revisit/sitemap-hints.js';
 
 /** sitemaps.org's limit for one sitemap file, uncompressed. */
 const MAX_SITEMAP_BYTES = 50 * 1024 * 1024;
@@ -24,6 +25,8 @@ export interface SitemapSeedingResult extends Readonly<Omit<EnqueueCounts, 'reje
   readonly outOfScope: number;
   /** Sitemaps skipped with a warning (unreachable, not 2xx, too big, not XML). */
   readonly failed: number;
+  /** Known pages (a continuous crawl's) made due again because their `<lastmod>` is newer than their last fetch. */
+  readonly dueAgain: number;
 }
 
 /** What seeding is told (see `Seeding`). */
@@ -44,6 +47,10 @@ export interface SeedingOptions {
  * counted and skipped. Sitemap fetches pass the group gate like any request,
  * and hold their group's slot until the document is read or abandoned.
  *
+ * Under `--revisit adaptive` each page's `<lastmod>` and `<changefreq>` are
+ * hints for its schedule (see `sitemapHintOf`): a known page changed since
+ * its last fetch is due again, a new one starts from its change frequency.
+ *
  * One bad sitemap never stops the others or the crawl: a sitemap that
  * cannot be fetched, answers other than 2xx, is over 50 MiB or is not a
  * sitemap is logged as a warning with its URL and reason and counted in
@@ -59,7 +66,7 @@ export async function seedFromSitemaps(
   const aborted = (): boolean => signal?.aborted === true;
   const fetcher = createFetcher({ ...fetcherOptionsFrom(config), ...serverFetcherOptions(services), maxBodyBytes: MAX_SITEMAP_BYTES });
   const open = createGatedStream({ gate: new GroupGate(services.limiter, serverGateOptions(services)), fetcher, groupOf: (url) => services.frontier.groupOf(url) });
-  const totals = { listed: 0, outOfScope: 0, failed: 0 };
+  const totals = { listed: 0, outOfScope: 0, failed: 0, dueAgain: 0 };
   const counts = emptyEnqueueCounts();
   const warn = (url: string, error: unknown): void => {
     totals.failed += 1;
@@ -93,11 +100,12 @@ export async function seedFromSitemaps(
           maxAgeMs: MAX_BATCH_AGE_MS,
           onBatch: async (batch) => {
             totals.listed += batch.length;
-            const locs = batch.map((entry) => entry.loc).filter((loc) => inScope(loc));
-            totals.outOfScope += batch.length - locs.length;
-            if (locs.length === 0) return;
-            const result = await services.frontier.addSeeds(locs);
+            const kept = batch.filter((entry) => inScope(entry.loc));
+            totals.outOfScope += batch.length - kept.length;
+            if (kept.length === 0) return;
+            const result = await services.frontier.addSeeds(kept.map((entry) => entry.loc));
             addEnqueueCounts(counts, result);
+            totals.dueAgain += await applyHints(services, kept, result.acceptedUrls);
           },
         });
       } catch (error) {
@@ -114,6 +122,28 @@ export async function seedFromSitemaps(
   }
   // Entries the frontier refused (invalid URLs) are not reported: a sitemap has no lines to point at.
   return { sitemaps: sitemapUrls, ...totals, accepted: counts.accepted, duplicate: counts.duplicate, overLimit: counts.overLimit };
+}
+
+/**
+ * A batch's revisit hints, after its pages were admitted (a new page's prior
+ * must belong to a page the frontier took): nothing unless the crawl revisits.
+ * Returns how many known pages were made due again.
+ */
+async function applyHints(services: CrawlServices, entries: readonly SitemapEntry[], acceptedUrls: readonly string[]): Promise<number> {
+  const { config, frontier } = services;
+  if (config.revisit === 'off' || entries.every((entry) => entry.lastmod === undefined && entry.changefreq === undefined)) return 0;
+  const admitted = new Set(acceptedUrls);
+  const now = Date.now();
+  const hints = entries.flatMap((entry) => {
+    if (entry.lastmod === undefined && entry.changefreq === undefined) return [];
+    // Keyed as the frontier keyed it (the sitemap reader's normalisation knows nothing of --sort-query).
+    const normalised = tryNormalizeUrl(entry.loc, { sortQuery: config.sortQuery });
+    if (!normalised.ok) return [];
+    const { url } = normalised;
+    const hint = sitemapHintOf({ ...entry, url, group: frontier.groupOf(url), admitted: admitted.has(url) }, config, now);
+    return hint === undefined ? [] : [hint];
+  });
+  return frontier.revisits.hint(hints, now);
 }
 
 function reasonOf(error: unknown): string {
