@@ -324,6 +324,26 @@ describe('Frontier', () => {
     expect(await f.backlogSize()).toBe(17);
   });
 
+  it("registers a group's bucket and the group itself only when a backlog list is new: a drained group comes back whole, a waiting one costs a push per URL", async () => {
+    const f = frontier({ scope: 'any', maxDepth: 5 });
+    const zadds = async () => Number(/^cmdstat_zadd:calls=(\d+)/m.exec(await redis.client().info('commandstats'))?.[1] ?? 0);
+    await f.addDiscovered(['http://b.test/1', 'http://b.test/2'], 0);
+    const before = await zadds();
+    // Onto lists that exist: no bookkeeping.
+    await f.addDiscovered(['http://b.test/3'], 0);
+    await f.addDiscovered(['http://b.test/4', 'http://b.test/5'], 0);
+    expect((await zadds()) - before).toBe(0);
+    expect(await releaseAll(f)).toBe(5);
+    // Drained: the group left the waiting groups; a new URL brings it back and it is released again.
+    await f.addDiscovered(['http://b.test/6'], 0);
+    expect(await releaseAll(f)).toBe(1);
+    // A new bucket (another depth) of a waiting group is registered too.
+    await f.addDiscovered(['http://b.test/7'], 0);
+    await f.addDiscovered(['http://b.test/deep'], 3);
+    expect(await releaseAll(f)).toBe(2);
+    expect((await queuedUrls()).filter((url) => url.startsWith('http://b.test/'))).toHaveLength(8);
+  });
+
   it('releases a group lowest depth first, first in first out within a depth (breadth-first)', async () => {
     const f = frontier({ scope: 'any', maxDepth: 5 });
     await f.addDiscovered(['http://a.test/d3-1', 'http://a.test/d3-2'], 2);

@@ -51,8 +51,6 @@ local admitted = 0
 if cap then admitted = tonumber(redis.call('GET', KEYS[2]) or '0') end
 local result = {${SeenScriptStatus.Ok}}
 local new = 0
-local now = now_ms()
-local touched = {}
 -- URLs over the page cap that their group's budget would still take, per
 -- group: the answer OverPageLimit means "admissible with more pages", which a
 -- shard asks its grant for, so it must not count a page its group cannot use.
@@ -81,7 +79,7 @@ for at = ${FIRST + 6}, #ARGV, 4 do
     admitted = admitted + 1
     new = new + 1
     if maxPerGroup > 0 then redis.call('HINCRBY', KEYS[3], group, 1) end
-    backlog_push(prefix, group, bucket, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now, touched)
+    backlog_push(prefix, group, bucket, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now_ms)
     code = ${ReserveCode.Admitted}
   end
   result[#result + 1] = code
@@ -106,7 +104,7 @@ export const pushClaimedScript = defineLuaScript({
   keys: 1,
   includes: [CLOCK_INCLUDE, BACKLOG_INCLUDE],
   lua: `
-backlog_push(ARGV[1], ARGV[2], tonumber(ARGV[3]), backlog_entry(ARGV[4], ARGV[5], tonumber(ARGV[6])), now_ms(), {})
+backlog_push(ARGV[1], ARGV[2], tonumber(ARGV[3]), backlog_entry(ARGV[4], ARGV[5], tonumber(ARGV[6])), now_ms)
 return redis.call('INCR', KEYS[1])
 `,
 });

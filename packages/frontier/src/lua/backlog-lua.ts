@@ -19,7 +19,7 @@ import { luaInclude } from '@crawlq/redis';
  * - `P at`: per group, the next free slot on its release horizon (ms).
  *
  * Defines backlog_entry(fp, url, hops), backlog_bucket(depth, priority),
- * backlog_push(P, group, bucket, entry, now, touched), backlog_pop(P, group, cursor)
+ * backlog_push(P, group, bucket, entry, clock), backlog_pop(P, group, cursor)
  * and backlog_decode(entry).
  */
 /**
@@ -56,19 +56,19 @@ local function backlog_bucket_parts(bucket)
   return depth, priority, depth - priority * ${BACKLOG_PRIORITY_STEP}
 end
 
--- touched: a table the caller keeps for one script run, so a batch of URLs of
--- one group and bucket costs one RPUSH each and the bookkeeping once.
-local function backlog_push(prefix, group, bucket, entry, now, touched)
+-- Only a new list registers its bucket in its group's buckets and its group
+-- among those waiting: a list that held entries already is registered (both
+-- are written when a list is made, and taken out only once it is empty: a
+-- bucket by backlog_pop, a group by the release that finds it drained). So a
+-- URL pushed onto a waiting bucket costs its RPUSH alone. clock: a function
+-- giving the time (now_ms), asked only when a group may start waiting.
+local function backlog_push(prefix, group, bucket, entry, clock)
   bucket = tostring(bucket)
-  redis.call('RPUSH', prefix .. 'q:' .. group .. ':' .. bucket, entry)
-  local mark = group .. ':' .. bucket
-  if not touched[mark] then
-    touched[mark] = true
-    local _, _, score = backlog_bucket_parts(bucket)
-    redis.call('ZADD', prefix .. 'd:' .. group, score, bucket)
-    -- NX: a group already waiting keeps its place (and its next release time).
-    redis.call('ZADD', prefix .. 'groups', 'NX', now, group)
-  end
+  if redis.call('RPUSH', prefix .. 'q:' .. group .. ':' .. bucket, entry) > 1 then return end
+  local _, _, score = backlog_bucket_parts(bucket)
+  redis.call('ZADD', prefix .. 'd:' .. group, score, bucket)
+  -- NX: a group already waiting keeps its place (and its next release time).
+  redis.call('ZADD', prefix .. 'groups', 'NX', clock(), group)
 end
 
 -- Pops the group's next entry, highest priority then lowest depth first;

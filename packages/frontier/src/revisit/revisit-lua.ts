@@ -320,11 +320,9 @@ export const revisitPushScript = defineLuaScript({
   keys: 1,
   includes: [CLOCK_INCLUDE, BACKLOG_INCLUDE],
   lua: `
-local now = now_ms()
-local touched = {}
 local n = 0
 for i = 2, #ARGV, 4 do
-  backlog_push(ARGV[1], ARGV[i], tonumber(ARGV[i + 1]), backlog_entry(ARGV[i + 2], ARGV[i + 3], 0), now, touched)
+  backlog_push(ARGV[1], ARGV[i], tonumber(ARGV[i + 1]), backlog_entry(ARGV[i + 2], ARGV[i + 3], 0), now_ms)
   n = n + 1
 end
 return redis.call('INCRBY', KEYS[1], n)
