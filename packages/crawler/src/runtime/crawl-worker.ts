@@ -30,6 +30,7 @@ import { BacklogReleaser } from './backlog-releaser.js';
 import { createRevisitHooks } from '../revisit/revisit-hooks.js';
 import { RevisitReleaser } from '../revisit/revisit-releaser.js';
 import { JobSlots } from './job-slots.js';
+import { recentlyHeld } from './job-lock-check.js';
 import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin } from './redis-answers.js';
 import { redisWarcLease } from './warc-lease.js';
@@ -261,15 +262,15 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   const handler = crawler
     ? createPageHandler({ crawler: crawler.crawler, metaStore: new RequestMetaStore(services.redis, config.namespace), sortQuery: config.sortQuery, log })
     : undefined;
-  const processJob = (job: Job<CrawlJobData>, token: string | undefined) => {
-    const processing = processPage(job, token);
+  const processJob = (job: Job<CrawlJobData>, token: string | undefined, takenAt: number) => {
+    const processing = processPage(job, token, takenAt);
     if (!crawler || !handler) return processing;
     // The crawler's onFailure hook decides a failed attempt's fate.
     return processing.catch(async (error: unknown) => {
       throw await decideFailure(job, error, { crawler: crawler.crawler, handler, log });
     });
   };
-  const processPage = (job: Job<CrawlJobData>, token: string | undefined) =>
+  const processPage = (job: Job<CrawlJobData>, token: string | undefined, takenAt: number) =>
     processCrawlJob(job, token, {
       ...(handler ? { handler } : {}),
       signal: stopping.signal,
@@ -279,7 +280,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       frontier: services.frontier,
       sink,
       // The job's lock is checked (and renewed) in its own slot before each record.
-      ...(token === undefined ? {} : { holdJob: recentlyHeld(() => holdJobLock(services.redis, job, { token, lockDurationMs: config.stallTimeout }), config.stallTimeout) }),
+      ...(token === undefined ? {} : { holdJob: recentlyHeld(() => holdJobLock(services.redis, job, { token, lockDurationMs: config.stallTimeout }), config.stallTimeout, takenAt) }),
       ...(warc ? { warc } : {}),
       storeBody: config.storeBody,
       maxInlineWaitMs: MAX_INLINE_WAIT_MS,
@@ -305,7 +306,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   await fetchPathWarm;
   const workers = shards.map((namespace) => openWorker<CrawlJobData, CrawlJobResult>(
     QUEUE_NAMES.crawl,
-    (job, token) => (slots ? slots.run(() => processJob(job, token)) : processJob(job, token)),
+    (job, token) => {
+      // BullMQ took it (and its lock, for a whole lock period) just now.
+      const takenAt = performance.now();
+      return slots ? slots.run(() => processJob(job, token, takenAt)) : processJob(job, token, takenAt);
+    },
     {
       connection,
       namespace,
@@ -631,21 +636,3 @@ class FetchingParts {
   }
 }
 
-/**
- * A job's lock check that asks Redis at most once a quarter lock period while
- * it keeps answering yes: a check that held the lock pushed its expiry a whole
- * period on, so for a quarter of it the lock is surely still this worker's
- * (only a lock that ran out lets another worker take the job). A job of
- * several URLs then pays one check, not one per record.
- */
-function recentlyHeld(hold: () => Promise<boolean>, lockDurationMs: number): () => Promise<boolean> {
-  let heldAt = Number.NEGATIVE_INFINITY;
-  return async () => {
-    const askedAt = performance.now();
-    if (askedAt - heldAt < lockDurationMs / 4) return true;
-    const held = await hold();
-    // Timed from the ask: the expiry was pushed later than that.
-    heldAt = held ? askedAt : Number.NEGATIVE_INFINITY;
-    return held;
-  };
-}
