@@ -41,10 +41,6 @@ const CONFIRM_LEAD_MS = 25;
  * takes tens of milliseconds, and a start it makes late costs a retake).
  */
 const DUE_LEAD_MS = 35;
-/** A group's lag seen here is used this long (ms); past it, the job's own figure stands alone. */
-const SLOT_LAG_FRESH_MS = 2_000;
-/** Groups whose lag a process remembers at most. */
-const SLOT_LAG_GROUPS = 10_000;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -178,16 +174,6 @@ export class GroupGate {
   readonly #options: GateOptions;
   /** Moving average of how late (ms) this process's spaced starts were past their reserved time. */
   #latenessMs = 0;
-  /**
-   * How far each group's latest start here ran behind its release slot (Redis
-   * ms), and when (local clock). The job's own lag (`PassOptions.lag`) was
-   * read when the job was made; a job of several URLs is admitted over
-   * seconds, while every start with a grace moves its group's pacing on, so
-   * its later URLs asked early by the old lag, were reserved further ahead
-   * than the near window and needed a confirmation (a round trip and five
-   * commands) each. Bounded: the oldest group goes first.
-   */
-  readonly #slotLag = new Map<string, { readonly lagMs: number; readonly at: number }>();
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -227,7 +213,6 @@ export class GroupGate {
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address, graceMs: this.#graceMs() });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
-      if (options.due !== undefined) this.#noteSlotLag(group, admission.startAt - options.due);
       try {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
@@ -259,21 +244,6 @@ export class GroupGate {
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
 
-  #noteSlotLag(group: string, lagMs: number): void {
-    this.#slotLag.delete(group);
-    if (this.#slotLag.size >= SLOT_LAG_GROUPS) {
-      const oldest = this.#slotLag.keys().next();
-      if (!oldest.done) this.#slotLag.delete(oldest.value);
-    }
-    this.#slotLag.set(group, { lagMs: Math.max(0, lagMs), at: performance.now() });
-  }
-
-  /** The group's lag behind its slots as this process last saw it, if lately (else 0: the job's own figure stands). */
-  #recentSlotLag(group: string): number {
-    const seen = this.#slotLag.get(group);
-    return seen !== undefined && performance.now() - seen.at <= SLOT_LAG_FRESH_MS ? seen.lagMs : 0;
-  }
-
   /** The grace a start asks for: a few times how late this process's starts have lately been (none while they are on time). */
   #graceMs(): number {
     if (this.#latenessMs < MIN_GRACE_LATENESS_MS) return 0;
@@ -290,7 +260,7 @@ export class GroupGate {
    */
   async #untilNear(group: string, options: PassOptions): Promise<void> {
     if (options.due === undefined) return;
-    const at = this.#limiter.localTimeOf?.(group, options.due + Math.max(options.lag ?? 0, this.#recentSlotLag(group)));
+    const at = this.#limiter.localTimeOf?.(group, options.due + (options.lag ?? 0));
     if (at === undefined) return;
     const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxDueWaitMs ?? options.maxInlineWaitMs);
     const signals = [options.signal, options.dueWaitSignal].filter((signal) => signal !== undefined);
