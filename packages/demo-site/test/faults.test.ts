@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DemoSiteConfigError, startDemoSite } from '@crawlq/demo-site';
 import type { DemoSite } from '@crawlq/demo-site';
+import { until } from './until.js';
 
 async function get(url: string, init?: RequestInit): Promise<{ status: number; retryAfter: string | null }> {
   const response = await fetch(url, init);
   await response.arrayBuffer();
   return { status: response.status, retryAfter: response.headers.get('retry-after') };
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('fault injection and slow pages', () => {

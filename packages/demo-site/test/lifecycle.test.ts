@@ -3,6 +3,7 @@ import type { Server } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DemoSiteConfigError, DemoSiteListenError, startDemoSite } from '@crawlq/demo-site';
 import type { SiteSpec } from '@crawlq/demo-site';
+import { until } from './until.js';
 
 const SPEC: SiteSpec = { hosts: ['127.0.0.2', '127.0.0.3'], pagesPerHost: 5, linksPerPage: 2 };
 
@@ -18,14 +19,6 @@ function listenNet(port: number, host: string): Promise<Server> {
 
 function closeNet(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('request records', () => {
