@@ -344,6 +344,24 @@ describe('Frontier', () => {
     expect((await queuedUrls()).filter((url) => url.startsWith('http://b.test/'))).toHaveLength(8);
   });
 
+  it("lists a group for `group list` at its first release, and does not list it again once it has been admitted", async () => {
+    const f = frontier({ scope: 'any', maxDepth: 5 });
+    const keys = limiterKeys(gateKeyPrefix(namespace));
+    const sadds = async () => Number(/^cmdstat_sadd:calls=(\d+)/m.exec(await redis.client().info('commandstats'))?.[1] ?? 0);
+    await f.addDiscovered(['http://listed.test/1'], 0);
+    await releaseAll(f);
+    expect(await redis.client().sismember(keys.groups, 'listed.test')).toBe(1);
+    // Admitted (as a worker's gate does): the group's hash records it, and it stays listed.
+    const admission = await testPacer(redis.client(), namespace).acquire({ group: 'listed.test', leaseId: randomUUID() });
+    expect(admission.admitted).toBe(true);
+    await f.addDiscovered(['http://listed.test/2'], 0);
+    const before = await sadds();
+    expect(await releaseAll(f)).toBe(1);
+    // One SADD: the job's entry in the group's ready set; none for the groups list.
+    expect((await sadds()) - before).toBe(1);
+    expect(await redis.client().sismember(keys.groups, 'listed.test')).toBe(1);
+  });
+
   it('releases a group lowest depth first, first in first out within a depth (breadth-first)', async () => {
     const f = frontier({ scope: 'any', maxDepth: 5 });
     await f.addDiscovered(['http://a.test/d3-1', 'http://a.test/d3-2'], 2);

@@ -349,7 +349,8 @@ for i = 1, PACED_D do
     elseif wake ~= wake_before or probing then
       redis.call('HSET', release_at_key, g.name, fmt(wake))
     end
-    if moved > 0 then redis.call('SADD', KEYS[2], g.name) end
+    -- Listed for \`group list\` from its first job on (a group admitted before is listed already).
+    if moved > 0 and not g.listed then redis.call('SADD', KEYS[2], g.name) end
     if empty then
       redis.call('ZREM', groups_key, g.name)
       redis.call('DEL', ready_key)

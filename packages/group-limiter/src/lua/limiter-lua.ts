@@ -106,8 +106,9 @@ if stored_version ~= ARGV[1] then return {${staleCode}, stored_version} end
  * Defines PACED_D, PACED_KEYS, PACED_ARGS and paced_group(i, now):
  * the group's name, keys, current interval, tolerance and cap (Crawl-delay and
  * adaptive pace applied), whether it adapts its pace, tat, wakeAt, pausedUntil, hold (the mean time a
- * request holds its slot, 0 before the first release) and lag (how far its
- * starts run behind the release step's slots, as admissions last saw it).
+ * request holds its slot, 0 before the first release), lag (how far its
+ * starts run behind the release step's slots, as admissions last saw it) and
+ * listed (admitted before, so already in the groups set).
  */
 export const PACED_GROUPS_INCLUDE = luaInclude(
   'paced-groups',
@@ -118,7 +119,7 @@ local PACED_ARGS = 6 + 5 * PACED_D
 local function paced_group(i, now)
   local base = 6 + (i - 1) * 5
   local key = KEYS[2 + i]
-  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt', 'holdMs', 'lagMs')
+  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt', 'holdMs', 'lagMs', 'admitted')
   local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), tonumber(ARGV[4]))
   local f = pace_factor(ARGV[base + 4], h[5], h[6], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
   local conc
@@ -128,6 +129,8 @@ local function paced_group(i, now)
     interval = interval, tau = tau, conc = conc, adaptive = ARGV[base + 4] == '1',
     tat = num(h[1], 0), wake_at = num(h[2], 0), paused_until = num(h[3], 0),
     hold = num(h[7], 0), lag = num(h[8], 0),
+    -- Admitted before: listed in the groups set already (acquire lists a group at its first admission).
+    listed = h[9] ~= false,
   }
 end
 `,
