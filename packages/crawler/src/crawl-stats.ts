@@ -1,4 +1,4 @@
-import { stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { defineLuaScript, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import type { PageRecord } from './page-record.js';
 
 /** Fleet-wide page counters, for progress lines and summaries. */
@@ -10,6 +10,22 @@ export interface CrawlStats {
   /** URLs not fetched on purpose, by reason (robots). */
   readonly skipped: Readonly<Record<string, number>>;
 }
+
+/**
+ * Adds the counts in one step (no reader sees half of them, and a write
+ * whose connection dropped applied all or none), as the MULTI it replaces
+ * did, for one command less per write: a wide polite crawl writes its
+ * counters about every other page.
+ * KEYS: 1 the counters hash; ARGV: field, amount, field, amount, ...
+ */
+const addCountsScript = defineLuaScript({
+  name: 'crawl-stats-add',
+  keys: 1,
+  lua: `
+for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+`,
+});
 
 function statsKey(namespace: string): string {
   return `${stateKeyPrefix(namespace)}:stats`;
@@ -25,7 +41,7 @@ function statsKey(namespace: string): string {
  * before it moved on.) The same URL is the one the job's next worker starts
  * at, so its record may be written, and counted, twice.
  *
- * Counts are written as a group commit, one MULTI at a time: the pages
+ * Counts are written as a group commit, one script call at a time: the pages
  * finished while one is in flight go together in the next, so a busy worker
  * has at most one counters write under way, however many pages it finishes.
  */
@@ -33,7 +49,7 @@ export class CrawlStatsRecorder {
   readonly #redis: RedisClient;
   readonly #key: string;
   readonly #pending = new Map<string, number>();
-  /** Resolvers of the counts in `#pending`, released when their MULTI is answered. */
+  /** Resolvers of the counts in `#pending`, released when their write is answered. */
   #waiters: (() => void)[] = [];
   #flushing: Promise<void> | undefined;
   readonly #timer: NodeJS.Timeout;
@@ -87,7 +103,7 @@ export class CrawlStatsRecorder {
     if (this.#flushing || this.#pending.size === 0) return;
     this.#flushing = this.#drain().finally(() => {
       this.#flushing = undefined;
-      // Counts added between the last MULTI's answer and this callback.
+      // Counts added between the last write's answer and this callback.
       this.#kick();
     });
   }
@@ -98,12 +114,8 @@ export class CrawlStatsRecorder {
       const waiters = this.#waiters;
       this.#pending.clear();
       this.#waiters = [];
-      const batch = this.#redis.multi();
-      for (const [field, amount] of amounts) batch.hincrby(this.#key, field, amount);
       try {
-        const replies = await batch.exec();
-        const failed = replies?.find(([error]) => error !== null)?.[0];
-        if (replies === null || failed) throw failed ?? new Error('the counters transaction was discarded');
+        await addCountsScript.run(this.#redis, [this.#key], amounts.flat());
       } catch (error) {
         // Kept for the retry beat. The pages are written: their jobs go on
         // (a job cannot complete while Redis refuses writes anyway).
