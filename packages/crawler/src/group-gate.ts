@@ -144,7 +144,7 @@ export class GateLease {
       return false;
     }
     this.#startBy = retaken.startBy;
-    this.#lease = { ...this.#lease, startAt: retaken.startAt };
+    this.#lease = retaken.lease;
     return true;
   }
 
@@ -237,9 +237,7 @@ export class GroupGate {
       // Missed: start now after all if no later start of the group was
       // admitted, else give it back and ask again.
       const retaken = await retakeOrGiveBack(limiter, admission.lease, Math.max(lateMs, this.#graceMs()));
-      if (retaken !== undefined) {
-        return { admitted: true, lease: new GateLease(limiter, { lease: { ...admission.lease, startAt: retaken.startAt }, startBy: retaken.startBy }, this.#options) };
-      }
+      if (retaken !== undefined) return { admitted: true, lease: new GateLease(limiter, retaken, this.#options) };
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
@@ -273,20 +271,20 @@ export class GroupGate {
  * A start found past its deadline (`lateMs` past it, or past its slot): goes
  * now after all if no later start of its group (or server) was admitted, its
  * pacing moving back by the lateness and by a grace for the reply to come
- * back late too; resolves to the retaken start (its new deadline). A retaken start that is late
+ * back late too; resolves to the lease with its new start and its new deadline. A retaken start that is late
  * again is retaken again with twice the grace while it is still the latest: a
  * busy event loop costs a round trip, not the group's next interval. Else the
  * start is given back and this resolves to undefined. A limiter that cannot
  * retake gives it back.
  */
-async function retakeOrGiveBack(limiter: GateLimiter, lease: Lease, lateMs: number): Promise<RetakenStart | undefined> {
+async function retakeOrGiveBack(limiter: GateLimiter, lease: Lease, lateMs: number): Promise<{ readonly lease: Lease; readonly startBy: number } | undefined> {
   let graceMs = Math.min(MAX_RETAKE_GRACE_MS, Math.max(MIN_RETAKE_GRACE_MS, lateMs));
   // `null`: given back already; undefined: no answer, so still held.
   let retaken: RetakenStart | null | undefined;
   for (let retake = 0; retake < MAX_RETAKES && limiter.retakeLateStart !== undefined; retake += 1) {
     retaken = await limiter.retakeLateStart(lease, graceMs).catch(() => undefined);
     if (!retaken) break;
-    if (performance.now() <= retaken.startBy) return retaken;
+    if (performance.now() <= retaken.startBy) return { lease: { ...lease, startAt: retaken.startAt }, startBy: retaken.startBy };
     graceMs = Math.min(MAX_RETAKE_GRACE_MS, graceMs * 2);
   }
   if (retaken !== null) await limiter.abandon(lease).catch(() => undefined);
