@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundledLuaFiles } from '../../packages/redis/lua-build.mjs';
 import { ESM_BANNER } from './esm-banner.mjs';
 
 const CLI_DIR = dirname(fileURLToPath(import.meta.url));
@@ -35,6 +36,8 @@ await build({
   target: 'node20',
   // Workspace packages from src/, as the tests run them; third-party packages as Node would load them.
   conditions: ['@crawlq/source'],
+  // The packages' .lua files, inlined: a bundle has no package folders to read them from.
+  define: bundledLuaFiles(join(CLI_DIR, '..', '..')),
   // Optional native or alternative backends, each loaded in a try or only when configured:
   // msgpackr falls back to plain JavaScript, bullmq and pg use neither unless asked.
   // The dashboard stays a package of its own (its build): bull-board finds its

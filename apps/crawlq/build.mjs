@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
+import { bundledLuaFiles } from '../../packages/redis/lua-build.mjs';
 import { ESM_BANNER } from '../cli/esm-banner.mjs';
 
 const DIR = dirname(fileURLToPath(import.meta.url));
@@ -52,8 +53,8 @@ const result = await build({
   format: 'esm',
   target: 'node20',
   conditions: ['@crawlq/source'],
-  // Lua or other text assets, should a package import them as files: inside the bundle, never read from disk.
-  loader: { '.lua': 'text' },
+  // The packages' .lua files, inlined (packages/redis/lua-build.mjs): inside the bundle, never read from disk.
+  define: bundledLuaFiles(ROOT),
   metafile: true,
   plugins: [
     {

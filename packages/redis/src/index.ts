@@ -21,10 +21,13 @@ export {
   LuaScript,
   CLOCK_INCLUDE,
   ARGS_INCLUDE,
+  REDIS_LUA,
   type LuaInclude,
   type LuaScriptSpec,
+  type DefinedLuaScript,
   type LuaReply,
   type LuaArg,
 } from './lua-script.js';
+export { luaFiles, LuaFiles, type LuaFile, type LuaFilesOptions } from './lua-files.js';
 export { detectRedisCluster, isKnownCluster, openCluster, type RedisClient } from './cluster.js';
 export { shardNamespaces, shardOfGroup, clusterSlot } from './shards.js';

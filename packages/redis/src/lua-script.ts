@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisClient } from './cluster.js';
+import { composeLuaFile, luaFiles, type LuaFile, type LuaFiles } from './lua-files.js';
 
 /**
  * What a Lua reply becomes through ioredis: integers (Lua numbers are
@@ -25,52 +26,29 @@ export function luaInclude(name: string, lua: string, requires: readonly LuaIncl
 }
 
 /**
- * `now_ms()`: the Redis server's clock in ms (with µs fractions). Time comes
- * from the server (`TIME`), never from a client, so machines with skewed clocks
- * agree. `replicate_commands` makes `TIME` before writes legal on Redis 5/6 (a
- * no-op on Redis 7, which always replicates effects); includes come before a
- * script's body, so it runs before any write.
+ * This package's Lua, for the others' include lines (`@crawlq/redis/lua/clock.lua`):
+ * - `lua/clock.lua`: `now_ms()`, the Redis server's clock in ms (with µs fractions);
+ * - `lua/args.lua`: `num(value, default)` and `fmt(x)` (a number as a µs-precise string).
  */
-export const CLOCK_INCLUDE = luaInclude(
-  'clock',
-  `
-if redis.replicate_commands then redis.replicate_commands() end
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-`,
-);
+export const REDIS_LUA: LuaFiles = luaFiles({ package: '@crawlq/redis', root: new URL('.', import.meta.url) });
+
+/** `now_ms()` (lua/clock.lua), for scripts still written in TypeScript strings (tests). */
+export const CLOCK_INCLUDE = luaInclude('clock', REDIS_LUA.file('lua/clock.lua').text);
+
+/** `num(value, default)` and `fmt(x)` (lua/args.lua), for scripts still written in TypeScript strings (tests). */
+export const ARGS_INCLUDE = luaInclude('args', REDIS_LUA.file('lua/args.lua').text);
 
 /**
- * `num(value, default)`: a number from an ARGV or field that may be missing.
- * `fmt(x)`: a number as a string with µs precision ('%.3f'), for storing and
- * returning fractional times (a Lua number in a reply loses its fraction, and
- * stored times rounded to ms would make pacing drift).
+ * How to build a {@link LuaScript}: from a `.lua` file (what the packages do),
+ * or from a string with includes placed before it (short scripts of tests).
  */
-export const ARGS_INCLUDE = luaInclude(
-  'args',
-  `
-local function num(value, default)
-  local n = tonumber(value)
-  if n == nil then return default end
-  return n
-end
-local function fmt(x)
-  return string.format('%.3f', x)
-end
-`,
-);
+export type LuaScriptSpec = LuaScriptBase & ({ readonly file: LuaFile } | { readonly lua: string; readonly includes?: readonly LuaInclude[] });
 
-/** How to build a {@link LuaScript}. */
-export interface LuaScriptSpec {
+interface LuaScriptBase {
   /** For error messages and debugging. */
   readonly name: string;
   /** How many leading arguments are keys, checked on every run; 'variadic' when each call decides. */
   readonly keys: number | 'variadic';
-  /** Shared Lua placed before the body, with what they require, each once. */
-  readonly includes?: readonly LuaInclude[];
-  readonly lua: string;
 }
 
 /** Every script defined so far in this process, in definition order. */
@@ -86,6 +64,8 @@ export class LuaScript<Reply = LuaReply> {
   /** The full source: includes, then the body. */
   readonly source: string;
   readonly sha: string;
+  /** The `.lua` file it was made from (undefined for a script in a string). */
+  readonly file: LuaFile | undefined;
   readonly #keys: number | 'variadic';
   readonly #decode: (reply: LuaReply) => Reply;
 
@@ -93,6 +73,7 @@ export class LuaScript<Reply = LuaReply> {
     this.name = spec.name;
     this.#keys = spec.keys;
     this.#decode = decode;
+    this.file = 'file' in spec ? spec.file : undefined;
     this.source = composeSource(spec);
     this.sha = createHash('sha1').update(this.source).digest('hex');
     DEFINED.push(this);
@@ -120,8 +101,17 @@ export class LuaScript<Reply = LuaReply> {
  * scripts when it loads): what a Lua linter reads, each as Redis runs it,
  * includes first.
  */
-export function definedLuaScripts(): readonly { readonly name: string; readonly source: string }[] {
-  return DEFINED.map(({ name, source }) => ({ name, source }));
+export function definedLuaScripts(): readonly DefinedLuaScript[] {
+  return DEFINED.map(({ name, source, file }) => ({ name, source, file }));
+}
+
+/** A script as {@link definedLuaScripts} lists it. */
+export interface DefinedLuaScript {
+  readonly name: string;
+  /** What Redis runs: includes placed, as one text. */
+  readonly source: string;
+  /** The `.lua` file it was made from (undefined for a script in a string). */
+  readonly file: LuaFile | undefined;
 }
 
 /**
@@ -135,6 +125,7 @@ export function defineLuaScript(spec: LuaScriptSpec & { readonly decode?: (reply
 }
 
 function composeSource(spec: LuaScriptSpec): string {
+  if ('file' in spec) return composeLuaFile(spec.file);
   const ordered: LuaInclude[] = [];
   const byName = new Map<string, LuaInclude>();
   const visit = (include: LuaInclude): void => {
