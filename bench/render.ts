@@ -3,17 +3,18 @@
 // with --render auto, and by Crawlee's PlaywrightCrawler (render-contender.ts,
 // the same system Chromium), all at the same concurrency and no rate limit.
 // Prints pages/s, how many pages were rendered, and peak resident memory of
-// each process tree with its browser (sampled from /proc).
+// each process tree with its browser (PSS, sampled from /proc).
 // BENCH_SKIP_CRAWLEE=1 leaves Crawlee out.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSpaSite } from '@crawlq/demo-site';
+import { proportionalBytes, treeMemoryBytes } from '@crawlq/renderer';
 import { startTestRedis } from '@crawlq/testing';
-import { currentRss, exited, fmt, startCrawlq, startScript } from './support.js';
+import { exited, fmt, startCrawlq, startScript } from './support.js';
 
 const APP_PAGES = 6;
 const STATIC_PAGES = 40;
@@ -31,30 +32,11 @@ interface RenderRun {
   readonly ownSeconds?: number;
 }
 
-/** Resident bytes of `root` and every descendant (the crawl, its worker, the worker's browser). */
-function treeRss(root: number): number {
-  const entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ pid: Number(name), ppid: Number(fields[1]), rss: Number(fields[21]) * 4096 }];
-    } catch {
-      return [];
-    }
-  });
-  const inTree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const entry of entries) if (!inTree.has(entry.pid) && inTree.has(entry.ppid)) grew = inTree.add(entry.pid) !== undefined;
-  }
-  return entries.filter((entry) => inTree.has(entry.pid)).reduce((sum, entry) => sum + entry.rss, 0);
-}
-
 const CONCURRENCY = 4;
 const RENDER_TIMEOUT_MS = 15_000;
 const CONTENDER = fileURLToPath(new URL('./render-contender.ts', import.meta.url));
 
-/** Samples the peak resident memory of a process tree until the process exits: the whole tree, and the tree without its root. */
+/** Samples the peak memory (PSS) of a process tree until the process exits: the whole tree, and the tree without its root. */
 async function sampleUntilExit(child: ChildProcess): Promise<{ code: number | null; peakTreeBytes: number; peakBelowRootBytes: number }> {
   let peakTreeBytes = 0;
   let peakBelowRootBytes = 0;
@@ -62,9 +44,9 @@ async function sampleUntilExit(child: ChildProcess): Promise<{ code: number | nu
   let finished = false;
   void done.then(() => (finished = true));
   while (!finished) {
-    const tree = treeRss(child.pid ?? -1);
+    const tree = treeMemoryBytes(child.pid ?? -1);
     peakTreeBytes = Math.max(peakTreeBytes, tree);
-    peakBelowRootBytes = Math.max(peakBelowRootBytes, tree - (currentRss(child.pid ?? -1) ?? 0));
+    peakBelowRootBytes = Math.max(peakBelowRootBytes, tree - (proportionalBytes(child.pid ?? -1) ?? 0));
     await sleep(200);
   }
   return { code: await done, peakTreeBytes, peakBelowRootBytes };
@@ -117,9 +99,9 @@ export async function benchRender(log: (line: string) => void): Promise<RenderRu
   }
   log(`load average ${startLoad} at the start`);
   log(`mixed site: ${APP_PAGES + 1} app pages, ${STATIC_PAGES} static pages; one worker (crawlq) or one process (Crawlee), concurrency ${CONCURRENCY}, ${CONCURRENCY} browser pages, no rate limit, render bound ${RENDER_TIMEOUT_MS / 1000} s; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
-  log('wall time from spawn to exit; peak RSS (sum over processes, sampled every 200 ms): the whole process tree / without its root process / per worker');
+  log('wall time from spawn to exit; peak memory (PSS: proportional set size, shared pages split among the processes that share them, summed over the processes, sampled every 200 ms): the whole process tree / without its root process / per worker');
   log('per worker = one worker process with its browser processes: crawlq, the worker tree below the `crawl` parent; Crawlee, its one process and its browser');
-  log('run      pages  rendered  seconds  pages/s  peak RSS tree  below root  per worker');
+  log('run      pages  rendered  seconds  pages/s  peak PSS tree  below root  per worker');
   const mb = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MB`;
   for (const run of runs) {
     const own = run.ownSeconds === undefined ? '' : `  (crawl alone ${fmt(run.ownSeconds)} s)`;
@@ -129,8 +111,8 @@ export async function benchRender(log: (line: string) => void): Promise<RenderRu
   const byMode = (mode: string) => runs.find((run) => run.mode === mode);
   const [always, auto, crawlee] = [byMode('always'), byMode('auto'), byMode('crawlee')];
   if (always && auto) log(`auto / always: ${fmt(rate(auto) / rate(always), 2)}x pages/s`);
-  if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak RSS per worker, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
-  if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak RSS per worker, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak RSS (tree)`);
+  if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak PSS per worker, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak PSS (tree)`);
+  if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak PSS per worker, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak PSS (tree)`);
   if (!withCrawlee) log('Crawlee: skipped (BENCH_SKIP_CRAWLEE=1)');
   return runs;
 }

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, CDPSession, Page, Route } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
-import { childPids, treeRssBytes } from './process-tree.js';
+import { childPids, treeMemoryBytes } from './process-tree.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 
 /** How a worker's browsers are run. */
@@ -11,7 +11,7 @@ export interface BrowserPoolOptions {
   readonly pages: number;
   /** A browser is replaced after rendering this many pages (Chromium's memory only grows). */
   readonly restartAfterPages: number;
-  /** A browser whose processes hold more than this (resident, all of them) is replaced after its current pages. */
+  /** A browser whose processes hold more than this (proportional set size, all of them) is replaced after its current pages. */
   readonly maxMemoryBytes: number;
   /** Navigation user agent (the same as the fetcher's, so robots.txt groups match). */
   readonly userAgent?: string | undefined;
@@ -302,7 +302,7 @@ export class BrowserPool {
     this.#stats.pages += 1;
     if (!instance.retired && !instance.dead) {
       const tooOld = instance.served >= this.#options.restartAfterPages;
-      const tooBig = instance.pid !== undefined && instance.served % 5 === 0 && treeRssBytes(instance.pid) > this.#options.maxMemoryBytes;
+      const tooBig = instance.pid !== undefined && instance.served % 5 === 0 && treeMemoryBytes(instance.pid) > this.#options.maxMemoryBytes;
       if (tooOld || tooBig) {
         instance.retired = true;
         this.#stats.restarts += 1;

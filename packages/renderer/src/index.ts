@@ -1,6 +1,7 @@
 export { BrowserPool, type BrowserPoolOptions, type BrowserPoolStats } from './browser-pool.js';
 export { renderPage } from './render-page.js';
 export { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
+export { proportionalBytes, treeMemoryBytes } from './process-tree.js';
 export { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 export {
   CONTENT_TYPES,

@@ -39,16 +39,34 @@ export function childPids(pid: number): number[] {
   return listProcesses().filter((entry) => entry.ppid === pid).map((entry) => entry.pid);
 }
 
-/** Resident memory of `pid` and all its descendants, in bytes (0 where /proc is missing). */
-export function treeRssBytes(pid: number): number {
+/**
+ * Memory of `pid` and all its descendants, in bytes (0 where /proc is
+ * missing): each process' proportional set size (PSS), which splits a page
+ * shared by several processes among them. Chromium's processes share most of
+ * their code and a good part of their data, so summing their resident sizes
+ * counts the same pages up to a dozen times: a browser with four tabs that
+ * holds about 600 MB sums to about 1.8 GB resident. A process whose PSS cannot
+ * be read (a kernel without smaps_rollup) counts its resident size.
+ */
+export function treeMemoryBytes(pid: number): number {
   const all = listProcesses();
   const children = new Map<number, ProcEntry[]>();
   for (const entry of all) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
   let total = 0;
   const stack = all.filter((entry) => entry.pid === pid);
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
-    total += entry.rssBytes;
+    total += proportionalBytes(entry.pid) ?? entry.rssBytes;
     stack.push(...(children.get(entry.pid) ?? []));
   }
   return total;
+}
+
+/** A process' PSS from /proc/<pid>/smaps_rollup (Linux 4.14 and later), or undefined. */
+export function proportionalBytes(pid: number): number | undefined {
+  try {
+    const match = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match?.[1] === undefined ? undefined : Number(match[1]) * 1024;
+  } catch {
+    return undefined;
+  }
 }
