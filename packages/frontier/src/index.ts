@@ -19,3 +19,4 @@ export { recordShardCount, readShardNamespaces } from './shard-layout.js';
 export { RevisitSchedule, type KnownUrl } from './revisit/revisit-schedule.js';
 export { RevisitStore, readRevisitProgress, type RevisitProgress, REVISIT_EPOCH_MS, MAX_STORED_ETAG, revisitBuckets, emptyRevisitCounters, type ChangeEstimate, type RevisitState, type RevisitRecord, type RevisitCounters, type RevisitHint, type RevisitLookup } from './revisit/revisit-store.js';
 export { revisitKeys } from './revisit/revisit-keys.js';
+export { readRevisitGroups, readTopRevisitGroups, type RevisitGroupFigures, type RevisitGroupsRead, type ReadRevisitGroupsOptions } from './revisit/revisit-groups.js';

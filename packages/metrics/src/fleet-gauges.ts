@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { BoundedReadResult } from './bounded-read.js';
-import type { FleetState, FleetStateReader } from './fleet-state.js';
+import { REVISIT_METRIC_GROUPS, type FleetState, type FleetStateReader } from './fleet-state.js';
 
 /**
  * Longest a scrape waits for a fleet read from Redis. Prometheus gives up on
@@ -11,7 +11,7 @@ export const FLEET_SCRAPE_WAIT_MS = 500;
 
 /**
  * `crawlq_queue_jobs{state}`, `crawlq_groups{state}`, `crawlq_servers{state}` and the
- * `crawlq_revisit_*` gauges, read from Redis at
+ * `crawlq_revisit_*` gauges (per group for REVISIT_METRIC_GROUPS groups), read from Redis at
  * scrape time (at most `FLEET_SCRAPE_WAIT_MS` waited for). When Redis does
  * not answer, the figures of the last good read stay, `crawlq_fleet_read_ok`
  * turns 0 and `crawlq_fleet_read_age_seconds` says how old they are.
@@ -95,6 +95,41 @@ export function registerFleetGauges(registry: Registry, reader: FleetStateReader
     async collect() {
       const { value: state } = await snapshot();
       if (state) this.set(state.revisits.bytesSaved);
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_group_known',
+    help: `Continuous crawl: known URLs of each of the ${REVISIT_METRIC_GROUPS} groups with the most (the label is bounded so; every group: crawlq group list --revisits)`,
+    labelNames: ['group'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      for (const figures of state?.revisitGroups ?? []) this.labels(figures.group).set(figures.known);
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_group_fetches',
+    help: `Continuous crawl, since it began, for the ${REVISIT_METRIC_GROUPS} groups with the most known URLs: fetches under a revisit policy by outcome, as crawlq_revisit_fetches`,
+    labelNames: ['group', 'outcome'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      for (const { group, first, changed, unchanged, notModified, gone, retired } of state?.revisitGroups ?? []) {
+        for (const [outcome, value] of Object.entries({ first, changed, unchanged, not_modified: notModified, gone, retired })) this.labels(group, outcome).set(value);
+      }
+    },
+  });
+  new Gauge({
+    name: 'crawlq_revisit_group_bytes_saved',
+    help: `Continuous crawl, since it began, for the ${REVISIT_METRIC_GROUPS} groups with the most known URLs: body bytes 304 answers did not send`,
+    labelNames: ['group'],
+    registers,
+    async collect() {
+      this.reset();
+      const { value: state } = await snapshot();
+      for (const figures of state?.revisitGroups ?? []) this.labels(figures.group).set(figures.bytesSaved);
     },
   });
   new Gauge({

@@ -1,4 +1,4 @@
-import { readCrawlProgress, readRevisitProgress, readShardNamespaces, type RevisitProgress } from '@crawlq/frontier';
+import { readCrawlProgress, readRevisitProgress, readShardNamespaces, readTopRevisitGroups, type RevisitGroupFigures, type RevisitProgress } from '@crawlq/frontier';
 import { createShardLimiters, mergeServerStatuses, type GroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix, type RedisClient } from '@crawlq/redis';
 import { BoundedRead, type BoundedReadResult } from './bounded-read.js';
@@ -42,7 +42,19 @@ export interface FleetState {
   readonly servers: ServerCounts;
   /** The continuous crawl's schedule and revisit counters (zeros without --revisit). */
   readonly revisits: RevisitProgress;
+  /** The REVISIT_METRIC_GROUPS groups with the most known URLs, their revisit counters (no due counts: see REVISIT_METRIC_GROUPS). */
+  readonly revisitGroups: readonly RevisitGroupFigures[];
 }
+
+/**
+ * Groups whose revisit figures `/metrics` labels by group: those with the
+ * most known URLs. A crawl may have thousands of groups, and every group a
+ * label adds a series per figure; the rest are in the fleet-wide gauges and
+ * `crawlq group list --revisits`. Due counts are not labelled by group: the
+ * schedule keeps due times by time, not group, so they take a pass over the
+ * hour's schedule entries, too much at every scrape.
+ */
+export const REVISIT_METRIC_GROUPS = 10;
 
 export interface FleetStateReaderOptions {
   readonly redis: RedisClient;
@@ -95,7 +107,11 @@ export class FleetStateReader {
 
   async #readNow(): Promise<FleetState> {
     const shards = await readShardNamespaces(this.#redis, this.#namespace);
-    const [progress, revisits] = await Promise.all([readCrawlProgress(this.#redis, this.#namespace, { shards }), readRevisitProgress(this.#redis, shards)]);
+    const [progress, revisits, revisitGroups] = await Promise.all([
+      readCrawlProgress(this.#redis, this.#namespace, { shards }),
+      readRevisitProgress(this.#redis, shards),
+      readTopRevisitGroups(this.#redis, shards, REVISIT_METRIC_GROUPS),
+    ]);
     const { backlog, waiting, delayed, active } = progress;
     if (this.#limiters.shards.join() !== shards.join()) {
       this.#limiters = { shards, limiters: createShardLimiters(this.#redis, shards.map(gateKeyPrefix)) };
@@ -115,6 +131,6 @@ export class FleetStateReader {
       if (server.limits.concurrency !== null && (server.inFlight ?? 0) >= server.limits.concurrency) servers.blocked += 1;
       if (server.waiting > 0) servers.waiting += 1;
     }
-    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups, servers, revisits };
+    return { queue: { backlog, waiting, delayed, active, due: backlog + waiting + progress.delayedDue }, groups, servers, revisits, revisitGroups };
   }
 }

@@ -143,6 +143,12 @@ describe('FleetStateReader: the continuous crawl', () => {
       expect(text).toContain('crawlq_revisit_fetches{outcome="not_modified"} 1');
       expect(text).toContain('crawlq_revisit_fetches{outcome="changed"} 1');
       expect(text).toMatch(/crawlq_revisit_bytes_saved \d+/);
+      // Per group (the groups with the most known URLs): b.test's 2 first fetches, a changed and an unchanged revisit; a.test's 304.
+      expect(text).toContain('crawlq_revisit_group_known{group="b.test"} 2');
+      expect(text).toContain('crawlq_revisit_group_fetches{group="b.test",outcome="changed"} 1');
+      expect(text).toContain('crawlq_revisit_group_fetches{group="b.test",outcome="unchanged"} 1');
+      expect(text).toContain('crawlq_revisit_group_fetches{group="a.test",outcome="not_modified"} 1');
+      expect(text).toMatch(/crawlq_revisit_group_bytes_saved\{group="a.test"\} \d+/);
       const promtool = spawnSync('promtool', ['check', 'metrics'], { input: text });
       if (promtool.status !== null && !promtool.error) expect(promtool.status, `${promtool.stdout.toString()}${promtool.stderr.toString()}`).toBe(0);
     } finally {

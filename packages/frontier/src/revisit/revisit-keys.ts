@@ -10,6 +10,8 @@ export function revisitKeys(namespace: string) {
     slots: `${prefix}slots`,
     /** Counters: known, fetched, changed, unchanged, notModified, bytesSaved, retired, leased. */
     counters: `${prefix}n`,
+    /** One counter of every group: a hash whose fields are the groups (see REVISIT_INCLUDE). */
+    groupCounter: (counter: string) => `${prefix}g:${counter}`,
   } as const;
 }
 

@@ -40,6 +40,11 @@ import { BACKLOG_INCLUDE } from '../lua/backlog-lua.js';
  * - `R slots`: the wheel's non-empty slots, scored by start (ds).
  * - `R n`: counters (known, first, changed, unchanged, notModified, gone,
  *   bytesSaved, retired, leased).
+ * - `R g:<counter>`: the same counters per group (known, first, changed,
+ *   unchanged, notModified, gone, bytesSaved, retired), one hash per counter
+ *   whose fields are the groups: a fetch adds to its group's field in the
+ *   hash of its outcome (one command), so every group's figures are read with
+ *   one HGETALL per counter.
  *
  * The state is the truth and the wheel an index: an entry whose generation
  * differs from its URL's state is stale and dropped when popped, so a URL is
@@ -122,7 +127,8 @@ end
  * ARGV: R, buckets, URL, now (ds), packed state (RV_FORMAT with generation 0 and
  *       the last change's age to keep when unchanged, then the validator),
  *       changed ('1'/'0'), retire ('1'/'0'), outcome counter ('' none), bytes saved,
- *       archived response ('' keeps the one stored)
+ *       archived response ('' keeps the one stored), the URL's group ('' counts
+ *       in no group's figures)
  * Reply: {1 when the URL was known before, the generation written (-1 retired)}
  */
 export const revisitRecordScript = defineLuaScript({
@@ -134,18 +140,24 @@ local prefix, buckets, url, now = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(
 local key, field, bucket = rv_locate(prefix, url, buckets)
 local old = redis.call('HGET', key, field)
 local archive = prefix .. 'a:' .. bucket
-if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[8], 1) end
+local group = ARGV[11] or ''
+-- Adds to a fleet counter and to the group's field of that counter's per-group hash.
+local function count(counter, by)
+  redis.call('HINCRBY', KEYS[1], counter, by)
+  if group ~= '' then redis.call('HINCRBY', prefix .. 'g:' .. counter, group, by) end
+end
+if ARGV[8] ~= '' then count(ARGV[8], 1) end
 local saved = tonumber(ARGV[9])
-if saved > 0 then redis.call('HINCRBY', KEYS[1], 'bytesSaved', saved) end
+if saved > 0 then count('bytesSaved', saved) end
 -- The first fetch of a URL consumes its hint (a retired one's too).
 if not old then redis.call('HDEL', prefix .. 'h:' .. bucket, field) end
 if ARGV[7] == '1' then
   redis.call('HDEL', archive, field)
   if old then
     redis.call('HDEL', key, field)
-    redis.call('HINCRBY', KEYS[1], 'known', -1)
+    count('known', -1)
   end
-  redis.call('HINCRBY', KEYS[1], 'retired', 1)
+  count('retired', 1)
   if old then return {1, -1} end
   return {0, -1}
 end
@@ -163,7 +175,7 @@ if old then
     s.age = e * 2048 + math.floor(age)
   end
 else
-  redis.call('HINCRBY', KEYS[1], 'known', 1)
+  count('known', 1)
 end
 redis.call('HSET', key, field, rv_encode(s))
 if ARGV[10] ~= '' then redis.call('HSET', archive, field, ARGV[10]) end

@@ -13,7 +13,7 @@ export interface KnownUrl {
   /** The prior interval a URL not known yet was hinted (a sitemap's `<changefreq>`), ms; undefined: none. */
   readonly priorMs: number | undefined;
   /** Stores this fetch's outcome (see RevisitStore.record). */
-  readonly record: (record: Omit<RevisitRecord, 'url'>) => Promise<void>;
+  readonly record: (record: Omit<RevisitRecord, 'url' | 'group'>) => Promise<void>;
 }
 
 /**
@@ -39,9 +39,10 @@ export class RevisitSchedule {
 
   /** A normalised URL's state for a fetch (one script call), and how to record the fetch. */
   async known(url: string): Promise<KnownUrl> {
+    const group = this.#groupOf(url);
     const store = this.#storeOf(url);
     const { state, priorMs } = await store.lookup(url);
-    return { state, priorMs, record: (record) => store.record({ ...record, url }) };
+    return { state, priorMs, record: (record) => store.record({ ...record, url, group }) };
   }
 
   /** Applies a sitemap's hints to normalised URLs, each in its shard (see RevisitStore.hint); returns how many were made due. */

@@ -121,6 +121,8 @@ export interface RevisitRecord {
   readonly links?: number | undefined;
   /** The page's last change changed its links (a hub). */
   readonly hub?: boolean | undefined;
+  /** The URL's politeness group: its outcome also counts in that group's figures (see readRevisitGroups). Absent: in the fleet's only. */
+  readonly group?: string | undefined;
 }
 
 /** The fleet's revisit counters (one shard's, or summed). */
@@ -306,6 +308,7 @@ export class RevisitStore {
         record.outcome,
         Math.max(0, Math.round(record.bytesSaved)),
         record.archived === undefined ? '' : Buffer.from(record.archived),
+        record.group ?? '',
       ]),
     );
   }
