@@ -215,7 +215,7 @@ export class SeenSet {
   }
 }
 
-/** The ARGV prefix every seen-set script reads: see SEEN_CONFIG_ARGS. */
+/** The ARGV prefix every seen-set script reads (ARGV[1..6]: see `lua/seen-set.lua`). */
 function configArgs(mode: SeenSetMode): (string | number)[] {
   switch (mode.mode) {
     case 'exact':

@@ -164,7 +164,7 @@ export interface GroupLimiter {
   reportSlip(group: string, lateMs: number, server?: string): Promise<void>;
   /**
    * Runs another package's script over `groups` with this limiter's pacing
-   * state laid out as PACED_GROUPS_INCLUDE describes, the caller's keys and
+   * state laid out as `lua/paced-groups.lua` describes, the caller's keys and
    * arguments after it: how the frontier releases a group's backlog no faster
    * than the gate admits it, in the same atomic step. Reloads a stale policy
    * and runs again, like the limiter's own scripts. Returns the reply after

@@ -22,7 +22,7 @@ export { limiterKeys, type LimiterKeys } from './keys.js';
 export { DEFAULT_SERVER_POLICY, ServerLimitsBook, type ServerLimits, type ServerPolicy, type ServerPolicyInput, type ServerRule, type ServerTarget } from './server-policy.js';
 export { mergeServerStatuses, type ServerStatus } from './server-status.js';
 export { ScriptCode } from './lua/script-code.js';
-export { PACED_GROUPS_INCLUDE, luaPolicyCheck } from './lua/limiter-lua.js';
+export { LIMITER_LUA } from './lua/files.js';
 export {
   GroupLimiterError,
   GroupLimiterArgumentError,

@@ -2,7 +2,7 @@ import type { LimitPolicy } from './policy.js';
 import { paceIntervalMs } from './resolve-limits.js';
 import { DEFAULT_SERVER_POLICY, ServerLimitsBook, type ServerTarget } from './server-policy.js';
 
-/** The server level's part of one acquire call: KEYS 7-9 and ARGV 18-20 (see SERVER_INCLUDE). */
+/** The server level's part of one acquire call: KEYS 7-9 and ARGV 18-20 (see `lua/server-gate.lua`). */
 export interface ServerLevelCall {
   readonly keys: readonly [string, string, string];
   readonly args: readonly [string, number, number];

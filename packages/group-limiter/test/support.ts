@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { luaPolicyCheck, PACED_GROUPS_INCLUDE, ScriptCode, type GroupLimiter } from '../src/index.js';
+import { defineLuaScript, luaFiles, REDIS_LUA } from '@crawlq/redis';
+import { LIMITER_LUA, ScriptCode, type GroupLimiter } from '../src/index.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,8 +36,15 @@ export function countCommands(client: Redis): { readonly count: number; reset():
 const pacedProbeScript = defineLuaScript({
   name: 'test-paced-probe',
   keys: 'variadic',
-  includes: [CLOCK_INCLUDE, PACED_GROUPS_INCLUDE],
-  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
+  file: luaFiles({
+    package: '@crawlq/group-limiter-test',
+    root: new URL('.', import.meta.url),
+    uses: [REDIS_LUA, LIMITER_LUA],
+    made: {
+      'paced-probe.lua': `
+--- @include "@crawlq/redis/lua/clock.lua"
+--- @include "@crawlq/group-limiter/lua/paced-groups.lua"
+--- @include "@crawlq/group-limiter/lua/policy-check.lua"
 local now = now_ms()
 local out = {${ScriptCode.Ok}}
 for i = 1, PACED_D do
@@ -47,6 +54,8 @@ for i = 1, PACED_D do
 end
 return out
 `,
+    },
+  }).file('paced-probe.lua'),
 });
 
 /** Each group's paced interval (ms) and concurrency cap (null: none), as runPaced callers see them. */

@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { defineLuaScript, luaFiles, REDIS_LUA } from '@crawlq/redis';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CRAWL_JOB_NAME, crawlJobOptions, crawlJobOptionsJson, crawlJobWriteKeys, openCrawlQueue, openWorker, QUEUE_NAMES, WRITE_CRAWL_JOB_INCLUDE, type CrawlJobData } from '../src/index.js';
+import { CRAWL_JOB_NAME, crawlJobOptions, crawlJobOptionsJson, crawlJobWriteKeys, openCrawlQueue, openWorker, QUEUE_LUA, QUEUE_NAMES, type CrawlJobData } from '../src/index.js';
 
 // A minimal caller of the include: KEYS = the 9 queue keys; ARGV = job prefix, id, data, opts, priority.
 const writeScript = defineLuaScript({
   name: 'test-write-crawl-job',
   keys: 9,
-  includes: [CLOCK_INCLUDE, WRITE_CRAWL_JOB_INCLUDE],
-  lua: `
+  file: luaFiles({
+    package: '@crawlq/queue-test',
+    root: new URL('.', import.meta.url),
+    uses: [REDIS_LUA, QUEUE_LUA],
+    made: {
+      'write.lua': `
+--- @include "@crawlq/redis/lua/clock.lua"
+--- @include "@crawlq/queue/lua/write-crawl-job.lua"
 local keys = {}
 for i = 1, 9 do keys[i] = KEYS[i] end
 return write_crawl_job(keys, ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), math.floor(now_ms()))
 `,
+    },
+  }).file('write.lua'),
 });
 
 let redis: TestRedis;

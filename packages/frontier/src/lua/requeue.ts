@@ -1,5 +1,5 @@
-import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { BACKLOG_INCLUDE } from './backlog-lua.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { FRONTIER_LUA } from './files.js';
 
 /**
  * Hands a job's URLs it will not fetch back to the front of their group's
@@ -17,52 +17,10 @@ import { BACKLOG_INCLUDE } from './backlog-lua.js';
  * goes back to the earliest slot handed back (or now), and the group is due
  * again from then. The gate still paces every start: a slot given back that
  * another job of the group also holds only makes one of them wait at the gate.
- * KEYS: 1 backlog count, 2 job hash, 3 job lock
- * ARGV: 1 backlog prefix, 2 group, 3 lock token, 4 the job's new data ('' = as is),
- *       5 the job's new progress ('' = as is), 6 the release window (ms),
- *       then per URL 5 values: its backlog bucket (its depth, and its priority when not 0: see
- *       BACKLOG_INCLUDE), id, url, redirect hops, its slot ('' = none: it was due at its release)
- * Reply: 1 done, 0 the lock is not the caller's (nothing written)
+ * Its KEYS, ARGV and reply: `lua/requeue.lua`.
  */
 export const requeueScript = defineLuaScript({
   name: 'frontier-requeue',
   keys: 3,
-  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, BACKLOG_INCLUDE],
-  lua: `
-if redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'data', ARGV[4]) end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 'progress', ARGV[5]) end
-local prefix, group = ARGV[1], ARGV[2]
-local window = tonumber(ARGV[6])
-local units = (#ARGV - 6) / 5
-if units == 0 then return 1 end
-local now = now_ms()
--- The earliest slot handed back: a URL without one was due at its release, before now.
-local earliest = now
--- Last first: LPUSH puts each in front of the one after it.
-local buckets = {}
-for u = units, 1, -1 do
-  local at = 6 + (u - 1) * 5
-  local bucket = ARGV[at + 1]
-  redis.call('LPUSH', prefix .. 'q:' .. group .. ':' .. bucket, backlog_entry(ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4])))
-  buckets[bucket] = true
-  local slot = tonumber(ARGV[at + 5])
-  if slot and slot < earliest then earliest = slot end
-end
-for bucket in pairs(buckets) do
-  local _, _, score = backlog_bucket_parts(bucket)
-  redis.call('ZADD', prefix .. 'd:' .. group, score, bucket)
-end
--- The slots given back: the horizon returns to the earliest (a 'probe:' mark,
--- a slow start in progress, has no slots to give back).
-local horizon = tonumber(redis.call('HGET', prefix .. 'at', group))
-if horizon and horizon > earliest then redis.call('HSET', prefix .. 'at', group, fmt(earliest)) end
--- Due once the earliest slot is within the window (as a release scores it);
--- a group that had left the backlogs comes back the same way.
-local due = math.max(now, earliest - window)
-local score = tonumber(redis.call('ZSCORE', prefix .. 'groups', group))
-if not score or score > due then redis.call('ZADD', prefix .. 'groups', fmt(due), group) end
-redis.call('INCRBY', KEYS[1], units)
-return 1
-`,
+  file: FRONTIER_LUA.file('lua/requeue.lua'),
 });

@@ -1,6 +1,5 @@
-import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { PACING_INCLUDE } from './limiter-lua.js';
-import { ScriptCode } from './script-code.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { LIMITER_LUA } from './files.js';
 
 /**
  * Re-checks a start reserved ahead, when its time has come: a 429 seen by
@@ -11,62 +10,10 @@ import { ScriptCode } from './script-code.js';
  * A start that also holds a slot of its server's concurrency cap (ARGV 9 > 0)
  * is checked there the same way: acquire counted the reservations starting
  * near, not this far one, so the cap must still hold now that it comes.
- * KEYS: 1 group hash, 2 leases zset, 3 server hash, 4 server lease zset (both KEYS[1] again when there is no server cap)
- * ARGV: 1 lease id, 2 concurrency (0 = unlimited), 3 leaseMs, 4 minimum deferral step ms,
- *       5 '1' = the group adapts its pace, 6 adaptive floor, 7 adaptive rise per second,
- *       8 near ms (as acquire's ARGV 11: leases starting within it count as started),
- *       9 the server's concurrency cap (this shard's share; 0 = none)
- * Reply: {Ok} | {DeniedPaused, pausedForMs} | {DeniedConcurrency | DeniedServerConcurrency, wakeInMs}
+ * Its KEYS, ARGV and reply: `lua/confirm-start.lua`.
  */
 export const confirmStartScript = defineLuaScript({
   name: 'confirm-start',
   keys: 4,
-  includes: [CLOCK_INCLUDE, PACING_INCLUDE],
-  lua: `
-local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'wakeAt', 'holdMs', 'pace', 'cutAt')
-local paused_until = num(h[1], 0)
-local server_conc = tonumber(ARGV[9] or '0')
-local function give_back()
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  if server_conc > 0 then redis.call('ZREM', KEYS[4], ARGV[1]) end
-end
-if paused_until > now then
-  give_back()
-  return {${ScriptCode.DeniedPaused}, fmt(paused_until - now)}
-end
-local _, _, conc = paced_limits(0, 0, tonumber(ARGV[2]), pace_factor(ARGV[5], h[4], h[5], now, tonumber(ARGV[6]), tonumber(ARGV[7])))
-if conc > 0 then
-  local lease_ms = tonumber(ARGV[3])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', fmt(now))
-  -- This start counts as started from now on for everyone, even if the
-  -- caller's clock woke it early. A start within the near window is counted
-  -- already, and keeps its score: it still names its reserved start (a late
-  -- start is retaken by it).
-  local own = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-  if not own or own > now + lease_ms + tonumber(ARGV[8]) then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
-  -- Counted as acquire counts: started, or starting within the near window.
-  local started = redis.call('ZCOUNT', KEYS[2], '-inf', fmt(now + lease_ms + tonumber(ARGV[8])))
-  if started > conc then
-    give_back()
-    local step = math.max(tonumber(ARGV[4]), num(h[3], 0) / conc)
-    local wake = take_wake_slot(KEYS[1], num(h[2], 0), now + step, step)
-    return {${ScriptCode.DeniedConcurrency}, math.ceil(wake - now)}
-  end
-end
--- The server's cap, counted as acquire's server level counts it.
-if server_conc > 0 then
-  local lease_ms = tonumber(ARGV[3])
-  local own = tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]))
-  if own and own > now + lease_ms then redis.call('ZADD', KEYS[4], fmt(now + lease_ms), ARGV[1]) end
-  local started = redis.call('ZCOUNT', KEYS[4], '(' .. fmt(now), fmt(now + lease_ms + tonumber(ARGV[8])))
-  if own and started > server_conc then
-    give_back()
-    local step = tonumber(ARGV[4])
-    local wake = take_wake_slot(KEYS[3], num(redis.call('HGET', KEYS[3], 'wakeAt'), 0), now + step, step)
-    return {${ScriptCode.DeniedServerConcurrency}, math.ceil(wake - now)}
-  end
-end
-return {${ScriptCode.Ok}}
-`,
+  file: LIMITER_LUA.file('lua/confirm-start.lua'),
 });

@@ -1,18 +1,13 @@
 import { defineLuaScript } from '@crawlq/redis';
-import { ScriptCode } from './script-code.js';
+import { LIMITER_LUA } from './files.js';
 
 /**
  * Ends a pause, forgets the 429 strikes and clears the wake horizon (it may lie far
  * beyond the old pause; new work should not queue behind it).
- * KEYS: 1 group hash
- * Reply: {Ok}
+ * Its KEYS, ARGV and reply: `lua/resume.lua`.
  */
 export const resumeScript = defineLuaScript({
   name: 'resume',
   keys: 1,
-  lua: `
-redis.call('HDEL', KEYS[1], 'pausedUntil', 'pauseReason', 'wakeAt')
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'strikes', 0) end
-return {${ScriptCode.Ok}}
-`,
+  file: LIMITER_LUA.file('lua/resume.lua'),
 });

@@ -1,6 +1,5 @@
-import { ARGS_INCLUDE, CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { LEASES_INCLUDE } from './limiter-lua.js';
-import { ScriptCode } from './script-code.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { LIMITER_LUA } from './files.js';
 
 /**
  * A start the caller missed (its process woke past the late-start allowance):
@@ -19,52 +18,10 @@ import { ScriptCode } from './script-code.js';
  * moves back as well, grace included), or still within the lateness the
  * server's window allows (ARGV 5), grace counted, else another group's start
  * reserved after it at the server would crowd that server's window.
- * KEYS: 1 group hash, 2 leases zset, 3 server hash, 4 server lease zset (both KEYS[1] again when there is no server)
- * ARGV: 1 lease id, 2 leaseMs, 3 global interval (0 = no crawl-wide cap), 4 server ('' = none),
- *       5 how late a start may go at the server (ms), 6 grace ms ('' or absent = 0)
- * Reply: {Ok, startAt (string)} | {DeniedRate} (given back)
+ * Its KEYS, ARGV and reply: `lua/retake-start.lua`.
  */
 export const retakeStartScript = defineLuaScript({
   name: 'retake-start',
   keys: 4,
-  includes: [CLOCK_INCLUDE, ARGS_INCLUDE, LEASES_INCLUDE],
-  lua: `
-local now = now_ms()
-local lease_ms = tonumber(ARGV[2])
-local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo')
-local function give_back()
-  give_back_late(KEYS[1], KEYS[2], ARGV[1])
-  return {${ScriptCode.DeniedRate}}
-end
-if not score or tonumber(ARGV[3]) > 0 or num(h[2], 0) > now then return give_back() end
--- Its reserved start: acquire scores a lease by start + leaseMs and records
--- the start of the group's latest admission.
-local start = score - lease_ms
-local last = tonumber(h[3])
-if not last or math.abs(last - start) > 0.01 or now < start then return give_back() end
--- The server's pacing (a rate keeps its tat) is checked like the group's.
-local server = ARGV[4] or ''
-local grace = tonumber(ARGV[6]) or 0
-local server_tat = nil
-if server ~= '' then
-  local s = redis.call('HMGET', KEYS[3], 'tat', 'lastAdmitAt')
-  if s[1] and math.abs(num(s[2], -1) - start) <= 0.01 then server_tat = tonumber(s[1])
-  elseif s[1] and now - start + grace > tonumber(ARGV[5]) then return give_back() end
-end
-local tat = tonumber(h[1])
-if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start) + grace)) end
-if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + (now - start) + grace), 'lastAdmitAt', fmt(now)) end
--- A server lease (its concurrency cap) runs from the new start too.
-if server ~= '' and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
-redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
-redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
-local extended_to = extend_leases(KEYS[2], now + lease_ms, num(h[4], 0), now, lease_ms)
-if extended_to then
-  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now), 'leasesKeptTo', fmt(extended_to))
-else
-  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
-end
-return {${ScriptCode.Ok}, fmt(now)}
-`,
+  file: LIMITER_LUA.file('lua/retake-start.lua'),
 });

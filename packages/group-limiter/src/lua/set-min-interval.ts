@@ -1,34 +1,15 @@
-import { ARGS_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { luaPolicyCheck } from './limiter-lua.js';
-import { ScriptCode } from './script-code.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { LIMITER_LUA } from './files.js';
 
 /**
  * Stores a group's own minimum interval between starts (0 clears it). The cap is
  * applied where it is used (acquire, runPaced, status), so a later policy change
  * takes effect. The next start is pushed to at least the last start plus the
  * (capped) interval, so the first start after a Crawl-delay arrives obeys it too.
- * KEYS: 1 policy hash, 2 group hash, 3 groups set
- * ARGV: 1 policy version, 2 group, 3 minimum interval ms, 4 maxMinIntervalMs
- * Reply: {Ok} | {StalePolicy, version}
+ * Its KEYS, ARGV and reply: `lua/set-min-interval.lua`.
  */
 export const setMinIntervalScript = defineLuaScript({
   name: 'set-min-interval',
   keys: 3,
-  includes: [ARGS_INCLUDE],
-  lua: `${luaPolicyCheck(ScriptCode.StalePolicy)}
-local ms = tonumber(ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[2])
-if ms <= 0 then
-  redis.call('HDEL', KEYS[2], 'minInterval')
-  return {${ScriptCode.Ok}}
-end
-redis.call('HSET', KEYS[2], 'minInterval', fmt(ms))
-local own = math.min(ms, tonumber(ARGV[4]))
-local h = redis.call('HMGET', KEYS[2], 'tat', 'lastAdmitAt')
-local last = tonumber(h[2])
-if last and own > 0 and last + own > num(h[1], 0) then
-  redis.call('HSET', KEYS[2], 'tat', fmt(last + own))
-end
-return {${ScriptCode.Ok}}
-`,
+  file: LIMITER_LUA.file('lua/set-min-interval.lua'),
 });

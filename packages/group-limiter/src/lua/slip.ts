@@ -1,5 +1,5 @@
-import { ARGS_INCLUDE, defineLuaScript } from '@crawlq/redis';
-import { ScriptCode } from './script-code.js';
+import { defineLuaScript } from '@crawlq/redis';
+import { LIMITER_LUA } from './files.js';
 
 /**
  * A start that went out later than its reserved slot allowed (the process
@@ -8,24 +8,10 @@ import { ScriptCode } from './script-code.js';
  * The crawl-wide pacing, when there is one, moves back as well, and so does
  * the pacing of the server the start was admitted at (ARGV 2), whose next
  * starts may belong to other groups.
- * KEYS: 1 group hash, 2 global hash, 3 server hash (KEYS[1] again when there is no server)
- * ARGV: 1 ms late beyond the allowance, 2 server ('' = none)
- * Reply: {Ok}
+ * Its KEYS, ARGV and reply: `lua/slip.lua`.
  */
 export const slipScript = defineLuaScript({
   name: 'slip',
   keys: 3,
-  includes: [ARGS_INCLUDE],
-  lua: `
-local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
-if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
-local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
-if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
-if (ARGV[2] or '') ~= '' then
-  local server_tat = tonumber(redis.call('HGET', KEYS[3], 'tat'))
-  if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + tonumber(ARGV[1]))) end
-end
-redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
-return {${ScriptCode.Ok}}
-`,
+  file: LIMITER_LUA.file('lua/slip.lua'),
 });

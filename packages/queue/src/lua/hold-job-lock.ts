@@ -1,4 +1,5 @@
 import { defineLuaScript, type RedisClient } from '@crawlq/redis';
+import { QUEUE_LUA } from './files.js';
 
 /**
  * Confirms that a worker still holds a job before it writes the job's record,
@@ -9,27 +10,13 @@ import { defineLuaScript, type RedisClient } from '@crawlq/redis';
  * renewal would have done. Anything else (another worker's token, or the job
  * no longer active: handed back to the queue, or finished by someone else)
  * means another worker fetches and records this job, so this one must not.
- *
- * KEYS: 1 the job's lock, 2 the queue's active list, 3 its stalled set
- * ARGV: 1 token, 2 lock duration (ms), 3 job id
- * Reply: 1 held (renewed or taken again), 0 lost
+ * Its KEYS, ARGV and reply: `lua/hold-job-lock.lua`.
  */
 export const holdJobLockScript = defineLuaScript<number>({
   name: 'queue-hold-job-lock',
   keys: 3,
   decode: (reply) => Number(reply),
-  lua: `
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-if holder then return 0 end
-if not redis.call('LPOS', KEYS[2], ARGV[3]) then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SREM', KEYS[3], ARGV[3])
-return 1
-`,
+  file: QUEUE_LUA.file('lua/hold-job-lock.lua'),
 });
 
 /** The job a lock check is about: BullMQ's `Job` has both. */

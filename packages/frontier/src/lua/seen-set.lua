@@ -1,52 +1,36 @@
-import { luaInclude } from '@crawlq/redis';
-import { BLOOM_BLOCK_BITS } from '../seen-set-mode.js';
-import { SeenScriptStatus } from './seen-script-status.js';
+--[[
+  seen-set (include):
+  Lua shared by the seen-set scripts. KEYS[1] is the seen-set's meta hash; the
+  data keys hang off its name (same hash tag, so one Redis Cluster slot):
 
-/**
- * ARGV slots every seen-set script starts with (the configured mode), in order:
- * mode ('exact' | 'bloom'), bits, hashes, partBits, expectedUrls, falsePositiveRate.
- * Bloom numbers are 0 in exact mode. Script-specific arguments follow.
- */
-export const SEEN_CONFIG_ARGS = 6;
+  - exact: fingerprints (16 raw bytes) are fields of small hashes
+    `<meta>:x:<bucket>` with value '' (or the owner of a claim). Buckets grow by
+    linear hashing on the first 4 bytes: `level` and `split` in the meta hash
+    say how many exist (2^level + split); each insert past
+    SEEN_LOAD per bucket splits one bucket in two. So a hash stays a
+    listpack (about 20 bytes per entry) whatever the crawl's size, where a big
+    SET costs about 70.
+  - bloom: a blocked Bloom filter in bitmaps `<meta>:b:<part>` of `partBits`
+    bits: all `hashes` bits of a fingerprint lie in one block of
+    BLOOM_BLOCK bits, so a lookup is one GETRANGE and an insert one more
+    SETRANGE (one call per bit would cost several times as much).
 
-/**
- * Exact mode splits a bucket once the buckets hold this many fingerprints on
- * average. Linear hashing leaves the not-yet-split buckets of a round with up
- * to twice the average, so 40 keeps almost every bucket under Redis' default
- * `hash-max-listpack-entries` (128), where a hash is one compact listpack.
- */
-export const EXACT_BUCKET_LOAD = 40;
-
-/**
- * Lua shared by the seen-set scripts. KEYS[1] is the seen-set's meta hash; the
- * data keys hang off its name (same hash tag, so one Redis Cluster slot):
- *
- * - exact: fingerprints (16 raw bytes) are fields of small hashes
- *   `<meta>:x:<bucket>` with value '' (or the owner of a claim). Buckets grow by
- *   linear hashing on the first 4 bytes: `level` and `split` in the meta hash
- *   say how many exist (2^level + split); each insert past
- *   EXACT_BUCKET_LOAD per bucket splits one bucket in two. So a hash stays a
- *   listpack (about 20 bytes per entry) whatever the crawl's size, where a big
- *   SET costs about 70.
- * - bloom: a blocked Bloom filter in bitmaps `<meta>:b:<part>` of `partBits`
- *   bits: all `hashes` bits of a fingerprint lie in one block of
- *   BLOOM_BLOCK_BITS bits, so a lookup is one GETRANGE and an insert one more
- *   SETRANGE (one call per bit would cost several times as much).
- *
- * The stored geometry wins over the caller's (a worker started with other
- * numbers must still read the same bits); only a different mode is refused.
- * Defines: seen_open(), seen_has_many(s, fps), seen_get(s, fp),
- * seen_add_many(s, fps, value), seen_save(s), seen_mismatch(stored).
- */
-export const SEEN_SET_INCLUDE = luaInclude(
-  'seen-set',
-  `
+  The stored geometry wins over the caller's (a worker started with other
+  numbers must still read the same bits); only a different mode is refused.
+  Defines: seen_open(), seen_has_many(s, fps), seen_get(s, fp),
+  seen_add_many(s, fps, value), seen_save(s), seen_mismatch(stored).
+]]
 local SEEN_META = KEYS[1]
-local SEEN_LOAD = ${EXACT_BUCKET_LOAD}
-local BLOOM_BLOCK = ${BLOOM_BLOCK_BITS}
+-- Exact mode splits a bucket once the buckets hold this many fingerprints on
+-- average. Linear hashing leaves the not-yet-split buckets of a round with up
+-- to twice the average, so 40 keeps almost every bucket under Redis' default
+-- hash-max-listpack-entries (128), where a hash is one compact listpack.
+local SEEN_LOAD = 40
+-- BLOOM_BLOCK_BITS (seen-set-mode.ts), which sizes the filter's parts.
+local BLOOM_BLOCK = 512
 
 local function seen_mismatch(stored)
-  return {${SeenScriptStatus.ModeMismatch}, stored}
+  return {2, stored}
 end
 
 local function seen_shape(s)
@@ -280,24 +264,3 @@ local function seen_add_many(s, fps, value)
   s.dirty = true
   return added
 end
-`,
-);
-
-/**
- * The start of the scripts that take a list of fingerprints after the config
- * (check, mark): `seen_open_listed()` returns the opened seen-set and the
- * fingerprints, or nil and the mode-mismatch reply to return.
- */
-export const SEEN_LISTED_INCLUDE = luaInclude(
-  'seen-listed',
-  `
-local function seen_open_listed()
-  local s, stored = seen_open()
-  if not s then return nil, seen_mismatch(stored) end
-  local fps = {}
-  for i = ${SEEN_CONFIG_ARGS + 1}, #ARGV do fps[#fps + 1] = ARGV[i] end
-  return s, fps
-end
-`,
-  [SEEN_SET_INCLUDE],
-);

@@ -1,0 +1,27 @@
+--[[
+  slip:
+  A start that went out later than its reserved slot allowed (the process
+  stalled after the gate let it go): pushes the group's pacing back by that
+  much, so the starts reserved from now on are spaced from when it really began.
+  The crawl-wide pacing, when there is one, moves back as well, and so does
+  the pacing of the server the start was admitted at (ARGV 2), whose next
+  starts may belong to other groups.
+  KEYS[1] group hash
+  KEYS[2] global hash
+  KEYS[3] server hash (KEYS[1] again when there is no server)
+  ARGV[1] ms late beyond the allowance
+  ARGV[2] server ('' = none)
+  Reply: {Ok}
+  Codes: 1 Ok
+]]
+--- @include "@crawlq/redis/lua/args.lua"
+local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
+if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
+local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
+if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
+if (ARGV[2] or '') ~= '' then
+  local server_tat = tonumber(redis.call('HGET', KEYS[3], 'tat'))
+  if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + tonumber(ARGV[1]))) end
+end
+redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
+return {1}
