@@ -9,6 +9,9 @@ const NEVER_TYPES = new Set(['eventsource', 'websocket', 'manifest', 'ping']);
 /** A page that outlives its bound by this much is hung: its browser is killed. */
 const HUNG_AFTER_MS = 30_000;
 const DEFAULT_IDLE_MS = 500;
+/** Route quiet this long, with the page showing nothing left to do, is settled (see `settle`). */
+const QUICK_QUIET_MS = 100;
+const SETTLE_POLL_MS = 50;
 /** Committing the document the caller handed over needs no network: only a browser that is stuck takes this long. */
 const COMMIT_WITHIN_MS = 10_000;
 /** Headers that described the bytes on the wire, not the decoded body handed to the browser. */
@@ -135,16 +138,24 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
   await page.goto(document.url, { waitUntil: 'commit', timeout: Math.max(remaining(), COMMIT_WITHIN_MS) });
   let settled = await untilBound((timeoutMs) => page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }), deadline);
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-  // Idle as the route handler sees it, and as the page does: a fetch or XHR the
-  // page has started may reach the route a moment later on a busy machine.
+  // Settled, as the route handler sees it and as the page does. The plain rule
+  // is network idle: nothing in flight for `idleMs`. A page that shows it has
+  // nothing left to do (loaded, no fetch or XHR or body read or script load
+  // going, no timer or frame callback due within `idleMs`) is settled sooner,
+  // once the route has been quiet for a short moment: a static page need not
+  // sit out the whole idle time. A fetch the page has started may reach the
+  // route a moment later on a busy machine: the page's own count covers that.
+  const quickMs = Math.min(QUICK_QUIET_MS, idleMs);
   const settle = async (): Promise<boolean> => {
     for (;;) {
-      if (!(await activity.idle(idleMs, deadline, run.signal))) return false;
-      const inPage = await page.evaluate<PageActivity | null>(`typeof ${PAGE_ACTIVITY} === 'function' ? ${PAGE_ACTIVITY}() : null`).catch(() => null);
+      if (!(await activity.idle(quickMs, deadline, run.signal))) return false;
+      const inPage = await page.evaluate<PageActivity | null>(`typeof ${PAGE_ACTIVITY} === 'function' ? ${PAGE_ACTIVITY}(${idleMs}) : null`).catch(() => null);
+      const quietFor = activity.quietFor();
+      if (inPage !== null && quietFor >= quickMs && nothingLeft(inPage)) return true;
       // Quiet is the route's to judge: a page polling a URL it is refused keeps starting requests that end at once.
-      if (inPage === null || inPage.inFlight === 0) return true;
+      if (quietFor >= idleMs && (inPage === null || inPage.inFlight === 0)) return true;
       if (performance.now() >= deadline() || run.signal.aborted) return false;
-      await sleep(50);
+      await sleep(SETTLE_POLL_MS);
     }
   };
   if (settled) {
@@ -184,20 +195,39 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
   return { html, title, textLength, requests: log, missing, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }
 
-/** The page's own count of the fetch and XHR requests it has started and not yet seen end. */
+/** What the page itself says it still has going (see PAGE_ACTIVITY_SCRIPT). */
 interface PageActivity {
+  /** Fetch and XHR requests started and not yet ended. */
   readonly inFlight: number;
+  /** Response bodies being read, and script elements loading. */
+  readonly loading: number;
+  /** Timeouts, animation frames and idle callbacks due within the idle time asked about. */
+  readonly due: number;
+  /** `document.readyState` is `complete`. */
+  readonly loaded: boolean;
+}
+
+function nothingLeft(page: PageActivity): boolean {
+  return page.loaded && page.inFlight === 0 && page.loading === 0 && page.due === 0;
 }
 
 const PAGE_ACTIVITY = '__crawlqActivity';
 
 /**
- * Counts, in the page, the fetch and XHR requests its scripts start: one
- * started in a click handler is in the count as soon as the handler ran,
- * before its interception reaches the route handler.
+ * Counts, in the page, what may still change its DOM or start a request:
+ * the fetch and XHR requests its scripts start (one started in a click
+ * handler is in the count as soon as the handler ran, before its
+ * interception reaches the route handler), response bodies being read,
+ * script elements loading, and the timeouts, animation frames and idle
+ * callbacks it has scheduled (intervals are not counted: a page's clock or
+ * carousel would never let it settle; the requests they start are).
  */
 const PAGE_ACTIVITY_SCRIPT = `(() => {
   let inFlight = 0;
+  let loading = 0;
+  const timeouts = new Map();
+  let frames = 0;
+  let idles = 0;
   const begin = () => { inFlight += 1; };
   const end = () => { inFlight -= 1; };
   const fetch = window.fetch;
@@ -215,7 +245,72 @@ const PAGE_ACTIVITY_SCRIPT = `(() => {
     this.addEventListener('loadend', end, { once: true });
     try { return send.apply(this, args); } catch (error) { end(); throw error; }
   };
-  Object.defineProperty(window, '${PAGE_ACTIVITY}', { value: () => ({ inFlight }) });
+  for (const name of ['json', 'text', 'arrayBuffer', 'blob', 'formData']) {
+    const read = Response.prototype[name];
+    if (typeof read !== 'function') continue;
+    Response.prototype[name] = function (...args) {
+      loading += 1;
+      let ended = false;
+      const once = () => { if (!ended) { ended = true; loading -= 1; } };
+      try { return read.apply(this, args).then((value) => { once(); return value; }, (error) => { once(); throw error; }); } catch (error) { once(); throw error; }
+    };
+  }
+  const setTimeoutOf = window.setTimeout;
+  const clearTimeoutOf = window.clearTimeout;
+  window.setTimeout = function (handler, delay, ...args) {
+    const due = performance.now() + Math.max(0, Number(delay) || 0);
+    let id;
+    const run = typeof handler === 'function' ? function (...given) { timeouts.delete(id); return handler.apply(this, given); } : handler;
+    id = setTimeoutOf.call(window, run, delay, ...args);
+    if (typeof handler === 'function') timeouts.set(id, due);
+    return id;
+  };
+  window.clearTimeout = function (id) { timeouts.delete(id); return clearTimeoutOf.call(window, id); };
+  const frameOf = window.requestAnimationFrame;
+  const cancelFrameOf = window.cancelAnimationFrame;
+  const pendingFrames = new Set();
+  if (typeof frameOf === 'function') {
+    window.requestAnimationFrame = function (callback) {
+      const id = frameOf.call(window, (time) => { pendingFrames.delete(id); frames = pendingFrames.size; return callback(time); });
+      pendingFrames.add(id);
+      frames = pendingFrames.size;
+      return id;
+    };
+    window.cancelAnimationFrame = function (id) { pendingFrames.delete(id); frames = pendingFrames.size; return cancelFrameOf.call(window, id); };
+  }
+  const idleOf = window.requestIdleCallback;
+  const cancelIdleOf = window.cancelIdleCallback;
+  const pendingIdles = new Set();
+  if (typeof idleOf === 'function') {
+    window.requestIdleCallback = function (callback, options) {
+      const id = idleOf.call(window, (deadline) => { pendingIdles.delete(id); idles = pendingIdles.size; return callback(deadline); }, options);
+      pendingIdles.add(id);
+      idles = pendingIdles.size;
+      return id;
+    };
+    window.cancelIdleCallback = function (id) { pendingIdles.delete(id); idles = pendingIdles.size; return cancelIdleOf.call(window, id); };
+  }
+  const watched = new WeakSet();
+  const watch = (node) => {
+    if (!(node instanceof HTMLScriptElement) || !node.src || watched.has(node)) return;
+    watched.add(node);
+    loading += 1;
+    const done = () => { node.removeEventListener('load', done); node.removeEventListener('error', done); loading -= 1; };
+    node.addEventListener('load', done);
+    node.addEventListener('error', done);
+  };
+  new MutationObserver((records) => {
+    for (const record of records) for (const node of record.addedNodes) {
+      watch(node);
+      if (node.querySelectorAll) for (const inner of node.querySelectorAll('script[src]')) watch(inner);
+    }
+  }).observe(document, { childList: true, subtree: true });
+  Object.defineProperty(window, '${PAGE_ACTIVITY}', { value: (withinMs) => {
+    const horizon = performance.now() + (Number(withinMs) || 0);
+    let due = frames + idles;
+    for (const at of timeouts.values()) if (at <= horizon) due += 1;
+    return { inFlight, loading, due, loaded: document.readyState === 'complete' };
+  } });
 })();`;
 
 /** A request in the route handler: at its gate until admitted, then being made, then answered (in the log, handed to the browser). */
@@ -263,6 +358,11 @@ class Activity {
         if (this.#pending.delete(entry)) this.#lastChange = performance.now();
       },
     };
+  }
+
+  /** How long nothing has been in flight through the route (0 while something is). */
+  quietFor(): number {
+    return this.#pending.size === 0 ? performance.now() - this.#lastChange : 0;
   }
 
   /** Something happened on the page (a step): the quiet starts again from now. */

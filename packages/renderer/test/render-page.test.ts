@@ -71,6 +71,52 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
     expect(page.requests.map((request) => request.fate)).toEqual(['made', 'made', 'made']);
   });
 
+  describe('settling sooner than network idle, only when the page has nothing left to do', () => {
+    // A long idle time: a render that ends before it was ended by the page's own account, not by network idle.
+    const IDLE_MS = 8_000;
+    /** A document of the app host whose inline script runs `body`; `api(path)` fetches from the app host and adds the links it returns. */
+    const pageWith = (path: string, script: string): FetchedDocument => ({
+      url: `${site.appOrigin}${path}`,
+      status: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: Buffer.from(`<!doctype html><html><head><title>t</title></head><body><ul id="links"></ul><p id="clock"></p><script>
+        const add = (links) => { for (const href of links) { const a = document.createElement('a'); a.href = href; a.textContent = href; document.getElementById('links').append(a); } };
+        const api = (path) => fetch(path).then((response) => response.json()).then((data) => add(data.links));
+        ${script}
+      </script></body></html>`),
+    });
+
+    it('a page that loaded with nothing pending settles before the idle time, even with a clock ticking (intervals are not waited for)', { timeout: 60_000 }, async () => {
+      const page = await renderPage(pool, { document: pageWith('/app/1', "setInterval(() => { document.getElementById('clock').textContent = String(Date.now()); }, 50);"), fetch: plainFetch, timeoutMs: 30_000, idleMs: IDLE_MS });
+      expect(page.settled).toBe(true);
+      expect(page.renderMs).toBeLessThan(IDLE_MS);
+    });
+
+    it('a timeout, an animation frame or an idle callback due within the idle time is waited for, and the requests it starts too', { timeout: 90_000 }, async () => {
+      const scheduled = {
+        timeout: "setTimeout(() => api('/api/app/2'), 600);",
+        // Chains longer than the short quiet the quicker rule asks of the route: only the count of what is due keeps the render going.
+        frame: "let frames = 40; const frame = () => (--frames > 0 ? requestAnimationFrame(frame) : api('/api/app/2')); requestAnimationFrame(frame);",
+        idle: "let idles = 40; const idle = () => (--idles > 0 ? requestIdleCallback(idle) : api('/api/app/2')); requestIdleCallback(idle);",
+        // A script element added later (the app's own script, which fetches the page's API): what it starts is waited for.
+        script: "setTimeout(() => { const s = document.createElement('script'); s.src = '" + site.scriptOrigin + "/app.js'; document.head.append(s); }, 0);",
+      };
+      for (const [how, script] of Object.entries(scheduled)) {
+        const page = await renderPage(pool, { document: pageWith('/app/2', how === 'script' ? `document.body.insertAdjacentHTML('beforeend', '<main id="app"></main><button id="more" hidden></button>'); ${script}` : script), fetch: plainFetch, timeoutMs: 30_000, idleMs: IDLE_MS });
+        expect(page.settled, how).toBe(true);
+        // The links the API answers with are in the DOM: the render did not end between the scheduling and the request.
+        expect(linksOf(page.html), how).toEqual(expect.arrayContaining(site.expectedLinks(`${site.appOrigin}/app/2`).slice(0, 1)));
+        expect(page.renderMs, how).toBeLessThan(IDLE_MS);
+      }
+    });
+
+    it('a timeout due after the idle time is not waited for (network idle would not wait for it either)', { timeout: 60_000 }, async () => {
+      const page = await renderPage(pool, { document: pageWith('/app/3', "setTimeout(() => api('/api/app/3'), 60000);"), fetch: plainFetch, timeoutMs: 30_000, idleMs: 1_000 });
+      expect(page.settled).toBe(true);
+      expect(linksOf(page.html)).toEqual([]);
+    });
+  });
+
   it('a tab is kept from one page to the next, and nothing of a page reaches the next: cookies, local and session storage are gone', { timeout: 60_000 }, async () => {
     const single = new BrowserPool({ pages: 1, restartAfterPages: 100, maxMemoryBytes: 2 ** 31 });
     // Served by the route from the document handed over: the browser never connects to this address.
