@@ -83,7 +83,7 @@ export interface RequeueRequest {
   readonly progress?: number;
 }
 
-/** A URL's backlog bucket, as BACKLOG_INCLUDE's backlog_bucket names it. */
+/** A URL's backlog bucket, as `lua/backlog.lua`'s backlog_bucket names it. */
 function backlogBucket(depth: number, priority: number | undefined): string {
   return priority === undefined || priority === 0 ? String(depth) : `${depth}p${priority}`;
 }
@@ -230,7 +230,7 @@ export interface BacklogEntry {
   readonly url: string;
   readonly group: string;
   readonly depth: number;
-  /** Only when not 0: its priority within the group (see BACKLOG_INCLUDE). */
+  /** Only when not 0: its priority within the group (see `lua/backlog.lua`). */
   readonly priority?: number;
   /** Redirect hops that led to it (a redirect handed over as a job of its own). */
   readonly redirects: number;
@@ -254,7 +254,7 @@ export async function readBacklogEntries(redis: RedisClient, namespace: string):
   return entries;
 }
 
-/** An entry is the job id (23 characters), then `>hops ` for a handed-over redirect, then the URL (see BACKLOG_INCLUDE). */
+/** An entry is the job id (23 characters), then `>hops ` for a handed-over redirect, then the URL (see `lua/backlog.lua`). */
 function decodeEntry(entry: string): { url: string; redirects: number } {
   const rest = entry.slice(23);
   if (!rest.startsWith('>')) return { url: rest, redirects: 0 };

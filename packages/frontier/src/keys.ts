@@ -21,7 +21,7 @@ export function frontierKeys(namespace: string) {
     /** URLs admitted per group, for --max-pages-per-group. */
     admittedPerGroup: `${prefix}:admitted:group`,
     /**
-     * Start of the backlog's keys (stage one of the frontier; see BACKLOG_INCLUDE):
+     * Start of the backlog's keys (stage one of the frontier; see `lua/backlog.lua`):
      * `<backlog>groups`, `<backlog>count`, and per group `q:`, `d:` and `r:` keys.
      */
     backlog: `${prefix}:bk:`,

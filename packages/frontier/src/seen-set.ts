@@ -56,7 +56,7 @@ export type SeenSetInfo =
       readonly currentFalsePositiveRate: number;
     };
 
-/** Where admitted URLs go in their groups' backlogs: their depth, and a priority (0: none; see BACKLOG_INCLUDE). */
+/** Where admitted URLs go in their groups' backlogs: their depth, and a priority (0: none; see `lua/backlog.lua`). */
 export interface BacklogPlace {
   readonly depth: number;
   readonly priority?: number;

@@ -2,7 +2,7 @@ import type { RedisClient } from '@crawlq/redis';
 import { revisitKeys } from './revisit-keys.js';
 import { REVISIT_EPOCH_MS } from './revisit-store.js';
 
-/** The per-group counters the record script keeps (see `R g:<counter>` in REVISIT_INCLUDE). */
+/** The per-group counters the record script keeps (see `R g:<counter>` in `revisit.lua`). */
 const GROUP_COUNTERS = ['known', 'first', 'changed', 'unchanged', 'notModified', 'gone', 'bytesSaved', 'retired'] as const;
 /** Wheel entries read per LRANGE while counting due URLs per group. */
 const SCAN_CHUNK = 2_000;

@@ -1,6 +1,6 @@
 import { stateKeyPrefix } from '@crawlq/redis';
 
-/** Redis keys of a shard's revisit schedule (see REVISIT_INCLUDE), under the crawl's hash tag. */
+/** Redis keys of a shard's revisit schedule (see `revisit.lua`), under the crawl's hash tag. */
 export function revisitKeys(namespace: string) {
   const prefix = `${stateKeyPrefix(namespace)}:rv:`;
   return {
@@ -10,7 +10,7 @@ export function revisitKeys(namespace: string) {
     slots: `${prefix}slots`,
     /** Counters: known, fetched, changed, unchanged, notModified, bytesSaved, retired, leased. */
     counters: `${prefix}n`,
-    /** One counter of every group: a hash whose fields are the groups (see REVISIT_INCLUDE). */
+    /** One counter of every group: a hash whose fields are the groups (see `revisit.lua`). */
     groupCounter: (counter: string) => `${prefix}g:${counter}`,
   } as const;
 }

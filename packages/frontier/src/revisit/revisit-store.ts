@@ -17,7 +17,7 @@ const MAX_STATE_BYTES = 64;
 const LINKS_BYTES = 1;
 /** URLs per bucket the bucket count is sized for: well under Redis' 128-field listpack limit. */
 const BUCKET_LOAD = 64;
-/** Bytes of the packed fixed part of a URL's state (see REVISIT_INCLUDE). */
+/** Bytes of the packed fixed part of a URL's state (see `revisit.lua`). */
 const FIXED_BYTES = 26;
 const VALIDATOR_NONE = 0;
 const VALIDATOR_ETAG = 1;
@@ -171,7 +171,7 @@ const toDs = (ms: number): number => Math.max(0, Math.ceil((ms - REVISIT_EPOCH_M
 const fromDs = (ds: number): number => REVISIT_EPOCH_MS + ds * 100;
 
 /**
- * f16 (see REVISIT_INCLUDE): deciseconds as 5 bits of exponent and 11 of
+ * f16 (see `revisit.lua`): deciseconds as 5 bits of exponent and 11 of
  * mantissa. `up` rounds up (an interval is never shortened by its encoding).
  */
 export function encodeF16(ms: number, up = false): number {
@@ -220,7 +220,7 @@ function packState(record: RevisitRecord): Buffer {
 }
 
 /**
- * One shard's revisit schedule (see REVISIT_INCLUDE): compact per-URL state
+ * One shard's revisit schedule (see `revisit.lua`): compact per-URL state
  * beside the seen-set, and a timing wheel that says which URLs are due.
  * Every operation is one Lua script.
  */
