@@ -1,4 +1,5 @@
-import { CLOCK_INCLUDE, defineLuaScript } from '@crawlq/redis';
+import { defineLuaScript } from '@crawlq/redis';
+import { ALERTS_LUA } from './files.js';
 
 /** Where the pending digest stands after an event was added (ms from the Redis clock). */
 export interface AccumulateReply {
@@ -10,30 +11,12 @@ export interface AccumulateReply {
 /**
  * Adds one dead-letter event to the pending digest, atomically, and returns
  * what the caller needs to schedule the digest job.
- *
- * KEYS[1] pending hash  KEYS[2] pending examples list  KEYS[3] state hash
- * ARGV[1] group  ARGV[2] reason  ARGV[3] example JSON  ARGV[4] max examples  ARGV[5] event time (ms)
- * Reply: { seq, lastDigestAt, now } as strings; now in whole ms.
+ * Its KEYS, ARGV and reply: `lua/accumulate-alert-event.lua`.
  */
 export const accumulateAlertEvent = defineLuaScript({
   name: 'accumulate-alert-event',
   keys: 3,
-  includes: [CLOCK_INCLUDE],
-  lua: `
-local now = math.floor(now_ms())
-local at = tonumber(ARGV[5])
-redis.call('HINCRBY', KEYS[1], 'total', 1)
-redis.call('HINCRBY', KEYS[1], 'g:' .. ARGV[1], 1)
-redis.call('HINCRBY', KEYS[1], 'r:' .. ARGV[2], 1)
-local first = tonumber(redis.call('HGET', KEYS[1], 'firstAt') or '')
-if first == nil or at < first then redis.call('HSET', KEYS[1], 'firstAt', string.format('%.0f', at)) end
-local last = tonumber(redis.call('HGET', KEYS[1], 'lastAt') or '')
-if last == nil or at > last then redis.call('HSET', KEYS[1], 'lastAt', string.format('%.0f', at)) end
-if redis.call('LLEN', KEYS[2]) < tonumber(ARGV[4]) then redis.call('RPUSH', KEYS[2], ARGV[3]) end
-local seq = redis.call('HGET', KEYS[3], 'seq') or '1'
-local lastDigestAt = redis.call('HGET', KEYS[3], 'lastDigestAt') or '0'
-return { seq, lastDigestAt, string.format('%.0f', now) }
-`,
+  file: ALERTS_LUA.file('lua/accumulate-alert-event.lua'),
   decode: (reply): AccumulateReply => {
     if (Array.isArray(reply) && reply.length === 3 && reply.every((part) => typeof part === 'string')) {
       const [seq, lastDigestAt, now] = reply.map(Number) as [number, number, number];

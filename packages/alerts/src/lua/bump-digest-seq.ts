@@ -1,22 +1,15 @@
 import { defineLuaScript } from '@crawlq/redis';
+import { ALERTS_LUA } from './files.js';
 
 /**
  * Moves the digest number past `ARGV[1]` if it is still that number (another
  * process may have moved it already). Returns the current number.
- *
- * KEYS[1] state hash   ARGV[1] the used digest number
+ * Its KEYS, ARGV and reply: `lua/bump-digest-seq.lua`.
  */
 export const bumpDigestSeq = defineLuaScript({
   name: 'bump-digest-seq',
   keys: 1,
-  lua: `
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '1')
-if seq == tonumber(ARGV[1]) then
-  seq = seq + 1
-  redis.call('HSET', KEYS[1], 'seq', string.format('%.0f', seq))
-end
-return string.format('%.0f', seq)
-`,
+  file: ALERTS_LUA.file('lua/bump-digest-seq.lua'),
   decode: (reply): number => {
     if (typeof reply === 'string') return Number(reply);
     throw new Error(`bump-digest-seq: unexpected script reply ${JSON.stringify(reply)}`);

@@ -1,17 +1,13 @@
 import { defineLuaScript } from '@crawlq/redis';
+import { ROBOTS_LUA } from './files.js';
 
 /**
  * Deletes the fetch lock only if it still holds our token, so a worker whose
  * lock expired (slow fetch) cannot delete the lock a newer fetcher holds.
- * KEYS: 1 lock key. ARGV: 1 token. Reply: 1 deleted, 0 not ours.
+ * Its KEYS, ARGV and reply: `lua/release-lock.lua`.
  */
 export const releaseLockScript = defineLuaScript<number>({
   name: 'robots-release-lock',
   keys: 1,
-  lua: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`,
+  file: ROBOTS_LUA.file('lua/release-lock.lua'),
 });
