@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
 import type { Admission, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
-import { acquireScript } from './lua/acquire.js';
+import { acquireArgs, acquireScript } from './lua/acquire.js';
 import { confirmStartScript } from './lua/confirm-start.js';
 import { retakeStartScript } from './lua/retake-start.js';
 import { pauseScript } from './lua/pause.js';
 import { readStatusScript, STATUS_FIELDS } from './lua/read-status.js';
-import { releaseScript } from './lua/release.js';
+import { releaseArgs, releaseScript } from './lua/release.js';
 import { resumeScript } from './lua/resume.js';
 import { ScriptCode } from './lua/script-code.js';
 import { setMinIntervalScript } from './lua/set-min-interval.js';
@@ -288,27 +288,27 @@ class RedisGroupLimiter implements GroupLimiter {
       server = this.#serverCall(request.address);
       return {
         keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global, request.progress?.jobKey ?? this.#keys.group(group), ...server.keys],
-        args: [
-          this.#version,
+        args: acquireArgs({
+          policyVersion: this.#version,
           group,
           leaseId,
           maxInlineWaitMs,
-          limits.intervalMs,
-          limits.toleranceMs,
-          limits.concurrency,
-          this.#policy.leaseMs,
-          MIN_STEP_MS,
-          this.#maxMinIntervalMs,
-          CONFIRM_AFTER_WAIT_MS,
-          this.#globalIntervalMs,
-          limits.adaptive ? '1' : '0',
-          this.#adaptive.floor,
-          this.#adaptive.risePerSecond,
-          request.slot === undefined ? '' : request.slot,
-          request.progress?.value ?? '',
-          ...server.args,
-          request.graceMs ?? 0,
-        ],
+          intervalMs: limits.intervalMs,
+          toleranceMs: limits.toleranceMs,
+          concurrency: limits.concurrency,
+          leaseMs: this.#policy.leaseMs,
+          minStepMs: MIN_STEP_MS,
+          maxMinIntervalMs: this.#maxMinIntervalMs,
+          nearMs: CONFIRM_AFTER_WAIT_MS,
+          globalIntervalMs: this.#globalIntervalMs,
+          adaptive: limits.adaptive,
+          adaptiveFloor: this.#adaptive.floor,
+          adaptiveRisePerSecond: this.#adaptive.risePerSecond,
+          slot: request.slot,
+          progress: request.progress?.value,
+          server: server.args,
+          graceMs: request.graceMs ?? 0,
+        }),
       };
     });
     const receivedAt = performance.now();
@@ -449,27 +449,27 @@ class RedisGroupLimiter implements GroupLimiter {
       const adaptive = this.#adaptive;
       return {
         keys: [this.#keys.policy, this.#keys.group(lease.group), this.#keys.leases(lease.group)],
-        args: [
-          this.#version,
-          lease.leaseId,
-          outcome.status ?? '',
-          outcome.retryAfterMs ?? '',
-          this.#policy.leaseMs,
-          this.#policy.backoff429.baseMs,
-          this.#policy.backoff429.maxMs,
-          this.#policy.maxPauseMs,
-          '0',
-          outcome.sent === true ? '1' : '0',
-          outcome.latencyMs ?? '',
-          outcome.failure ?? '',
-          this.#resolved(lease.group).adaptive ? '1' : '0',
-          adaptive.floor,
-          adaptive.risePerSecond,
-          adaptive.latencyTolerance,
-          adaptive.latencySlackMs,
-          lease.admittedAt ?? '',
-          lease.startAt ?? '',
-        ],
+        args: releaseArgs({
+          policyVersion: this.#version,
+          leaseId: lease.leaseId,
+          status: outcome.status,
+          retryAfterMs: outcome.retryAfterMs,
+          leaseMs: this.#policy.leaseMs,
+          backoffBaseMs: this.#policy.backoff429.baseMs,
+          backoffMaxMs: this.#policy.backoff429.maxMs,
+          maxPauseMs: this.#policy.maxPauseMs,
+          abandoned: false,
+          sent: outcome.sent === true,
+          latencyMs: outcome.latencyMs,
+          failure: outcome.failure,
+          adaptive: this.#resolved(lease.group).adaptive,
+          adaptiveFloor: adaptive.floor,
+          adaptiveRisePerSecond: adaptive.risePerSecond,
+          latencyTolerance: adaptive.latencyTolerance,
+          latencySlackMs: adaptive.latencySlackMs,
+          admittedAt: lease.admittedAt,
+          startAt: lease.startAt,
+        }),
       };
     });
     await server;

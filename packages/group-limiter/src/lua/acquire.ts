@@ -1,4 +1,4 @@
-import { defineLuaScript } from '@crawlq/redis';
+import { defineLuaScript, type LuaArg } from '@crawlq/redis';
 import { LIMITER_LUA } from './files.js';
 
 /**
@@ -15,3 +15,58 @@ export const acquireScript = defineLuaScript({
   keys: 9,
   file: LIMITER_LUA.file('lua/acquire.lua'),
 });
+
+/** acquire's ARGV by name, each as `lua/acquire.lua`'s header describes it. */
+export interface AcquireArgs {
+  readonly policyVersion: string;
+  readonly group: string;
+  readonly leaseId: string;
+  readonly maxInlineWaitMs: number;
+  /** 0: no rate. */
+  readonly intervalMs: number;
+  readonly toleranceMs: number;
+  /** 0: unlimited. */
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly minStepMs: number;
+  readonly maxMinIntervalMs: number;
+  /** A start at least this far ahead is checked again when it comes (confirm-start). */
+  readonly nearMs: number;
+  /** 0: no crawl-wide cap. */
+  readonly globalIntervalMs: number;
+  readonly adaptive: boolean;
+  readonly adaptiveFloor: number;
+  readonly adaptiveRisePerSecond: number;
+  /** The start slot the release step gave the job. */
+  readonly slot: number | undefined;
+  /** The job's progress, written to its hash. */
+  readonly progress: string | number | undefined;
+  /** The server level's: server ('' = none), its interval ms, its concurrency cap. */
+  readonly server: readonly [string, number, number];
+  readonly graceMs: number;
+}
+
+/** acquire's ARGV, in the order the script reads them. */
+export function acquireArgs(a: AcquireArgs): LuaArg[] {
+  return [
+    a.policyVersion, // 1
+    a.group,
+    a.leaseId,
+    a.maxInlineWaitMs,
+    a.intervalMs, // 5
+    a.toleranceMs,
+    a.concurrency,
+    a.leaseMs,
+    a.minStepMs,
+    a.maxMinIntervalMs, // 10
+    a.nearMs,
+    a.globalIntervalMs,
+    a.adaptive ? '1' : '0',
+    a.adaptiveFloor,
+    a.adaptiveRisePerSecond, // 15
+    a.slot ?? '',
+    a.progress ?? '',
+    ...a.server, // 18-20
+    a.graceMs, // 21
+  ];
+}
