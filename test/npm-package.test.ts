@@ -83,7 +83,7 @@ beforeAll(async () => {
   // (twice, on new machines). An install that still does not finish is run once more: what the first
   // one fetched is in the cache by then.
   const install = () =>
-    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--fetch-timeout=15000', '--fetch-retries=8', '--fetch-retry-maxtimeout=5000'], { cwd: project, timeoutMs: 240_000 });
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--fetch-timeout=15000', '--fetch-retries=8', '--fetch-retry-mintimeout=1000', '--fetch-retry-maxtimeout=5000'], { cwd: project, timeoutMs: 240_000 });
   let installed = await install();
   if (installed.code !== 0) {
     process.stdout.write(`npm-package test: npm install failed (exit ${String(installed.code)}) after ${Date.now() - started} ms, once more: ${installed.stderr.slice(-500)}\n`);
