@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@crawlq/config';
-import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
+import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawl-control';
 import { peakInFlight, type RequestRecord } from '@crawlq/demo-site';
 import type { GroupStatus } from '@crawlq/group-limiter';
 import { startTestRedis } from '@crawlq/testing';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@crawlq/config';
-import { openCrawlServices } from '@crawlq/crawler';
+import { openCrawlServices } from '@crawlq/crawl-control';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { startTestRedis } from '@crawlq/testing';
 import { fileURLToPath } from 'node:url';

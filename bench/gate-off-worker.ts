@@ -3,7 +3,7 @@
 // gate costs when its limits are out of the way. Same flags as `crawlq worker`
 // in crawl-throughput.ts; never used outside the benchmark.
 import { loadConfig } from '@crawlq/config';
-import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler/fetching';
+import { runWorkerUntilStopped, stopOnSignals } from '@crawlq/crawler';
 import type { GroupLimiter, GroupStatus, LimitPolicy } from '@crawlq/group-limiter';
 import { DEFAULT_LIMIT_POLICY, resolveLimits } from '@crawlq/group-limiter';
 

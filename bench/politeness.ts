@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@crawlq/config';
-import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawler';
+import { openCrawlServices, publishCrawlDefinition } from '@crawlq/crawl-control';
 import type { RequestRecord } from '@crawlq/demo-site';
 import { openCrawlQueue } from '@crawlq/queue';
 import { startTestRedis } from '@crawlq/testing';

@@ -6,7 +6,7 @@
 // Third-party packages stay imports: they are this package's `dependencies`,
 // checked below against what the bundle really imports and against the
 // versions the workspace pins and tests.
-import { copyFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,9 +103,19 @@ if (problems.length > 0) {
 }
 
 // One declaration file: the workspace packages' types inlined, third-party ones imported.
+// A workspace package is reached through the node_modules links of each package that
+// imports it: by its real path it is one module, each of its types declared once.
+const realPaths = {
+  name: 'real-paths',
+  async resolveId(source, importer, options) {
+    if (importer === undefined) return null;
+    const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+    return resolved && !resolved.external ? { ...resolved, id: realpathSync(resolved.id) } : resolved;
+  },
+};
 const bundle = await rollup({
   input: join(DIR, 'src', 'index.ts'),
-  plugins: [dts({ respectExternal: true, tsconfig: join(DIR, 'tsconfig.json'), compilerOptions: { customConditions: [] } })],
+  plugins: [realPaths, dts({ respectExternal: true, tsconfig: join(DIR, 'tsconfig.json'), compilerOptions: { customConditions: [] } })],
   external: (id) => !id.startsWith('@crawlq/') && !id.startsWith('.') && !id.startsWith('/') && /^[@\w]/.test(id),
 });
 await bundle.write({ file: join(DIST, 'index.d.ts'), format: 'es' });

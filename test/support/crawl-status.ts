@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openFleetAdmin, readCrawlStatus, type FleetAdmin } from '@crawlq/crawler';
+import { openFleetAdmin, readCrawlStatus, type FleetAdmin } from '@crawlq/crawl-control';
 import { createDeadLetterAdmin, type DeadLetterAdmin } from '@crawlq/dead-letter';
 import { waitFor } from '@crawlq/testing';
 

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import type { PageRecord } from '@crawlq/crawler';
+import type { PageRecord } from '@crawlq/crawl-control';
 import type { DemoSite } from '@crawlq/demo-site';
 import { expect } from 'vitest';
 

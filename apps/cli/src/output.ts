@@ -1,4 +1,4 @@
-import { describeGroupWaits, formatBytes, type CrawlStatus } from '@crawlq/crawler';
+import { describeGroupWaits, formatBytes, type CrawlStatus } from '@crawlq/crawl-control';
 import { colorEnabled, colors as makeColors, type Colors } from '@crawlq/logging';
 import { createLogUpdate } from 'log-update';
 

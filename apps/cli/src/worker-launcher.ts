@@ -3,29 +3,12 @@ import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPTION_TABLE, type CrawlqConfig } from '@crawlq/config';
+import { encodeWorkerLaunch, WORKER_START_MESSAGE } from '@crawlq/crawler/protocol';
 import { lineSplitter } from './output.js';
 import { pathError } from './path-errors.js';
 
-/** Names the config file a `crawl` handed to its worker, so the worker can remove it if `crawl` dies. */
-export const HANDOVER_FILE_ENV = 'CRAWLQ_HANDOVER_FILE';
-
-/**
- * When `crawl` relays a worker's stderr (fd 2 is a pipe to it), it also hands
- * its own stderr over as this fd: the worker's lines go there once `crawl` is
- * gone, so a worker outliving a killed coordinator still says why it stops.
- */
-export const DIRECT_STDERR_FD_ENV = 'CRAWLQ_DIRECT_STDERR_FD';
+/** The fd a worker's relayed stderr is handed over as (see WORKER_ENV.directStderrFd): the one after the IPC channel's. */
 const DIRECT_STDERR_FD = 4;
-
-/**
- * Set for a worker started ahead ({@link createWorkerLauncher}'s `prespawn`):
- * it loads its code, says WORKER_WAITING_MESSAGE, then waits for
- * WORKER_START_MESSAGE before it touches Redis, so it never joins a namespace
- * `crawl` is about to clear.
- */
-export const AWAIT_START_ENV = 'CRAWLQ_AWAIT_START';
-export const WORKER_WAITING_MESSAGE = 'crawlq:waiting';
-export const WORKER_START_MESSAGE = 'crawlq:start';
 
 /**
  * The bundled worker beside the built CLI (dist/crawlq-worker.js, made by
@@ -73,14 +56,14 @@ export function createWorkerLauncher(
   const entry = WORKER_BUNDLE ?? process.argv[1] ?? '';
   // Started ahead, by index, until `spawn` hands them their go.
   const waiting = new Map<number, ChildProcess>();
-  const start = (index: number, extraEnv: NodeJS.ProcessEnv): ChildProcess => {
+  const start = (index: number, awaitStart: boolean): ChildProcess => {
     const { stderrLine } = output;
     // The IPC channel is how `crawl` stops a worker (the crawl finished: no
     // signal to log) and how a worker learns that this process is gone, even
     // by SIGKILL: it closes with us, and the worker stops. stderr goes
     // through the parent so a log line never lands inside the progress line.
     const child = spawn(process.execPath, [...process.execArgv, entry, 'worker', '--config', file], {
-      env: { ...env, ...extraEnv, CRAWLQ_WORKER_INDEX: String(index), [HANDOVER_FILE_ENV]: file, ...(stderrLine ? { [DIRECT_STDERR_FD_ENV]: String(DIRECT_STDERR_FD) } : {}) },
+      env: { ...env, ...encodeWorkerLaunch({ index, handoverFile: file, awaitStart, ...(stderrLine ? { directStderrFd: DIRECT_STDERR_FD } : {}) }) },
       stdio: stderrLine ? ['ignore', 'inherit', 'pipe', 'ipc', 2] : ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     if (stderrLine && child.stderr) {
@@ -93,14 +76,14 @@ export function createWorkerLauncher(
     // A worker's start is mostly loading its code (about 0.4 s, `pnpm bench
     // scale`): done while `crawl` loads its own and prepares the namespace.
     prespawn(count) {
-      for (let index = 0; index < count; index += 1) waiting.set(index, start(index, { [AWAIT_START_ENV]: '1' }));
+      for (let index = 0; index < count; index += 1) waiting.set(index, start(index, true));
     },
     spawn(index) {
       const ready = waiting.get(index);
       waiting.delete(index);
       if (ready?.exitCode === null && ready.signalCode === null && ready.connected && ready.send(WORKER_START_MESSAGE)) return ready;
       ready?.kill('SIGKILL');
-      return start(index, {});
+      return start(index, false);
     },
     dispose() {
       // Never told to start: they hold nothing, nothing to wait for.

@@ -7,14 +7,13 @@ import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from
 import { WarcWriteError, type ResultSink, type WarcWriter } from '@crawlq/sink';
 import { DelayedError, type Job } from 'bullmq';
 import { BlockedGroupError, DeferJobError, JobLostError, PermanentJobError, RedirectStopError, RobotsUnreachableError, WorkerStoppingError, type DeferReason } from './errors.js';
-import { fetchThroughGate, type RedirectHop } from './gated-fetch.js';
-import type { GroupGate } from './group-gate.js';
-import type { GroupWaits } from './group-waits.js';
-import type { PageRenderer } from './page-render.js';
+import { fetchThroughGate, type RedirectHop } from './gate/gated-fetch.js';
+import type { GroupGate } from './gate/group-gate.js';
+import { type GroupWaits, type PageRecord, type SkippedRecord } from '@crawlq/crawl-control';
+import type { PageRenderer } from './render/page-render.js';
 import { createPageHandler, type JobMeta, type PageHandler } from './handlers/page-handler.js';
 import { pageRecordCrawler } from './handlers/page-record-crawler.js';
 import type { Crawler } from './handlers/crawler-types.js';
-import type { PageRecord, SkippedRecord } from './page-record.js';
 import type { RevisitHooks } from './revisit/revisit-hooks.js';
 
 /** What a crawl job needs; one set per worker process. */

@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { loadConfig } from '@crawlq/config';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openCrawlServices, publishCrawlDefinition, Seeding, type CrawlServices } from '../src/index.js';
+import { openCrawlServices, publishCrawlDefinition, Seeding, type CrawlServices } from '@crawlq/crawl-control';
+import { readSitemaps } from '../src/seeding/sitemap-reader.js';
 
 // sitemaps stream from the network into the parser, through the
 // group gate; the lease is held while the body arrives and released on every
@@ -149,7 +150,7 @@ describe('sitemaps stream from the network into the frontier', () => {
       leaseWhileStreaming = await inFlight(s, origin);
     };
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/slow.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/slow.xml`]);
     expect(lines).toEqual([]);
     expect(events).toEqual(['first part sent', 'first entries queued', 'rest sent', '/slow.xml closed']);
     expect(result).toMatchObject({ listed: 10, accepted: 10, failed: 0 });
@@ -180,7 +181,7 @@ describe('sitemaps stream from the network into the frontier', () => {
       other = await s.limiter.acquire({ group, leaseId: `other-${randomUUID()}` });
     };
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/slow.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/slow.xml`]);
     expect(lines).toEqual([]);
     expect(streamingMs).toBeGreaterThan(LEASE_MS / 2);
     expect(leaseAfter).toBe(1);
@@ -194,7 +195,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('reads a gzipped .xml.gz and a Content-Encoding: gzip sitemap from an index, each slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/index.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/index.xml`]);
     expect(lines).toEqual([]);
     expect(result).toMatchObject({ listed: 70, accepted: 70, failed: 0 });
     expect(await inFlight(s, origin)).toBe(0);
@@ -204,7 +205,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('cuts a 60 MB sitemap at the 50 MiB cap while it streams: earlier entries kept, a warning, slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/huge.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/huge.xml`]);
     expect(result).toMatchObject({ listed: 100, accepted: 100, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/huge.xml skipped: .*(exceeds|larger than) 52428800 bytes`))]);
     // The download was cut, not read to its end.
@@ -215,7 +216,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('keeps the entries before a parse error; warns; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/broken.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/broken.xml`]);
     expect(result).toMatchObject({ listed: 50, accepted: 50, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/broken.xml skipped: .*not closed`))]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -224,7 +225,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('keeps the entries before the connection broke mid-document; warns; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/cut.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/cut.xml`]);
     expect(result).toMatchObject({ listed: 20, accepted: 20, failed: 1 });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^warning: sitemap ${origin}/cut.xml skipped: `))]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -240,7 +241,7 @@ describe('sitemaps stream from the network into the frontier', () => {
       await new Promise((resolve) => response.once('close', resolve));
     };
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line), signal: controller.signal }).addSitemaps([`${origin}/slow.xml`, `${origin}/index.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), signal: controller.signal, sitemaps: readSitemaps }).addSitemaps([`${origin}/slow.xml`, `${origin}/index.xml`]);
     // Aborting is no failure, and the next sitemap is not read.
     expect(result).toMatchObject({ listed: 5, accepted: 5, failed: 0 });
     expect(lines).toEqual([]);
@@ -251,7 +252,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('a 404 is a warning naming the status; slot released', async () => {
     const s = await open();
     const lines: string[] = [];
-    const result = await new Seeding(s, { log: (line) => lines.push(line) }).addSitemaps([`${origin}/missing.xml`]);
+    const result = await new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps }).addSitemaps([`${origin}/missing.xml`]);
     expect(result).toMatchObject({ listed: 0, failed: 1 });
     expect(lines).toEqual([`warning: sitemap ${origin}/missing.xml skipped: HTTP 404 from ${origin}/missing.xml`]);
     expect(await inFlight(s, origin)).toBe(0);
@@ -261,7 +262,7 @@ describe('sitemaps stream from the network into the frontier', () => {
     const s = await open();
     const admitted = async (url: string) => (await s.limiter.status(s.frontier.groupOf(url))).admitted;
     const before = { here: await admitted(origin), there: await admitted(otherOrigin) };
-    const result = await new Seeding(s, { log: () => undefined }).addSitemaps([`${origin}/moved.xml`]);
+    const result = await new Seeding(s, { log: () => undefined, sitemaps: readSitemaps }).addSitemaps([`${origin}/moved.xml`]);
     expect(result).toMatchObject({ listed: 7, failed: 0 });
     expect(await admitted(origin)).toBe(before.here + 1);
     expect(await admitted(otherOrigin)).toBe(before.there + 1);
@@ -272,7 +273,7 @@ describe('sitemaps stream from the network into the frontier', () => {
   it('--sitemaps reads the sitemaps in the robots.txt of every seed origin, seeds given at once or as lines; pages outside a sitemap\'s host are counted, not enqueued', async () => {
     const s = await open({ sitemaps: true });
     const lines: string[] = [];
-    const seeding = new Seeding(s, { log: (line) => lines.push(line) });
+    const seeding = new Seeding(s, { log: (line) => lines.push(line), sitemaps: readSitemaps });
     expect(await seeding.addSeeds([`${origin}/start`])).toMatchObject({ accepted: 1 });
     expect(await seeding.addSeedLines([` ${otherOrigin}/start `])).toMatchObject({ accepted: 1, lines: 1 });
     const result = await seeding.addSitemaps();
@@ -285,7 +286,7 @@ describe('sitemaps stream from the network into the frontier', () => {
 
   it('without --sitemaps, robots.txt sitemaps are not read', async () => {
     const s = await open();
-    const seeding = new Seeding(s, { log: () => undefined });
+    const seeding = new Seeding(s, { log: () => undefined, sitemaps: readSitemaps });
     await seeding.addSeeds([`${origin}/start`]);
     expect(await seeding.addSitemaps()).toMatchObject({ sitemaps: [], listed: 0, accepted: 0 });
   });

@@ -1,5 +1,5 @@
 import type { DeadLetterAdmin } from '@crawlq/dead-letter';
-import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawler';
+import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawl-control';
 import { GroupNameError } from './errors.js';
 import { OverviewHistoryBook, type OverviewHistory } from './overview-history.js';
 import { PageRate, type PageRateReading } from './page-rate.js';

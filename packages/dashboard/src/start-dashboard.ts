@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { Router, type RequestHandler } from 'express';
-import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawl-control';
 import { readCrawlProgress } from '@crawlq/frontier';
 import { detectRedisCluster, shardOfGroup } from '@crawlq/redis';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';

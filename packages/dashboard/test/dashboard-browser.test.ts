@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
-import { openFleetAdmin, pauseGroup, type FleetAdmin } from '@crawlq/crawler';
+import { openFleetAdmin, pauseGroup, type FleetAdmin } from '@crawlq/crawl-control';
 import { stateKeyPrefix } from '@crawlq/redis';
 import { startDashboard, type Dashboard } from '../src/index.js';
 import { openNamespace, seedDeadLetter, type Namespace } from './helpers.js';

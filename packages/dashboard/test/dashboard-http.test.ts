@@ -3,7 +3,7 @@ import { Agent, get } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { DashboardConfigError, DashboardStartError, isLoopbackHost, startDashboard, type Dashboard, type DashboardOptions } from '../src/index.js';
-import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawler';
+import { openFleetAdmin, type FleetAdmin } from '@crawlq/crawl-control';
 import { Frontier } from '@crawlq/frontier';
 import { CRAWL_JOB_NAME, openCrawlQueue } from '@crawlq/queue';
 import { shardNamespaces, shardOfGroup, stateKeyPrefix } from '@crawlq/redis';

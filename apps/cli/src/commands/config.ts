@@ -1,5 +1,5 @@
 import { FLEET_OPTIONS, formatOptionValue, isFleetOption, OPTION_TABLE, optionLabel } from '@crawlq/config';
-import { definitionAuthor, openCrawlServices, publishCrawlDefinition, readFleetConfig } from '@crawlq/crawler';
+import { definitionAuthor, openCrawlServices, publishCrawlDefinition, readFleetConfig } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';

@@ -55,7 +55,7 @@ export function registerCrawl(program: Command): void {
       for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
       // The workers load their code while this process loads the crawl's.
       launcher.prespawn(config.workers);
-      const loading = Promise.all([import('@crawlq/crawler'), import('@crawlq/crawler/fetching')]);
+      const loading = Promise.all([import('@crawlq/crawl-control'), import('@crawlq/crawler')]);
       try {
         const [{ describeResults }, { runCrawl }] = await loading;
         const summary = await runCrawl({
@@ -74,7 +74,7 @@ export function registerCrawl(program: Command): void {
         if (everySeedRejected(summary)) logger.error('every seed was rejected (see above): nothing to crawl');
         return summaryExitCode(summary);
       } catch (error) {
-        const [{ CrawlStoppedWithoutRedisError }] = await loading;
+        const [, { CrawlStoppedWithoutRedisError }] = await loading;
         if (error instanceof CrawlStoppedWithoutRedisError) {
           progress.clear();
           stoppedWithoutRedis = `crawlq: ${error.message}; crawl stopped without waiting for it. Run the same command again to resume (the jobs in flight go back to the queue once Redis is back).\n`;

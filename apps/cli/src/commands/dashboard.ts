@@ -1,4 +1,4 @@
-import { retryJobPolicyFor } from '@crawlq/crawler';
+import { retryJobPolicyFor } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { lineLogger } from '@crawlq/logging';
 import { startObservability } from '@crawlq/metrics';

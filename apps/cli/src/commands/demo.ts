@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { PageRecord } from '@crawlq/crawler';
-import { runCrawl } from '@crawlq/crawler/fetching';
+import type { PageRecord } from '@crawlq/crawl-control';
+import { runCrawl } from '@crawlq/crawler';
 import { formatPrettyLine, resolveFormat } from '@crawlq/logging';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';

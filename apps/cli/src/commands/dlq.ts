@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
 import { createDeadLetterAdmin, type DeadLetterEntry, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { openDeadLetterRetry } from '@crawlq/crawler';
+import { openDeadLetterRetry } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';

@@ -1,7 +1,8 @@
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding } from '@crawlq/crawler';
+import { definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding } from '@crawlq/crawl-control';
+import { readSitemaps } from '@crawlq/crawler/sitemaps';
 import { addEnqueueCounts, emptyEnqueueCounts } from '@crawlq/frontier';
 import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
@@ -40,7 +41,7 @@ export function registerEnqueue(program: Command): void {
           process.stderr.write(`line ${lineNumber}: rejected (${rejected.reason}): ${rejected.message}\n`);
         const sum = emptyEnqueueCounts();
         const log = (line: string) => process.stderr.write(`${line}\n`);
-        const seeding = new Seeding(services, { log });
+        const seeding = new Seeding(services, { log, sitemaps: readSitemaps });
         if (urls.length > 0) addEnqueueCounts(sum, await seeding.addSeedLines(urls, { onRejected: rejectedOut }));
         if (file !== undefined) {
           const input = fileFd === undefined ? process.stdin : createReadStream(file, { fd: fileFd });

@@ -1,5 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawler';
+import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawl-control';
 import { readRevisitProgress, readShardNamespaces } from '@crawlq/frontier';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';

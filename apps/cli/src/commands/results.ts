@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { CrawlqConfig } from '@crawlq/config';
-import { describeResults, resultsTargetOf } from '@crawlq/crawler';
+import { describeResults, resultsTargetOf } from '@crawlq/crawl-control';
 import { csvHeader, csvLine, openResultsStore, type ResultsStats, type ResultsStore } from '@crawlq/sink';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom } from '../config-options.js';

@@ -1,5 +1,5 @@
 import { formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listServers, openCrawlServices, readFleetConfig, type ServerOverview } from '@crawlq/crawler';
+import { listServers, openCrawlServices, readFleetConfig, type ServerOverview } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
 import { withRedis } from '../redis-session.js';

@@ -1,4 +1,4 @@
-import { openCrawlServices, readCrawlStatus } from '@crawlq/crawler';
+import { openCrawlServices, readCrawlStatus } from '@crawlq/crawl-control';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';

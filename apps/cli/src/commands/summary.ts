@@ -1,4 +1,4 @@
-import type { CrawlSummary } from '@crawlq/crawler/fetching';
+import type { CrawlSummary } from '@crawlq/crawler';
 import { EXIT } from '../exit-codes.js';
 import { reviewCommandFor } from '../review-command.js';
 

@@ -1,11 +1,7 @@
 import { loadConfig, type CrawlqConfig, type OptionName } from '@crawlq/config';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { AddResult } from '@crawlq/frontier';
-import { pauseGroup, resumeGroup } from '../admin/group-admin.js';
-import { definitionAuthor, publishCrawlDefinition } from '../runtime/fleet-definition.js';
-import { openCrawlServices, type CrawlServices } from '../runtime/crawl-services.js';
-import { readCrawlStatus, type CrawlStatus } from '../runtime/crawl-status.js';
-import { Seeding } from '../runtime/seeding.js';
+import { type CrawlServices, type CrawlStatus, definitionAuthor, openCrawlServices, pauseGroup, publishCrawlDefinition, readCrawlStatus, resumeGroup, Seeding } from '@crawlq/crawl-control';
 import { claimCrawler } from './crawler-identity.js';
 import type { Crawler, JsonObject } from './crawler-types.js';
 import { inlineCrawler } from './load-crawler.js';
@@ -80,7 +76,7 @@ export async function createCrawl<Label extends string, Item extends object>(opt
     async runWorker() {
       await publish();
       // The fetching parts load only when a worker runs here.
-      const { startCrawlWorker } = await import('../runtime/crawl-worker.js');
+      const { startCrawlWorker } = await import('../worker/crawl-worker.js');
       const worker = await startCrawlWorker({ config, redisUrl: options.redisUrl, log, cli: 'crawlq', ...(crawler ? { crawler } : {}) });
       let stopping: Promise<void> | undefined;
       const embedded: EmbeddedWorker = {

@@ -7,8 +7,8 @@ import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../errors.js';
-import type { RenderOutcome } from '../page-render.js';
-import type { PageRecord } from '../page-record.js';
+import type { RenderOutcome } from '../render/page-render.js';
+import type { PageRecord } from '@crawlq/crawl-control';
 import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
 import { linkSetHash } from '../revisit/link-set.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';

@@ -1,9 +1,9 @@
 import { decodeBody, extractPage, isHtml, type ExtractedPage, type FieldRule } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import { newWarcRecordId, warcCaptureOf, type WarcCapture, type WarcLocation, type WarcWriter } from '@crawlq/sink';
-import type { BrowserRequestServices } from '../browser-requests.js';
-import { renderedBody, type PageRenderer, type RenderOutcome } from '../page-render.js';
-import type { PageRecord } from '../page-record.js';
+import type { BrowserRequestServices } from '../render/browser-requests.js';
+import { renderedBody, type PageRenderer, type RenderOutcome } from '../render/page-render.js';
+import type { PageRecord } from '@crawlq/crawl-control';
 import type { CrawlContext, CrawlRequest } from './crawler-types.js';
 import { defineCrawler } from './define-crawler.js';
 

@@ -1,5 +1,5 @@
 import { formatRate } from '@crawlq/config';
-import { formatBytes, type GroupOverview } from '@crawlq/crawler';
+import { formatBytes, type GroupOverview } from '@crawlq/crawl-control';
 import { CHART_SCRIPT_PATH, CHART_STYLE_PATH } from '../chart-assets.js';
 import { CSRF_FIELD } from '../csrf-token.js';
 import type { CrawlOverview } from '../crawl-overview.js';
