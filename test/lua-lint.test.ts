@@ -22,7 +22,7 @@ const run = promisify(execFile);
  */
 async function loadEveryScript(): Promise<ReturnType<typeof definedLuaScripts>> {
   // Each package defines its scripts as it loads.
-  await Promise.all([import('@crawlq/crawler'), import('@crawlq/dead-letter'), import('@crawlq/alerts'), import('@crawlq/group-limiter'), import('@crawlq/frontier'), import('@crawlq/queue'), import('@crawlq/robots')]);
+  await Promise.all([import('@crawlq/crawl-control'), import('@crawlq/crawler'), import('@crawlq/dead-letter'), import('@crawlq/alerts'), import('@crawlq/group-limiter'), import('@crawlq/frontier'), import('@crawlq/queue'), import('@crawlq/robots')]);
   return definedLuaScripts();
 }
 
@@ -81,9 +81,9 @@ const lua = (value: string): string => JSON.stringify(value);
 describe('the Lua scripts', () => {
   it('are luacheck-clean, every .lua file alone (its includes\' names known) and every script as Redis runs it', { timeout: 60_000 }, async () => {
     const scripts = await loadEveryScript();
-    // Every package that runs Lua: the limiter, the frontier and its revisit schedule, the job lock, alerts, robots.txt fetch locks, the crawl definition.
+    // Every package that runs Lua: the limiter, the frontier and its revisit schedule, the job lock, alerts, robots.txt fetch locks, the crawl definition and page counters.
     const names = scripts.map((script) => script.name);
-    for (const expected of ['acquire', 'release', 'frontier-release', 'seen-claim', 'revisit-pop', 'queue-hold-job-lock', 'take-digest', 'write-definition', 'robots-release-lock']) expect(names).toContain(expected);
+    for (const expected of ['acquire', 'release', 'frontier-release', 'seen-claim', 'revisit-pop', 'queue-hold-job-lock', 'take-digest', 'write-definition', 'robots-release-lock', 'crawl-stats-add']) expect(names).toContain(expected);
     expect(new Set(names).size).toBe(names.length);
 
     // The files: every one on disk is used by a script, and read from where it lies.

@@ -1,5 +1,6 @@
 import { canonicalJson, parseDefinitionValues, type CrawlDefinition, type DefinitionValues } from '@crawlq/config';
-import { CLOCK_INCLUDE, defineLuaScript, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { defineLuaScript, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { CONTROL_LUA } from './lua/files.js';
 
 /** What the compare-and-set answered: stored as the next version, or another writer came first. */
 type WriteReply = { readonly stored: true; readonly version: number; readonly setAtMs: number } | { readonly stored: false };
@@ -9,22 +10,12 @@ type WriteReply = { readonly stored: true; readonly version: number; readonly se
  * the one the writer read (0 = none yet), so two producers racing cannot lose
  * each other's change silently, and the first worker to publish wins.
  * setAt is the Redis server's clock in whole ms, so writers with skewed clocks agree.
- * KEYS: 1 definition hash
- * ARGV: 1 expected version, 2 values JSON, 3 setBy
- * Reply: {1, new version, setAt ms} or {0, current version}
+ * Its KEYS, ARGV and reply: `lua/write-definition.lua`.
  */
 const writeDefinitionScript = defineLuaScript({
   name: 'write-definition',
   keys: 1,
-  includes: [CLOCK_INCLUDE],
-  lua: `
-local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if current ~= tonumber(ARGV[1]) then return {0, current} end
-local at = math.floor(now_ms())
-local version = current + 1
-redis.call('HSET', KEYS[1], 'json', ARGV[2], 'version', version, 'setBy', ARGV[3], 'setAt', at)
-return {1, version, at}
-`,
+  file: CONTROL_LUA.file('lua/write-definition.lua'),
   decode: (reply): WriteReply => {
     if (Array.isArray(reply) && reply[0] === 0) return { stored: false };
     if (Array.isArray(reply) && reply[0] === 1 && typeof reply[1] === 'number' && typeof reply[2] === 'number') {

@@ -1,4 +1,5 @@
 import { defineLuaScript, stateKeyPrefix, type RedisClient } from '@crawlq/redis';
+import { CONTROL_LUA } from '../lua/files.js';
 import type { PageRecord } from '../page-record.js';
 
 /** Fleet-wide page counters, for progress lines and summaries. */
@@ -16,15 +17,12 @@ export interface CrawlStats {
  * whose connection dropped applied all or none), as the MULTI it replaces
  * did, for one command less per write: a wide polite crawl writes its
  * counters about every other page.
- * KEYS: 1 the counters hash; ARGV: field, amount, field, amount, ...
+ * Its KEYS, ARGV and reply: `lua/crawl-stats-add.lua`.
  */
 const addCountsScript = defineLuaScript({
   name: 'crawl-stats-add',
   keys: 1,
-  lua: `
-for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-`,
+  file: CONTROL_LUA.file('lua/crawl-stats-add.lua'),
 });
 
 function statsKey(namespace: string): string {
