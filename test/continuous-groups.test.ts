@@ -12,8 +12,9 @@ import { cliEnv, exited, runCli, startCli } from './support/cli.js';
 // loopback addresses (two politeness groups) crawled continuously by 3 worker
 // processes; once the workers have stopped, each group's counters must be
 // what its server answered (a 200 with a version the server had not sent
-// that page before is a changed revisit, a 304 a not-modified one), and its
-// due counts must add up to the fleet's.
+// that page before is a changed revisit, a 304 a not-modified one), as read
+// from Redis, by `group list --revisits` and by the dashboard; and the groups'
+// figures, due counts included, must add up to the fleet's.
 
 const INTERVAL_S = 3;
 const RUN_MS = 20_000;
@@ -96,6 +97,35 @@ describe('per-group revisit figures', () => {
       expect(figures?.bytesSaved ?? 0).toBeLessThanOrEqual(truth.notModified * full * 1.1);
       // Every known URL has a schedule entry within the hour (3 s intervals, 10 min leases).
       expect(figures?.dueNextHour ?? 0).toBeGreaterThanOrEqual(truth.known);
+    }
+    // `group list --revisits` shows the same figures (due counts read again: time has passed).
+    const listed = await runCli(['group', 'list', '--revisits', '--json', '--namespace', namespace], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    const cli = JSON.parse(listed.stdout) as { groups: { group: string; dueNextHour: number }[]; dueComplete: boolean };
+    expect(cli.dueComplete).toBe(true);
+    for (const figures of read.groups) expect(cli.groups.find((candidate) => candidate.group === figures.group)).toMatchObject({ ...figures, dueNow: expect.any(Number), dueNextHour: expect.any(Number) });
+    const text = await runCli(['group', 'list', '--revisits', '--namespace', namespace], { env });
+    expect(text.stdout).toMatch(/^group\s+known\s+due now\s+due 1h\s+changed\s+unchanged\s+304\s+gone\s+bytes saved$/m);
+    for (const site of sites) expect(text.stdout).toMatch(new RegExp(`^${groupOf(site.origin).replace(/\./g, '\\.')}\\s+${served(site).known}\\s`, 'm'));
+    // The dashboard's overview shows them too: in its API and in the page's table.
+    const dashboard = startCli(['dashboard', '--port', '0', '--namespace', namespace], { env });
+    try {
+      let output = '';
+      dashboard.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      dashboard.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const url = await waitFor(() => /dashboard: (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1], { timeoutMs: 60_000, what: 'the dashboard URL' });
+      const api = (await (await fetch(`${url}/api/overview`)).json()) as { revisitGroups: { groups: { group: string }[]; dueComplete: boolean } };
+      expect(api.revisitGroups.dueComplete).toBe(true);
+      for (const figures of read.groups) expect(api.revisitGroups.groups.find((candidate) => candidate.group === figures.group)).toMatchObject({ ...figures, dueNow: expect.any(Number), dueNextHour: expect.any(Number) });
+      const page = await (await fetch(`${url}/overview`)).text();
+      expect(page).toContain('Revisits by group');
+      for (const site of sites) {
+        const row = new RegExp(`<tr data-revisit-group="${groupOf(site.origin)}">[\\s\\S]*?data-testid="revisit-group-known">(\\d+)<[\\s\\S]*?data-testid="revisit-group-changed">(\\d+)<`).exec(page);
+        expect(row?.slice(1), site.origin).toEqual([String(served(site).known), String(served(site).changed)]);
+      }
+    } finally {
+      dashboard.kill('SIGINT');
+      await exited(dashboard);
     }
     // The groups add up to the fleet's figures.
     const fleet = await readRevisitProgress(client, shards, now);

@@ -30,3 +30,4 @@ export { GroupWaits, readGroupWaits, describeGroupWaits, describeGroupWait, type
 // Fleet administration: groups and servers.
 export { resumeGroup, pauseGroup, listGroups, openFleetAdmin, type FleetAdmin, type GroupList, type GroupOverview } from './admin/group-admin.js';
 export { listServers, serversOfGroups, resolvedHostsKey, type ServerOverview } from './admin/server-admin.js';
+export { listGroupRevisits } from './admin/group-revisits.js';

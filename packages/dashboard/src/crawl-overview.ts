@@ -1,5 +1,6 @@
 import type { DeadLetterAdmin } from '@crawlq/dead-letter';
-import { listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawl-control';
+import { listGroupRevisits, listGroups, pauseGroup, readCrawlStatus, resumeGroup, type CrawlStatus, type FleetAdmin, type GroupList } from '@crawlq/crawl-control';
+import type { RevisitGroupsRead } from '@crawlq/frontier';
 import { GroupNameError } from './errors.js';
 import { OverviewHistoryBook, type OverviewHistory } from './overview-history.js';
 import { PageRate, type PageRateReading } from './page-rate.js';
@@ -14,6 +15,8 @@ export interface CrawlOverview {
   readonly rate: PageRateReading | null;
   /** The groups as `crawlq group list` shows them. */
   readonly groups: GroupList;
+  /** Each group's continuous crawl figures, as `crawlq group list --revisits` shows them (no groups without --revisit). */
+  readonly revisitGroups: RevisitGroupsRead;
 }
 
 /** Longest pause the dashboard asks for (the fleet's policy may cap it lower). */
@@ -41,10 +44,10 @@ export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: 
   return {
     async read() {
       await admin.followLayout();
-      const [status, groups] = await Promise.all([readCrawlStatus(admin, () => deadLetters.count()), listGroups(admin)]);
+      const [status, groups, revisitGroups] = await Promise.all([readCrawlStatus(admin, () => deadLetters.count()), listGroups(admin), listGroupRevisits(admin)]);
       const at = Date.now();
       rate.add(at, status.pages);
-      const overview = { at, status, rate: rate.reading(), groups };
+      const overview = { at, status, rate: rate.reading(), groups, revisitGroups };
       history.add(overview);
       return overview;
     },

@@ -1,6 +1,6 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawl-control';
-import { readRevisitProgress, readShardNamespaces } from '@crawlq/frontier';
+import { formatBytes, listGroupRevisits, listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawl-control';
+import { readRevisitProgress, readShardNamespaces, type RevisitGroupsRead } from '@crawlq/frontier';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -27,10 +27,21 @@ export function registerGroup(program: Command): void {
   const group = program.command('group').description('Inspect, pause and resume politeness groups (domains) for the whole fleet');
 
   addConfigOptions(
-    group.command('list').description("Each group's limits, adaptive pace, in-flight requests, pause and counters").option('--json', 'machine-readable output'),
+    group
+      .command('list')
+      .description("Each group's limits, adaptive pace, in-flight requests, pause and counters")
+      .option('--json', 'machine-readable output')
+      .option('--revisits', "each group's continuous crawl figures instead: known URLs, due now and within the hour, changed and unchanged revisits, bytes saved"),
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
+    if (flags.revisits === true) {
+      // The dashboard's overview shows the same figures.
+      const read = await withServices(config, (services) => listGroupRevisits(services));
+      if (flags.json === true) process.stdout.write(`${JSON.stringify({ groups: read.groups, dueComplete: read.dueComplete })}\n`);
+      else process.stdout.write(`${formatGroupRevisits(read)}\n`);
+      return;
+    }
     // The dashboard's overview page shows the same list.
     const { groups, global, servers, revisits } = await withServices(config, async (services) => ({
       ...(await listGroups(services)),
@@ -43,7 +54,7 @@ export function registerGroup(program: Command): void {
       process.stdout.write(`${JSON.stringify(groups.map((status) => ({ ...status, servers: serversOf(status.group) })))}\n`);
       return;
     }
-    // The revisit schedule is per shard, not per group: its figures are the fleet's.
+    // The fleet's figures under the table (each group's: --revisits).
     const revisitRows = formatRevisits(revisits);
     const revisitText = revisitRows === undefined ? '' : `continuous crawl, all groups:\n${revisitRows.map(([name, value]) => `  ${name.padEnd(12)} ${value}`).join('\n')}\n`;
     process.stdout.write(`${formatGroups(groups, serversOf)}\n${formatGlobal(global)}\n${revisitText}`);
@@ -71,6 +82,27 @@ export function registerGroup(program: Command): void {
       process.stdout.write(`resumed ${name} (${woken} deferred job${woken === 1 ? '' : 's'} woken)\n`);
     },
   );
+}
+
+/** `group list --revisits`: one row per group with continuous crawl figures. */
+function formatGroupRevisits(read: RevisitGroupsRead): string {
+  if (read.groups.length === 0) return 'no continuous crawl figures yet (no URL fetched under --revisit)';
+  // due: schedule entries (an upper bound, as the fleet's); unchanged: 200s with the same content plus 304s.
+  const header = ['group', 'known', 'due now', 'due 1h', 'changed', 'unchanged', '304', 'gone', 'bytes saved'];
+  const rows = read.groups.map((figures) => [
+    figures.group,
+    String(figures.known),
+    String(figures.dueNow ?? '-'),
+    String(figures.dueNextHour ?? '-'),
+    String(figures.changed),
+    String(figures.unchanged + figures.notModified),
+    String(figures.notModified),
+    String(figures.gone),
+    formatBytes(figures.bytesSaved),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const table = [header, ...rows].map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')).join('\n');
+  return read.dueComplete ? table : `${table}\n(due counts are lower bounds: more schedule entries are due within the hour than one read takes)`;
 }
 
 function formatGroups(groups: readonly GroupOverview[], serversOf: (group: string) => readonly string[]): string {

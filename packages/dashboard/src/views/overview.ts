@@ -55,6 +55,28 @@ function groupRow(group: GroupOverview, now: number, csrfToken: string): SafeHtm
 </tr>`;
 }
 
+/** Each group's continuous crawl figures (shown once a revisit policy scheduled a URL); the figures are those of the Revisits card, per group. */
+function revisitGroupsTable(read: CrawlOverview['revisitGroups']): SafeHtml | '' {
+  if (read.groups.length === 0) return '';
+  return html`<h2>Revisits by group</h2>
+<p class="muted">Continuous crawl figures of each group since the crawl began, as <code>crawlq group list --revisits</code> shows them; due counts are schedule entries due now and within the next hour${read.dueComplete ? '' : ' (lower bounds: more entries are due within the hour than one read takes)'}.</p>
+<div class="scroll"><table class="entries revisit-groups">
+  <thead><tr><th>Group</th><th title="URLs fetched at least once and scheduled again (retired ones not counted)">Known</th><th title="Schedule entries due now">Due now</th><th title="Schedule entries due within the next hour, those due now included">Due in 1 h</th><th title="Revisits that found new content">Changed</th><th title="Revisits that found the same content: 304 answers plus 200s with the same content signature">Unchanged (304)</th><th title="404/410 answers">Gone</th><th title="Body bytes 304 answers did not send">Bytes saved</th></tr></thead>
+  <tbody>${read.groups.map(
+    (figures) => html`<tr data-revisit-group="${figures.group}">
+  <td class="group">${figures.group}</td>
+  <td class="num" data-testid="revisit-group-known">${figures.known}</td>
+  <td class="num" data-testid="revisit-group-due-now">${figures.dueNow ?? '–'}</td>
+  <td class="num" data-testid="revisit-group-due-hour">${figures.dueNextHour ?? '–'}</td>
+  <td class="num" data-testid="revisit-group-changed">${figures.changed}</td>
+  <td class="num" data-testid="revisit-group-unchanged">${figures.unchanged + figures.notModified} (${figures.notModified})</td>
+  <td class="num">${figures.gone}</td>
+  <td class="num" data-testid="revisit-group-bytes-saved">${formatBytes(figures.bytesSaved)}</td>
+</tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
 function countRow(row: { label: string; value: number; testId: string; link?: string }): SafeHtml {
   const { label, link } = row;
   return html`<tr><td>${link === undefined ? label : html`<a href="${link}">${label}</a>`}</td><td class="n" data-testid="${row.testId}">${row.value}</td></tr>`;
@@ -206,5 +228,6 @@ ${
   <tbody>${groups.groups.map((group) => groupRow(group, overview.at, context.csrfToken))}</tbody>
 </table></div>`
 }
+${revisitGroupsTable(overview.revisitGroups)}
 </div>`;
 }
