@@ -1,9 +1,12 @@
-// Rendering (`pnpm bench render`): one mixed site (a single-page app beside a
-// larger static site), crawled by one crawlq worker with --render always and
-// with --render auto, and by Crawlee's PlaywrightCrawler (render-contender.ts,
-// the same system Chromium), all at the same concurrency and no rate limit.
-// Prints pages/s, how many pages were rendered, and peak resident memory of
-// each process tree with its browser (PSS, sampled from /proc).
+// Rendering (`pnpm bench render`). The app fixture (a single-page app beside
+// a chain of static pages) is crawled by one crawlq worker with --render
+// always and with --render auto, and by Crawlee's PlaywrightCrawler
+// (render-contender.ts, the same system Chromium), all at the same
+// concurrency and no rate limit. A mixed site (the same app beside a larger
+// static part shaped as a tree, as a site's navigation is) is crawled with
+// always and auto: what auto saves where most pages need no browser.
+// Prints pages/s, how many pages were rendered, and peak memory of each
+// process tree with its browser (PSS, sampled from /proc).
 // BENCH_SKIP_CRAWLEE=1 leaves Crawlee out.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,13 +14,15 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startSpaSite } from '@crawlq/demo-site';
+import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { proportionalBytes, treeMemoryBytes } from '@crawlq/renderer';
 import { startTestRedis } from '@crawlq/testing';
 import { exited, fmt, startCrawlq, startScript } from './support.js';
 
 const APP_PAGES = 6;
 const STATIC_PAGES = 40;
+const MIXED_STATIC_PAGES = 200;
+const MIXED_FAN_OUT = 4;
 
 interface RenderRun {
   readonly mode: string;
@@ -68,49 +73,60 @@ async function crawleeRun(seeds: readonly string[]): Promise<RenderRun> {
   return { mode: 'crawlee', seconds, pages: result.pages, rendered: result.pages, peakTreeBytes, peakBelowRootBytes, peakWorkerBytes: peakTreeBytes, ownSeconds: result.seconds };
 }
 
+/** One crawlq crawl of `site` with `--render mode`, timed from spawn to exit. */
+async function crawlqRun(site: SpaSite, mode: string, label: string, redisUrl: string): Promise<RenderRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-render-'));
+  const out = join(dir, 'out.jsonl');
+  const config = join(dir, 'crawlq.json');
+  writeFileSync(config, JSON.stringify({ limitRules: [{ match: new URL(site.appOrigin).hostname, clickSelector: '#more', clickSteps: 1 }] }));
+  const started = performance.now();
+  const crawl = startCrawlq(
+    ['crawl', ...site.seeds, '--render', mode, '--workers', '1', '--concurrency', String(CONCURRENCY), '--browser-pages', String(CONCURRENCY), '--render-timeout', `${RENDER_TIMEOUT_MS}ms`,
+      '--rate', 'none', '--domain-concurrency', String(CONCURRENCY), '--allow-private-network', '--max-depth', '1000', '--namespace', `bench-render-${label}`, '--state-dir', dir, '--config', config, '--out', out, '--log-level', 'warn'],
+    { REDIS_URL: redisUrl },
+  );
+  const { code, peakTreeBytes, peakBelowRootBytes } = await sampleUntilExit(crawl);
+  if (code !== 0) throw new Error(`crawl --render ${mode} exited with ${code}`);
+  const seconds = (performance.now() - started) / 1000;
+  const records = readFileSync(out, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { render?: unknown });
+  return { mode: label, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes, peakBelowRootBytes, peakWorkerBytes: peakBelowRootBytes };
+}
+
 export async function benchRender(log: (line: string) => void): Promise<RenderRun[]> {
   const startLoad = loadavg().map((load) => load.toFixed(1)).join(' ');
   const redis = await startTestRedis();
+  // The app fixture: its static pages a chain, each found only once the one before it was read.
   const site = await startSpaSite({ appHost: '127.0.5.1', scriptHost: '127.0.5.2', staticHost: '127.0.5.3', appPages: APP_PAGES, staticPages: STATIC_PAGES, textBytes: 2_000 });
+  // A mixed site: the same app beside a larger static part shaped like a site's navigation (a tree), what auto is for.
+  const mixed = await startSpaSite({ appHost: '127.0.5.4', scriptHost: '127.0.5.5', staticHost: '127.0.5.6', appPages: APP_PAGES, staticPages: MIXED_STATIC_PAGES, staticFanOut: MIXED_FAN_OUT, textBytes: 2_000 });
   const runs: RenderRun[] = [];
   const withCrawlee = process.env.BENCH_SKIP_CRAWLEE !== '1';
   try {
-    for (const mode of ['always', 'auto']) {
-      const dir = mkdtempSync(join(tmpdir(), 'crawlq-bench-render-'));
-      const out = join(dir, 'out.jsonl');
-      const config = join(dir, 'crawlq.json');
-      writeFileSync(config, JSON.stringify({ limitRules: [{ match: '127.0.5.1', clickSelector: '#more', clickSteps: 1 }] }));
-      const started = performance.now();
-      const crawl = startCrawlq(
-        ['crawl', ...site.seeds, '--render', mode, '--workers', '1', '--concurrency', String(CONCURRENCY), '--browser-pages', String(CONCURRENCY), '--render-timeout', `${RENDER_TIMEOUT_MS}ms`,
-          '--rate', 'none', '--domain-concurrency', String(CONCURRENCY), '--allow-private-network', '--max-depth', '1000', '--namespace', `bench-render-${mode}`, '--state-dir', dir, '--config', config, '--out', out, '--log-level', 'warn'],
-        { REDIS_URL: redis.url },
-      );
-      const { code, peakTreeBytes, peakBelowRootBytes } = await sampleUntilExit(crawl);
-      if (code !== 0) throw new Error(`crawl --render ${mode} exited with ${code}`);
-      const seconds = (performance.now() - started) / 1000;
-      const records = readFileSync(out, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { render?: unknown });
-      runs.push({ mode, seconds, pages: records.length, rendered: records.filter((record) => record.render !== undefined).length, peakTreeBytes, peakBelowRootBytes, peakWorkerBytes: peakBelowRootBytes });
-    }
+    for (const mode of ['always', 'auto']) runs.push(await crawlqRun(site, mode, mode, redis.url));
     if (withCrawlee) runs.push(await crawleeRun(site.seeds));
+    for (const mode of ['always', 'auto']) runs.push(await crawlqRun(mixed, mode, `mixed-${mode}`, redis.url));
   } finally {
     await site.close();
+    await mixed.close();
     await redis.stop();
   }
   log(`load average ${startLoad} at the start`);
-  log(`mixed site: ${APP_PAGES + 1} app pages, ${STATIC_PAGES} static pages; one worker (crawlq) or one process (Crawlee), concurrency ${CONCURRENCY}, ${CONCURRENCY} browser pages, no rate limit, render bound ${RENDER_TIMEOUT_MS / 1000} s; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
+  log(`app fixture: ${APP_PAGES + 1} app pages beside ${STATIC_PAGES} static pages in a chain; mixed site (mixed-*): the same app beside ${MIXED_STATIC_PAGES} static pages in a tree (${MIXED_FAN_OUT} links each)`);
+  log(`one worker (crawlq) or one process (Crawlee), concurrency ${CONCURRENCY}, ${CONCURRENCY} browser pages, no rate limit, render bound ${RENDER_TIMEOUT_MS / 1000} s; load average ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
   log('wall time from spawn to exit; peak memory (PSS: proportional set size, shared pages split among the processes that share them, summed over the processes, sampled every 200 ms): the whole process tree / without its root process / per worker');
   log('per worker = one worker process with its browser processes: crawlq, the worker tree below the `crawl` parent; Crawlee, its one process and its browser');
-  log('run      pages  rendered  seconds  pages/s  peak PSS tree  below root  per worker');
+  log('run           pages  rendered  seconds  pages/s  peak PSS tree  below root  per worker');
   const mb = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MB`;
   for (const run of runs) {
     const own = run.ownSeconds === undefined ? '' : `  (crawl alone ${fmt(run.ownSeconds)} s)`;
-    log(`${run.mode.padEnd(8)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${mb(run.peakTreeBytes).padStart(13)}  ${mb(run.peakBelowRootBytes).padStart(10)}  ${mb(run.peakWorkerBytes).padStart(10)}${own}`);
+    log(`${run.mode.padEnd(13)} ${String(run.pages).padStart(5)}  ${String(run.rendered).padStart(8)}  ${fmt(run.seconds).padStart(7)}  ${fmt(run.pages / run.seconds, 2).padStart(7)}  ${mb(run.peakTreeBytes).padStart(13)}  ${mb(run.peakBelowRootBytes).padStart(10)}  ${mb(run.peakWorkerBytes).padStart(10)}${own}`);
   }
   const rate = (run: RenderRun | undefined) => (run ? run.pages / run.seconds : Number.NaN);
   const byMode = (mode: string) => runs.find((run) => run.mode === mode);
   const [always, auto, crawlee] = [byMode('always'), byMode('auto'), byMode('crawlee')];
-  if (always && auto) log(`auto / always: ${fmt(rate(auto) / rate(always), 2)}x pages/s`);
+  if (always && auto) log(`app fixture, auto / always: ${fmt(rate(auto) / rate(always), 2)}x pages/s`);
+  const [mixedAlways, mixedAuto] = [byMode('mixed-always'), byMode('mixed-auto')];
+  if (mixedAlways && mixedAuto) log(`mixed site, auto / always: ${fmt(rate(mixedAuto) / rate(mixedAlways), 2)}x pages/s`);
   if (always && crawlee) log(`crawlq always / Crawlee: ${fmt(rate(always) / rate(crawlee), 2)}x pages/s, ${fmt(always.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak PSS per worker, ${fmt(always.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak PSS (tree)`);
   if (auto && crawlee) log(`crawlq auto / Crawlee: ${fmt(rate(auto) / rate(crawlee), 2)}x pages/s, ${fmt(auto.peakWorkerBytes / crawlee.peakWorkerBytes, 2)}x peak PSS per worker, ${fmt(auto.peakTreeBytes / crawlee.peakTreeBytes, 2)}x peak PSS (tree)`);
   if (!withCrawlee) log('Crawlee: skipped (BENCH_SKIP_CRAWLEE=1)');

@@ -14,6 +14,13 @@ export interface SpaSiteSpec {
   readonly appPages?: number;
   /** Static pages. @default 10 */
   readonly staticPages?: number;
+  /**
+   * Links on each static page. Unset: a chain (page i links to i+1 and i+2),
+   * where each page is found only once the one before it was read. A number k:
+   * a k-ary tree (page i links to k*i+1 .. k*i+k), the shape of a site's own
+   * navigation, where pages are found faster than they are read.
+   */
+  readonly staticFanOut?: number;
   /** Bytes of filler text per page (a bench makes pages heavier). @default 200 */
   readonly textBytes?: number;
 }
@@ -128,9 +135,12 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     const match = /^\/s\/(\d+)$/.exec(path);
     const index = match ? Number(match[1]) : -1;
     if (index < 0 || index >= staticPages) return send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
-    const next = `/s/${(index + 1) % staticPages}`;
-    const nextButOne = `/s/${(index + 2) % staticPages}`;
-    send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Static page ${index}</title></head><body><h1>Static page ${index}</h1><p>${filler}</p><a href="${next}">next</a> <a href="${nextButOne}">next but one</a></body></html>` });
+    const fanOut = spec.staticFanOut;
+    const links =
+      fanOut === undefined
+        ? `<a href="/s/${(index + 1) % staticPages}">next</a> <a href="/s/${(index + 2) % staticPages}">next but one</a>`
+        : Array.from({ length: fanOut }, (_, child) => fanOut * index + child + 1).filter((child) => child < staticPages).map((child) => `<a href="/s/${child}">page ${child}</a>`).join(' ');
+    send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Static page ${index}</title></head><body><h1>Static page ${index}</h1><p>${filler}</p>${links}</body></html>` });
   });
 
   const appUrls = [...Array.from({ length: appPages }, (_, index) => `${origins.app}${appPath(index)}`), `${origins.app}/app/live`];
