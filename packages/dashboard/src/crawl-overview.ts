@@ -36,7 +36,7 @@ function checkGroup(group: string): void {
   if (group === '' || group.length > 500) throw new GroupNameError('group: expected a group name (1 to 500 characters)');
 }
 
-/** Reads and steers the crawl through `@crawlq/crawler`'s status and group admin. */
+/** Reads and steers the crawl through `@crawlq/crawl-control`'s status and group admin. */
 export function createCrawlOverviews(options: { admin: FleetAdmin; deadLetters: DeadLetterAdmin; log: (line: string) => void }): CrawlOverviews {
   const { admin, deadLetters, log } = options;
   const rate = new PageRate();
