@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
-import { createGroupLimiter, limiterKeys, type GroupLimiter } from '@crawlq/group-limiter';
+import { createGroupLimiter, limiterKeys, type Admission, type GroupLimiter } from '@crawlq/group-limiter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupGate, type GateLimiter } from '../src/gate/group-gate.js';
 
@@ -144,12 +144,15 @@ describe('GroupGate', () => {
   it('asks for a start with a release slot shortly before it (admitted near, not re-checked), and records how far the group runs behind its slots', async () => {
     const group = 'due.test';
     const asked: number[] = [];
+    const admissions: Admission[] = [];
     let confirms = 0;
     const counting: GateLimiter = {
       ...countingLimiter(() => undefined),
-      acquire: (request) => {
+      acquire: async (request) => {
         asked.push(performance.now());
-        return limiter.acquire(request);
+        const admission = await limiter.acquire(request);
+        admissions.push(admission);
+        return admission;
       },
       confirmStart: (lease) => {
         confirms += 1;
@@ -163,30 +166,51 @@ describe('GroupGate', () => {
     const first = await limiter.acquire({ group, leaseId: 'first' });
     if (!first.admitted) throw new Error('the first start was not admitted');
     await limiter.release(first.lease, { sent: true, status: 200 });
-    // Whether the pass's start went on time: a start a loaded machine made
-    // late is retaken and re-paces the group, and the figures below hold
-    // only for starts on time (an idle machine checks them every run).
-    const pass = async (due: number, lag: number): Promise<boolean> => {
+    /**
+     * One pass: undefined when its start did not go on time (a start a loaded
+     * machine made late is retaken and re-paces the group, and the figures
+     * below hold only for starts on time; an idle machine checks them every
+     * run), else its reserved start (Redis clock) and how far ahead of the
+     * ask it was reserved (a start reserved 50 ms or more ahead is re-checked
+     * when it comes).
+     */
+    const pass = async (due: number, lag: number): Promise<{ startAt: number; aheadMs: number } | undefined> => {
       asked.length = 0;
+      admissions.length = 0;
       const before = await limiter.status(group);
       const answer = await dueGate.pass(group, { maxInlineWaitMs: 500, due, lag });
       if (answer.admitted) await answer.lease.release({ status: 200 });
       // Each ask waited for its slot and lag: none went before it was near (35 ms ahead, 5 ms of timer slack).
       expect(asked[0]! - (limiter.localTimeOf(group, due + lag) ?? Number.NaN)).toBeGreaterThanOrEqual(-40);
       const after = await limiter.status(group);
-      return answer.admitted && after.slippedStarts === before.slippedStarts && after.lateStarts === before.lateStarts;
+      const admission = admissions.at(-1);
+      if (!answer.admitted || admission?.admitted !== true || after.slippedStarts !== before.slippedStarts || after.lateStarts !== before.lateStarts) return undefined;
+      return { startAt: admission.startAt, aheadMs: admission.startInMs };
+    };
+    /** Re-checked when it comes exactly when reserved 50 ms or more ahead; a start within a millisecond of that says nothing. */
+    const expectConfirmed = (aheadMs: number, before: number): void => {
+      if (aheadMs >= 51) expect(confirms).toBe(before + 1);
+      else if (aheadMs <= 49) expect(confirms).toBe(before);
     };
     // On its slot: asked for 35 ms before it, admitted without a second round trip, no lag.
-    if (!(await pass(first.startAt + 250, 0))) return;
+    const onSlot = await pass(first.startAt + 250, 0);
+    if (onSlot === undefined) return;
+    expect(onSlot.aheadMs).toBeLessThan(50);
     expect(confirms).toBe(0);
     expect(await lagOf()).toBe(0);
-    // A slot the gate does not keep (given already: one interval behind): re-checked, and the lag recorded for the fleet.
-    if (!(await pass(first.startAt + 250, 0))) return;
-    expect(confirms).toBe(1);
-    expect(await lagOf()).toBeCloseTo(250, 0);
-    // The next slot with that lag (as the release step would hand it out): near again.
-    if (!(await pass(first.startAt + 500, 250))) return;
-    expect(confirms).toBe(1);
+    // A slot the gate does not keep (given already: the start goes one interval after the last one): the lag recorded for the fleet is how far behind that slot it was reserved.
+    const behind = await pass(first.startAt + 250, 0);
+    if (behind === undefined || behind.aheadMs <= 0) return;
+    expect(behind.startAt - (first.startAt + 250)).toBeGreaterThanOrEqual(250);
+    expect(await lagOf()).toBeCloseTo(behind.startAt - (first.startAt + 250), 0);
+    // Reserved that far ahead on an idle machine (about 250 ms): re-checked when it comes.
+    expectConfirmed(behind.aheadMs, 0);
+    const confirmed = confirms;
+    // The next slot with that lag (as the release step would hand it out): near again, not re-checked.
+    const withLag = await pass(first.startAt + 500, await lagOf());
+    if (withLag === undefined) return;
+    expect(withLag.aheadMs).toBeLessThan(50);
+    expect(confirms).toBe(confirmed);
   });
 
   it('gives the lease back when the wait is aborted', async () => {
