@@ -49,6 +49,8 @@ function recordOf(url: string, now: number, outcome: RevisitRecord['outcome']): 
     bytesSaved: outcome === 'notModified' ? 20_000 : 0,
     bodyBytes: 20_000,
     estimate: { changes: 1.7, unchangedMs: 5 * 86_400_000, changedMs: 2 * 86_400_000 },
+    // A crawl's fetches count in their group's figures too (what the schedule passes).
+    group: new URL(url).host,
   };
 }
 
