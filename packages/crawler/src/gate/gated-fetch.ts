@@ -1,5 +1,4 @@
 import { noResponseFailure, RetryableFetchError, type AttemptHooks, type Fetcher, type FetchResult, type RedirectInfo, type StreamedFetchResult } from '@crawlq/fetcher';
-import type { AcquireRequest } from '@crawlq/group-limiter';
 import { failureReasonOfCode } from '@crawlq/errors';
 import { redactUrl } from '@crawlq/urls';
 import { ServerLookupError } from '../errors.js';
@@ -17,8 +16,12 @@ export interface RedirectHop extends RedirectInfo {
   readonly group: string;
 }
 
-/** How one fetch meets the group gate. */
-export interface GatedFetchOptions {
+/**
+ * How one fetch meets the group gate. Its first request asks the gate as
+ * `PassOptions` say (the job's slot and lag, its progress, its wait for the
+ * slot); the signal ends the whole fetch.
+ */
+export interface GatedFetchOptions extends Pick<PassOptions, 'signal' | 'due' | 'lag' | 'progress' | 'maxDueWaitMs' | 'dueWaitSignal'> {
   readonly gate: GroupGate;
   readonly fetcher: Fetcher;
   readonly groupOf: (url: string) => string;
@@ -35,16 +38,6 @@ export interface GatedFetchOptions {
   readonly beforeRedirectSent?: (hop: RedirectHop) => Promise<void>;
   /** Once, when the fetch's first request was admitted. */
   readonly onFirstAdmitted?: () => Promise<void>;
-  readonly signal?: AbortSignal | undefined;
-  /** The first request's start slot, as the release step set it (`CrawlJobData.due`): the gate is asked shortly before. */
-  readonly due?: number | undefined;
-  /** The group's lag behind such slots when the job was released (`CrawlJobData.lag`). */
-  readonly lag?: number | undefined;
-  /** Recorded with the first request's admission: a job of several URLs moving on to this one. */
-  readonly progress?: AcquireRequest['progress'];
-  /** Longest sleep before the first request's slot (`due`), when not maxInlineWaitMs; `dueWaitSignal` cuts it short. */
-  readonly maxDueWaitMs?: number | undefined;
-  readonly dueWaitSignal?: AbortSignal | undefined;
   /** Redirects this fetch may follow (see `FetchRequest.maxRedirects`). */
   readonly maxRedirects?: number | undefined;
   /** Read only this many bytes of the body (see `FetchRequest.bodyPrefixBytes`). */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { decodeBody, extractPage } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
-import { BrowserCrashedError, BrowserUnavailableError, renderPage, type BrowserPool } from '@crawlq/renderer';
+import { BrowserCrashedError, BrowserUnavailableError, renderPage, type BrowserPool, type RenderOptions } from '@crawlq/renderer';
 import { urlFingerprint } from '@crawlq/urls';
 import { fetchForBrowser, type BrowserRequestServices } from './browser-requests.js';
 import type { RenderSummary } from '@crawlq/crawl-control';
@@ -11,13 +11,9 @@ import type { RenderVerdicts } from './render-verdicts.js';
 /** `--render`, or a limit rule's `render`. */
 export type RenderMode = 'never' | 'always' | 'auto';
 
-/** How the pages of one group are rendered (the crawl definition, or the first limit rule that matches the group). */
-export interface GroupRenderSettings {
+/** How the pages of one group are rendered (the crawl definition, or the first limit rule that matches the group): whether, and how to wait and act on a page. */
+export interface GroupRenderSettings extends Pick<RenderOptions, 'waitFor' | 'scrollSteps' | 'clickSelector' | 'clickSteps'> {
   readonly mode: RenderMode;
-  readonly waitFor?: string | undefined;
-  readonly scrollSteps?: number | undefined;
-  readonly clickSelector?: string | undefined;
-  readonly clickSteps?: number | undefined;
 }
 
 /** A page as the browser left it. */

@@ -1,6 +1,6 @@
 import type { RedisClient } from '@crawlq/redis';
 import { revisitKeys } from './revisit-keys.js';
-import { REVISIT_EPOCH_MS } from './revisit-store.js';
+import { REVISIT_EPOCH_MS, type RevisitCounters } from './revisit-store.js';
 
 /** The per-group counters the record script keeps (see `R g:<counter>` in `revisit.lua`). */
 const GROUP_COUNTERS = ['known', 'first', 'changed', 'unchanged', 'notModified', 'gone', 'bytesSaved', 'retired'] as const;
@@ -9,22 +9,12 @@ const SCAN_CHUNK = 2_000;
 /** The horizon of "due in the next hour". */
 const HOUR_MS = 3_600_000;
 
-/** One group's revisit figures (see readRevisitGroups). */
-export interface RevisitGroupFigures {
+/**
+ * One group's revisit figures (see readRevisitGroups): the fleet's counters
+ * kept per group (those that are not the fleet's alone), and its due counts.
+ */
+export interface RevisitGroupFigures extends Pick<RevisitCounters, 'known' | 'first' | 'changed' | 'unchanged' | 'notModified' | 'gone' | 'bytesSaved' | 'retired'> {
   readonly group: string;
-  /** URLs of the group with a schedule (fetched at least once, not retired). */
-  readonly known: number;
-  readonly first: number;
-  /** Revisits that found new content. */
-  readonly changed: number;
-  /** Revisits answered 200 with the same content signature. */
-  readonly unchanged: number;
-  /** Revisits answered 304. */
-  readonly notModified: number;
-  readonly gone: number;
-  /** Body bytes the group's 304 answers did not send (each the last full body's size, within 5%). */
-  readonly bytesSaved: number;
-  readonly retired: number;
   /** Schedule entries of the group due now (as the fleet's dueNow: an upper bound); undefined when not counted. */
   readonly dueNow: number | undefined;
   /** The same within the next hour, due now included; undefined when not counted. */
