@@ -161,7 +161,10 @@ describe('adaptive politeness across a fleet of 3 workers', () => {
     expect(shedding.filter((request) => request.status === 503).length).toBeGreaterThan(0);
     const sheddingLate = lastHalf(shedding);
     expect(sheddingLate.filter((request) => request.status === 503).length).toBeLessThanOrEqual(Math.ceil(sheddingLate.length * 0.15));
-    expect(groups.get(SHEDDING)?.paceReason).toMatch(/HTTP 503/);
+    // The group shows its last cut's reason; on a loaded machine a latency cut
+    // may follow the 503 cuts (the requests it waited on were slow too). The
+    // log shows the 503 cut either way.
+    expect(groups.get(SHEDDING)?.paceReason).toMatch(/HTTP 503|latency \d+ ms over \d+ ms/);
     expect(logs).toMatch(new RegExp(`group ${SHEDDING.replace(/\./g, '\\.')}:\\d+: pace cut to 0\\.\\d+ of its limits \\(was [01]\\.\\d+\\): HTTP 503`));
 
     // (c) The healthy host: never above its ceiling, never slowed down.
