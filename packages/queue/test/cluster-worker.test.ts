@@ -44,15 +44,18 @@ describe('openWorker on a cluster URL', () => {
       // Closed at once, while its blocking read may still be chasing the master (a read without a
       // redirection limit once held close() for good; this run does not reproduce that every time).
       const idleClosed = within(idle.close().then(() => 'closed'), 60_000);
-      // Jobs flow again once it is back...
-      await queue.add('crawl', { n: 2 });
+      // Jobs flow again once it is back: the job is added as soon as the
+      // cluster takes it (an add sent while the client still maps the
+      // restarted master's slots can wait on it; a bounded try is sent again,
+      // and a second copy of job 2 would change nothing here)...
+      await waitFor(async () => (await within(queue.add('crawl', { n: 2 }).then(() => true, () => false), 15_000)) === true, { what: 'the cluster to take a job again', timeoutMs: 120_000, intervalMs: 500 });
       await waitFor(() => done.includes('2'), { what: 'the job to complete', timeoutMs: 120_000, intervalMs: 50 });
       // ...and both workers close.
       expect(await idleClosed).toBe('closed');
       expect(await within(busy.close().then(() => 'closed'), 60_000)).toBe('closed');
     } finally {
-      await Promise.all([idle.close(true), busy.close(true)]).catch(() => undefined);
-      await queue.close();
+      // Bounded, so a close that hangs after a failed step leaves that step's message, not a blanket timeout.
+      await within(Promise.all([idle.close(true), busy.close(true), queue.close()]).catch(() => undefined), 30_000);
     }
   });
 });
