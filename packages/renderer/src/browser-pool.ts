@@ -18,7 +18,9 @@ export interface BrowserPoolOptions {
   /**
    * A browser that takes longer than this to open a tab (a context, its page,
    * its init script) is wedged, not slow: it is killed and the page fails as
-   * crashed (retried). @default OPEN_TAB_WITHIN_MS
+   * crashed (retried). A new browser's first tabs have the launch's bound
+   * instead: they start its renderer processes, as slow on a loaded machine
+   * as the launch itself. @default OPEN_TAB_WITHIN_MS
    */
   readonly openTabWithinMs?: number | undefined;
   readonly log?: (line: string, level?: 'debug' | 'info' | 'warn' | 'error') => void;
@@ -59,6 +61,8 @@ interface Instance {
   readonly pid: number | undefined;
   active: number;
   served: number;
+  /** Whether a tab has opened in it yet (until then a tab is bounded like the launch). */
+  opened: boolean;
   retired: boolean;
   dead: boolean;
 }
@@ -180,10 +184,13 @@ export class BrowserPool {
 
   /** Opens a tab, or kills a browser that does not open one in time (see BrowserPoolOptions.openTabWithinMs). */
   async #openTabWithin(instance: Instance, setup: (page: Page) => Promise<void>): Promise<Tab> {
-    const limitMs = this.#options.openTabWithinMs ?? OPEN_TAB_WITHIN_MS;
+    const tabWithinMs = this.#options.openTabWithinMs ?? OPEN_TAB_WITHIN_MS;
+    const limitMs = instance.opened ? tabWithinMs : Math.max(tabWithinMs, LAUNCH_WITHIN_MS);
     const opening = this.#openTab(instance, setup);
     try {
-      return await withinMs(opening, limitMs);
+      const tab = await withinMs(opening, limitMs);
+      instance.opened = true;
+      return tab;
     } catch (error) {
       if (!(error instanceof NoAnswer)) throw error;
       // Should it open after all, its context goes with the killed browser; closed here in case.
@@ -277,7 +284,7 @@ export class BrowserPool {
     }
     // Launches are one at a time, so the one new child process is this browser.
     const pid = childPids(process.pid).find((candidate) => !before.has(candidate));
-    const instance: Instance = { browser, pid, active: 0, served: 0, retired: false, dead: false };
+    const instance: Instance = { browser, pid, active: 0, served: 0, opened: false, retired: false, dead: false };
     browser.on('disconnected', () => {
       if (!instance.dead && !instance.retired && !this.#closed) {
         this.#stats.crashes += 1;

@@ -57,6 +57,28 @@ describe.skipIf(chromium === undefined)('a hung or crashed browser', () => {
     }
   });
 
+  it("a new browser's first tab has the launch's bound, later tabs the tab bound", { timeout: 120_000 }, async () => {
+    // A bound no live browser meets for a later tab: only the first may open.
+    const strict = new BrowserPool({ pages: 1, restartAfterPages: 100, maxMemoryBytes: 2 ** 31, openTabWithinMs: 1 });
+    const noSetup = () => Promise.resolve();
+    try {
+      let firstRan = false;
+      const first = strict.withTab(noSetup, () => {
+        firstRan = true;
+        // Failing use closes the tab, so the next page must open one.
+        return Promise.reject(new Error('not kept'));
+      });
+      await expect(first).rejects.toThrow('not kept');
+      expect(firstRan).toBe(true);
+      await expect(strict.withTab(noSetup, () => Promise.resolve('opened'))).rejects.toBeInstanceOf(BrowserCrashedError);
+      // The killed browser's successor opens its first tab under the launch's bound again.
+      await expect(strict.withTab(noSetup, (tab) => tab.page.evaluate('2 + 2'))).resolves.toBe(4);
+      expect(strict.stats.launches).toBe(2);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('a browser killed mid-page fails that render as crashed; the next render gets a new browser', { timeout: 60_000 }, async () => {
     const launches = pool.stats.launches;
     const url = site.appUrls[2] ?? '';
