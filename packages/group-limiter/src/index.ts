@@ -1,5 +1,6 @@
 export { createGroupLimiter, globalShare, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PacedCall, type SetPolicyResult } from './group-limiter.js';
 export type { Admission, DenialReason, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
+export { describePaceChange } from './admission.js';
 export type { GlobalStatus, GroupStatus } from './group-status.js';
 export {
   DEFAULT_ADAPTIVE_PACING,

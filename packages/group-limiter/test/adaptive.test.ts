@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ADAPTIVE_IMPLIED_CONCURRENCY,
   createGroupLimiter,
+  describePaceChange,
   GroupLimiterArgumentError,
   InvalidLimitPolicyError,
   normalizePolicy,
@@ -160,14 +161,18 @@ describe('adaptive pacing in the gate', () => {
     // 0.5 back to 1 at 2 per second: 250 ms.
     const [limiter] = await fleet({ ...unlimited, adaptive: { enabled: true, risePerSecond: 2 } });
     const group = 'recovery.test';
-    expect(await limiter.release(await admit(limiter, group), { status: 503, sent: true })).toMatchObject({ direction: 'down', to: 0.5 });
+    const cut = await limiter.release(await admit(limiter, group), { status: 503, sent: true });
+    expect(cut).toMatchObject({ direction: 'down', to: 0.5 });
+    expect(describePaceChange(cut!)).toBe('group recovery.test: pace cut to 0.50 of its limits (was 1.00): HTTP 503');
     const cutAt = (await limiter.status(group)).paceChangedAt ?? 0;
     await sleep(400);
     const recovered = await limiter.status(group);
     expect(recovered).toMatchObject({ paceFactor: 1, paceReason: 'recovered after HTTP 503', effectiveConcurrency: 8 });
     // It reached 1 at the cut plus 250 ms, whenever it is read.
     expect(Math.abs((recovered.paceChangedAt ?? 0) - (cutAt + 250))).toBeLessThanOrEqual(2);
-    expect(await limiter.release(await admit(limiter, group), { status: 200, sent: true })).toEqual({ group, direction: 'up', from: 0.5, to: 1, cause: '5xx', reason: 'HTTP 503' });
+    const back = await limiter.release(await admit(limiter, group), { status: 200, sent: true });
+    expect(back).toEqual({ group, direction: 'up', from: 0.5, to: 1, cause: '5xx', reason: 'HTTP 503' });
+    expect(describePaceChange(back!)).toBe('group recovery.test: back at full pace (was cut to 0.50: HTTP 503)');
     expect(await limiter.release(await admit(limiter, group), { status: 200, sent: true })).toBeNull();
     expect(await limiter.status(group)).toMatchObject({ paceFactor: 1, paceReason: 'recovered after HTTP 503', paceCuts: 1 });
   });

@@ -21,5 +21,6 @@ export {
   type WarcWriter,
   type WarcWriterOptions,
 } from './warc-writer.js';
+export { packCapture, unpackCapture } from './packed-capture.js';
 export { WARC_LEASE_FENCE_MS, WARC_LEASE_RENEW_MS, WARC_LEASE_TTL_MS, type WarcWriterLease } from './warc-lease.js';
 export { recoverWarcFiles, startWarcRecovery, type RecoveredWarcFile, type WarcRecovery, type WarcRecoveryOptions, type WarcRecoveryPass } from './warc-recovery.js';

@@ -2,14 +2,13 @@ import { decodeBody, isHtml } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
-import { newWarcRecordId, SINK_REVISIT, SINK_ROW, warcCaptureOf, warcPayloadDigest, type ResultSink, type WarcCapture, type WarcWriter } from '@crawlq/sink';
+import { newWarcRecordId, packCapture, SINK_REVISIT, SINK_ROW, unpackCapture, warcCaptureOf, warcPayloadDigest, type ResultSink, type WarcCapture, type WarcWriter } from '@crawlq/sink';
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
 // htmlparser2 through cheerio/slim, as the built-in crawler parses: several times faster than parse5.
 import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../errors.js';
 import type { RenderOutcome } from '../render/page-render.js';
 import type { PageRecord } from '@crawlq/crawl-control';
-import { packCapture, unpackCapture } from '../revisit/archived-capture.js';
 import { linkSetHash } from '../revisit/link-set.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';

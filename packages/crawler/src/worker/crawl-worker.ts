@@ -5,7 +5,7 @@ import { canonicalJson, crawlqCommand, definitionConflicts, formatDuration, form
 import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts';
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, warmUpFetcher, type Fetcher } from '@crawlq/fetcher';
-import type { GroupLimiter, PaceChange } from '@crawlq/group-limiter';
+import { describePaceChange, type GroupLimiter, type PaceChange } from '@crawlq/group-limiter';
 import { CRAWL_JOB_RETENTION, holdJobLock, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
@@ -15,7 +15,6 @@ import { type CrawlServices, crawlSlotKeys, CrawlStatsRecorder, definitionAuthor
 import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from '../coordination/protocol.js';
 import { WorkerStoppingError } from '../errors.js';
 import { GroupGate, MAX_INLINE_WAIT_MS } from '../gate/group-gate.js';
-import { describePaceChange } from '../gate/pace-change.js';
 import { openRobotsPolicy } from '../gate/robots-fetch.js';
 import { serverFetcherOptions, serverGateOptions } from '../gate/server-wiring.js';
 import { processCrawlJob } from '../process-crawl-job.js';

@@ -1,4 +1,4 @@
-import type { WarcCapture } from '@crawlq/sink';
+import type { WarcCapture } from './warc-writer.js';
 
 /** Record id (UUID) 16 bytes, date 6 (ms since 1970), SHA-256 payload digest 32; then the target URI when it is not the URL's own. */
 const FIXED_BYTES = 54;
@@ -6,11 +6,11 @@ const RECORD_ID = /^<urn:uuid:([0-9a-f]{8})-([0-9a-f]{4})-([0-9a-f]{4})-([0-9a-f
 const DIGEST = /^sha256:([0-9a-f]{64})$/i;
 
 /**
- * A page's archived response as the revisit schedule keeps it (54 bytes
- * when its target URI is the URL itself, the usual case, so Redis keeps the
- * hash compact). undefined when the capture is not in the writer's own form
- * (then no revisit record can name it, and the next unchanged fetch is
- * archived in full).
+ * A page's archived response packed for a caller that keeps it per URL (the
+ * crawler's revisit schedule, in a Redis hash that must stay compact): 54
+ * bytes when its target URI is the URL itself, the usual case. undefined when
+ * the capture is not in the writer's own form (then no revisit record can
+ * name it, and the next unchanged fetch is archived in full).
  */
 export function packCapture(capture: WarcCapture, url: string): Buffer | undefined {
   const id = RECORD_ID.exec(capture.recordId);
