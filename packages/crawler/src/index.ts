@@ -12,7 +12,7 @@ export {
   type LogSeverity,
 } from './worker/crawl-worker.js';
 export { runWorkerProcess, type WorkerProcessOptions, type WorkerProcessEnd } from './worker/worker-process.js';
-export { stopOnSignals } from './worker/stop-signals.js';
+export { stopOnSignals } from './worker/stopping.js';
 export { joinCoordinator, type CoordinatorLink } from './coordination/worker-link.js';
 export { runCrawl, type RunCrawlOptions, type CrawlSummary } from './coordination/run-crawl.js';
 export { processCrawlJob, type CrawlJobContext } from './process-crawl-job.js';

@@ -9,8 +9,7 @@ import { clearNamespace, crawlSlotKeys, type CrawlStatus, definitionAuthor, open
 import { alertMailConfig } from '../worker/crawl-worker.js';
 import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './protocol.js';
 import { checkOutputs } from '../worker/output-checks.js';
-import { settleWithin } from '../worker/settle-within.js';
-import { redisAnswersWithin } from '../worker/redis-answers.js';
+import { redisAnswersWithin, settleWithin } from '../worker/stopping.js';
 import { CrawlStoppedWithoutRedisError } from '../errors.js';
 import { claimCrawler } from '../handlers/crawler-identity.js';
 import { loadCrawler } from '../handlers/load-crawler.js';

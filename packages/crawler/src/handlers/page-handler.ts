@@ -9,7 +9,7 @@ import { load, type CheerioAPI } from 'cheerio/slim';
 import { JobLostError } from '../errors.js';
 import type { RenderOutcome } from '../render/page-render.js';
 import type { PageRecord } from '@crawlq/crawl-control';
-import { linkSetHash } from '../revisit/link-set.js';
+import { linkSetHash } from '../revisit/revisit-interval.js';
 import type { RevisitTicket, RevisitVerdict } from '../revisit/revisit-hooks.js';
 import type { CrawlContext, Crawler, CrawlLog, CrawlRender, CrawlRequest, CrawlResponse, EnqueueOptions, EnqueueResult } from './crawler-types.js';
 import { handlerFailure } from './handler-errors.js';

@@ -2,8 +2,7 @@ import { contentSignature } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
 import type { KnownUrl, RevisitSchedule } from '@crawlq/frontier';
 import type { CrawlqConfig } from '@crawlq/config';
-import { isHub } from './link-set.js';
-import { headerHintMs, nextSchedule, revisitPolicyOf, type RevisitPolicy } from './revisit-interval.js';
+import { headerHintMs, isHub, nextSchedule, revisitPolicyOf, type RevisitPolicy } from './revisit-interval.js';
 
 /** 404/410 answers in a row after which a URL is retired (never due again). */
 export const RETIRE_AFTER_MISSES = 3;

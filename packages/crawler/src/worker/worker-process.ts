@@ -5,7 +5,7 @@ import { startObservability } from '@crawlq/metrics';
 import { decodeWorkerLaunch, REDIS_OUTAGE_MESSAGE } from '../coordination/protocol.js';
 import type { CoordinatorLink } from '../coordination/worker-link.js';
 import { runWorkerUntilStopped } from './crawl-worker.js';
-import { stopOnSignals } from './stop-signals.js';
+import { stopOnSignals } from './stopping.js';
 
 /** How long a worker stopped without Redis waits for its metrics and fleet reads to close: they may be waiting on a Redis that does not answer. */
 const CLOSE_WITHOUT_REDIS_MS = 2_000;

@@ -1,3 +1,8 @@
+// Stopping a worker (or `crawl`'s coordinator): the signals that begin it,
+// teardown bounded in time, and whether Redis still answers, as a stop must
+// not wait on a Redis that is gone.
+import type { RedisClient } from '@crawlq/redis';
+
 /**
  * Aborted by the first SIGTERM, SIGINT or SIGHUP, with the signal's name as
  * reason. SIGHUP (the terminal closed, an ssh session dropped) is a stop like
@@ -22,4 +27,26 @@ export function stopOnSignals(): AbortSignal {
   };
   process.on('SIGTERM', stop).on('SIGINT', stop).on('SIGHUP', stop);
   return controller.signal;
+}
+
+/** Waits for `work` to settle, but no longer than `ms`: for teardown that must not wait on a Redis that is gone. */
+export async function settleWithin(ms: number, work: readonly Promise<unknown>[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(work), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * Whether Redis answers a PING within `ms`. A stopped server (SIGSTOP, a
+ * hung host) keeps the connection open and never replies: no 'close' event
+ * says so, only a command that goes unanswered.
+ */
+export async function redisAnswersWithin(redis: RedisClient, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms).unref()));
+  try {
+    return await Promise.race([redis.ping().then(() => true, () => false), silent]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
