@@ -20,7 +20,7 @@ const fleets: Fleet[] = [];
 beforeAll(async () => {
   [redis, site] = await Promise.all([
     startTestRedis(),
-    startDemoSite({ hosts: ['127.0.0.31', '127.0.0.32'], pagesPerHost: 120, linksPerPage: 4, crossHostLinksPerPage: 1, brokenLinksPerPage: 0 }),
+    startDemoSite({ hosts: ['127.0.0.31', '127.0.0.32'], pagesPerHost: 80, linksPerPage: 4, crossHostLinksPerPage: 1, brokenLinksPerPage: 0 }),
   ]);
 });
 afterAll(async () => {
@@ -50,10 +50,13 @@ function records(files: readonly string[]): PageLine[] {
   });
 }
 
-/** The crawl's definition, as `enqueue` publishes it. */
-// A slow crawl (3 pages/s per host): it must outlast three workers' start-up on a loaded machine.
-const definition = ['--allow-private-network', '--rate', '3/1s', '--domain-concurrency', '2', '--scope', 'any', '--max-depth', '50', '--request-timeout', '10s', '--lease-time', '10s'];
-const workerFlags = (namespace: string) => ['--namespace', namespace, ...definition, '--stall-timeout', '5s', '--grace-period', '5s'];
+/** The crawl's definition, as `enqueue` publishes it, at `rate` per host. */
+const definitionAt = (rate: string) => ['--allow-private-network', '--rate', rate, '--domain-concurrency', '2', '--scope', 'any', '--max-depth', '50', '--request-timeout', '10s', '--lease-time', '10s'];
+const workerFlagsAt = (rate: string, namespace: string) => ['--namespace', namespace, ...definitionAt(rate), '--stall-timeout', '5s', '--grace-period', '5s'];
+// The kill case is slow (3 pages/s per host): its crawl must outlast three workers' start-up on a loaded machine.
+const KILL_RATE = '3/1s';
+// The full disk needs no such wait: it fills after a few pages whatever the pace.
+const FULL_DISK_RATE = '15/1s';
 
 /** Every page record's pointer resolves; the failure counts those that do not, as an operator would. */
 async function resolveAll(dir: string, pages: readonly PageLine[]): Promise<void> {
@@ -84,9 +87,9 @@ describe('WARC files always resolve', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-kill-'));
     const warcDir = join(dir, 'warc');
     const namespace = 'warckill';
-    const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlags(namespace) });
+    const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlagsAt(KILL_RATE, namespace) });
     fleets.push(fleet);
-    const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definition]);
+    const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definitionAt(KILL_RATE)]);
     expect(enqueued.code, enqueued.stderr).toBe(0);
     // Small files: the victim leaves closed files and an open one, the survivor rotates while the third one starts.
     const warcFlags = ['--warc', warcDir, '--warc-max-size', '24kb', '--concurrency', '4'];
@@ -153,9 +156,9 @@ describe('WARC files always resolve', () => {
       if (!mounted) context.skip('cannot mount a tmpfs here');
       const dir = mkdtempSync(join(tmpdir(), 'crawlq-warc-full-'));
       const namespace = 'warcfull';
-      const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlags(namespace) });
+      const fleet = new Fleet({ redisUrl: redis.url, dir, flags: workerFlagsAt(FULL_DISK_RATE, namespace) });
       fullFleets.push(fleet);
-      const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definition]);
+      const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definitionAt(FULL_DISK_RATE)]);
       expect(enqueued.code, enqueued.stderr).toBe(0);
       const worker = await fleet.start(['--warc', mountPoint, '--concurrency', '4']);
       // Several pages refused by the disk first: the case is the crawl going on past them.
@@ -164,8 +167,8 @@ describe('WARC files always resolve', () => {
         throw new Error(`${error.message}; the worker ${worker.exitCode === null && worker.signalCode === null ? 'runs' : `exited (${worker.exitCode ?? worker.signalCode})`}; unreadable files: ${JSON.stringify(await unreadable(mountPoint))}\n${fleet.logs[0]!.slice(-2_000)}`);
       });
       // Then to its end: every page that did not fit fails once, and the group's
-      // next URLs go on at its pace (about 120 refused pages at 3/s per host:
-      // under a minute alone; the bound is for a loaded machine).
+      // next URLs go on at its pace (about 120 refused pages at 15/s per host:
+      // seconds alone; the bound is for a loaded machine).
       await fleet.waitUntilDone(400_000).catch(async (error: Error) => {
         throw new Error(`${error.message}: ${JSON.stringify(await fleet.status())}`);
       });

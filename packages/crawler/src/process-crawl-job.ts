@@ -58,6 +58,12 @@ export interface CrawlJobContext {
   /** Called when the gate or a server's Retry-After defers the job (metrics). */
   readonly onDeferred?: (reason: DeferReason, retryInMs: number) => void;
   /**
+   * Called after URLs of a job went back to their group's backlog: the group
+   * is due again at once (the requeue gives their slots back), while the
+   * process's releaser may be asleep until the slots the job had taken.
+   */
+  readonly onHandedBack?: () => void;
+  /**
    * Aborted with a WorkerStoppingError when the worker stops and the grace
    * period is over: the fetch and gate waits stop, the slot is given back and
    * the job goes back to the queue without using an attempt.
@@ -159,7 +165,7 @@ async function processBatch(
   // lock expired): that one resumes from the job's progress, so nothing is
   // handed back twice.
   const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
-    await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request });
+    if ((await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request })) && request.units.length > 0) context.onHandedBack?.();
   };
   let total: CrawlJobResult = { status: 0, links: 0, enqueued: 0 };
   const from = resumeAt(job.progress, units.length);
@@ -223,6 +229,7 @@ async function endAtUrlInHand(
   // job: a resumed job fetches the one in hand as that URL's own owner.
   const data: CrawlJobData = alone || from === 0 ? unitJobData(job.data, inHand) : { ...job.data, batch: units.slice(1, from + 1) };
   if (!(await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, units: units.slice(from + 1), data }))) return units;
+  if (from + 1 < units.length) context.onHandedBack?.();
   job.data = data;
   return crawlJobUnits(String(job.id), data);
 }

@@ -345,6 +345,32 @@ describe('jobs of several URLs', () => {
     }
   });
 
+  it("URLs handed back after a failure at a job's first URL go out again at the group's pace, not after the slots the job had taken", async () => {
+    // 5 requests a second, jobs of up to 32 URLs: a job's slots reach seconds
+    // ahead, and the releaser would sleep until then (its idle sleep made
+    // longer than the test). Every page but the first fails, so every job
+    // fails at its first URL and hands the rest back.
+    batchSite.resetRecords();
+    batchSite.setFaults([{ path: /^\/p\//, status: 500 }]);
+    try {
+      const cfg = config({ allowPrivateNetwork: true, rate: '5/1s', concurrency: 2, fetchRetries: 0, attempts: 1 });
+      services = await openCrawlServices(cfg, redis.url, { role: 'producer' });
+      await publishCrawlDefinition(services, 'test');
+      const urls = Array.from({ length: 40 }, (_, i) => batchSite.urlOf(BATCH_HOST, i));
+      await services.frontier.addSeeds(urls);
+      worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, releaserIdleMs: 600_000 });
+      // 8 s at the group's pace; with the releaser asleep until each job's slots had passed it took 58 s.
+      await waitFor(async () => {
+        const { backlog, waiting, delayed, active } = await readCrawlProgress(services!.redis, cfg.namespace);
+        return backlog + waiting + delayed + active === 0 ? true : undefined;
+      }, { what: 'the crawl to end', timeoutMs: 30_000, intervalMs: 50 });
+      for (const url of urls) expect(batchSite.requests.filter((request) => request.url === url), url).toHaveLength(1);
+      expect(batchSite.requests.filter((request) => request.status === 500)).toHaveLength(39);
+    } finally {
+      batchSite.setFaults([]);
+    }
+  });
+
   it('a failure or a 429 at a later URL sends it and the rest back to the backlog: each fetched again once, nothing lost, nothing dead-lettered', async () => {
     const faults = [
       { path: '/p/3', status: 500, times: 1 },

@@ -57,6 +57,8 @@ export interface CrawlWorkerOptions {
   readonly onRedisOutage?: (error: RedisOutageError) => void;
   /** The crawler whose routes handle the pages (createCrawl); unset: `config.crawler`'s module, else the built-in page record. */
   readonly crawler?: LoadedCrawler;
+  /** The backlog releaser's longest idle sleep (tests lengthen it to show what wakes it); production never sets it. */
+  readonly releaserIdleMs?: number;
 }
 
 export type LogSeverity = 'debug' | 'info' | 'warn' | 'error';
@@ -216,6 +218,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     frontier: () => services.frontier,
     concurrency: config.concurrency,
     onError: (error) => unlessRedisDown(`could not release URLs from the backlog (retrying): ${String(error)}`, 'warn'),
+    ...(options.releaserIdleMs === undefined ? {} : { idleMs: options.releaserIdleMs }),
   });
 
   // A continuous crawl: due URLs go back to their backlogs (idle while --revisit is off).
@@ -273,6 +276,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
+      onHandedBack: () => releaser.nudge(),
       onPage: (record) => {
         if (record.enqueued > 0) releaser.nudge();
         telemetry?.page?.(record);
