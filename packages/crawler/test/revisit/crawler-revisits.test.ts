@@ -10,10 +10,10 @@ import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { urlFingerprint } from '@crawlq/urls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CrawlServices, openCrawlServices, publishCrawlDefinition } from '@crawlq/crawl-control';
-import { type CrawlWorker, startCrawlWorker } from '../src/index.js';
-import { defineCrawler } from '../src/api.js';
-import { inlineCrawler } from '../src/handlers/load-crawler.js';
-import type { Crawler } from '../src/handlers/crawler-types.js';
+import { type CrawlWorker, startCrawlWorker } from '../../src/index.js';
+import { defineCrawler } from '../../src/api.js';
+import { inlineCrawler } from '../../src/handlers/load-crawler.js';
+import type { Crawler } from '../../src/handlers/crawler-types.js';
 
 // A user's crawler in a continuous crawl (--revisit): a real worker in-process,
 // a real Redis and a loopback site with one page behind an ETag, one that

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatedRate, HUB_FACTOR, headerHintMs, hintFloor, isHub, linkSetHash, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../src/revisit/revisit-interval.js';
+import { estimatedRate, HUB_FACTOR, headerHintMs, hintFloor, isHub, linkSetHash, nextSchedule, optimalIntervalMs, type ChangeHistory } from '../../src/revisit/revisit-interval.js';
 
 const policy = { mode: 'adaptive' as const, minMs: 5_000, maxMs: 600_000 };
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { createGroupLimiter, limiterKeys, type Admission, type GroupLimiter } from '@crawlq/group-limiter';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GroupGate, type GateLimiter } from '../src/gate/group-gate.js';
+import { GroupGate, type GateLimiter } from '../../src/gate/group-gate.js';
 
 let redis: TestRedis;
 let limiter: GroupLimiter;

@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { cachedCrawler, compileCrawler, crawlerCacheDir } from '../src/handlers/crawler-cache.js';
-import { loadCrawler } from '../src/handlers/load-crawler.js';
-import type { CrawlContext } from '../src/api.js';
+import { cachedCrawler, compileCrawler, crawlerCacheDir } from '../../src/handlers/crawler-cache.js';
+import { loadCrawler } from '../../src/handlers/load-crawler.js';
+import type { CrawlContext } from '../../src/api.js';
 
 // `--crawler FILE` as a worker loads it: TypeScript compiled once into
 // node_modules/.cache/crawlq and imported from there, JavaScript as it is.
 // The crawler files import the API by its source path, so the compiled module
 // holds it and loads without a build of this package.
-const API = fileURLToPath(new URL('../src/api.ts', import.meta.url));
-const ERRORS_BUILT = new URL('../../errors/dist/index.js', import.meta.url).href;
+const API = fileURLToPath(new URL('../../src/api.ts', import.meta.url));
+const ERRORS_BUILT = new URL('../../../errors/dist/index.js', import.meta.url).href;
 
 /** A project folder with a node_modules (where the cache goes) and a two-file TypeScript crawler. */
 function project(): { dir: string; crawler: string; routes: string } {

@@ -12,10 +12,10 @@ import { gateKeyPrefix, queuePrefix, stateKeyPrefix } from '@crawlq/redis';
 import { normalizeUrl, urlFingerprint } from '@crawlq/urls';
 import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThroughGate } from '../src/gate/gated-fetch.js';
-import { GroupGate, type GateLimiter } from '../src/gate/group-gate.js';
+import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
+import { GroupGate, type GateLimiter } from '../../src/gate/group-gate.js';
 import { type CrawlServices, openCrawlServices, type PageRecord, publishCrawlDefinition } from '@crawlq/crawl-control';
-import { type CrawlWorker, startCrawlWorker } from '../src/index.js';
+import { type CrawlWorker, startCrawlWorker } from '../../src/index.js';
 
 // Every way a job can end must give its group's concurrency slot back at once
 //. Slots are leases of 60 s here, so expiry cannot be what frees one:

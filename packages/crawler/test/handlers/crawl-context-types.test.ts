@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { type CrawlContext, type CrawlRender, defineCrawler } from '../src/index.js';
+import { type CrawlContext, type CrawlRender, defineCrawler } from '../../src/index.js';
 
 // Checked by `pnpm typecheck` (the @ts-expect-error lines fail it if they compile); run by vitest as any test.
 describe('the route context\'s types', () => {

@@ -3,10 +3,10 @@ import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetche
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
 import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThroughGate } from '../src/gate/gated-fetch.js';
-import { startArrivalServer, type HostArrival, type ArrivalServer } from './support/arrival-server.js';
-import { GroupGate } from '../src/gate/group-gate.js';
-import { AddressBook, type TtlAnswer } from '../src/gate/address-book.js';
+import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
+import { startArrivalServer, type HostArrival, type ArrivalServer } from '../support/arrival-server.js';
+import { GroupGate } from '../../src/gate/group-gate.js';
+import { AddressBook, type TtlAnswer } from '../../src/gate/address-book.js';
 
 // The server gate when a host's DNS lookup fails: a real limiter on a real
 // Redis, the address book the worker uses (its lookup replaced by a hook that

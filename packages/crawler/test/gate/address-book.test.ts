@@ -1,7 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddressBook, dnsTtlLookup, isNoSuchHost, type TtlAnswer } from '../src/gate/address-book.js';
+import { AddressBook, dnsTtlLookup, isNoSuchHost, type TtlAnswer } from '../../src/gate/address-book.js';
 
 // The address book against a real Redis, with a lookup whose answer the test
 // changes (as a host's DNS record changes) and a short TTL.

@@ -1,6 +1,6 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RenderVerdicts } from '../src/render/render-verdicts.js';
+import { RenderVerdicts } from '../../src/render/render-verdicts.js';
 
 let redis: TestRedis;
 

@@ -5,9 +5,9 @@ import { createFetcher, type Fetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type GroupLimiter, type Outcome, type PaceChange } from '@crawlq/group-limiter';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThroughGate } from '../src/gate/gated-fetch.js';
-import { GroupGate, type GateLimiter } from '../src/gate/group-gate.js';
-import { createGatedFetch } from '../src/gate/one-off-fetch.js';
+import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
+import { GroupGate, type GateLimiter } from '../../src/gate/group-gate.js';
+import { createGatedFetch } from '../../src/gate/one-off-fetch.js';
 
 // What a gated fetch tells the limiter for adaptive pacing: the
 // latency to each response head, and whether a request without a response

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recentlyHeld } from '../src/worker/job-lock-check.js';
+import { recentlyHeld } from '../../src/worker/job-lock-check.js';
 
 /** A hold that counts its calls and answers as told. */
 function countingHold(answers: boolean[]): { readonly hold: () => Promise<boolean>; readonly calls: () => number } {

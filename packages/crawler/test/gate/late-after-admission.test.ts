@@ -3,9 +3,9 @@ import { createFetcher, warmUpFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter';
 import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchThroughGate } from '../src/gate/gated-fetch.js';
-import { startArrivalServer, type HostArrival, type ArrivalServer } from './support/arrival-server.js';
-import { GroupGate } from '../src/gate/group-gate.js';
+import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
+import { startArrivalServer, type HostArrival, type ArrivalServer } from '../support/arrival-server.js';
+import { GroupGate } from '../../src/gate/group-gate.js';
 
 // A request the gate admitted on time can still leave late: the process
 // stalls, or the caller makes a round trip, between the admission and the

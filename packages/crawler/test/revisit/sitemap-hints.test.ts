@@ -1,7 +1,7 @@
 import type { CrawlqConfig } from '@crawlq/config';
 import { describe, expect, it } from 'vitest';
-import { nextSchedule, optimalIntervalMs } from '../src/revisit/revisit-interval.js';
-import { changefreqMs, sitemapHintOf } from '../src/revisit/sitemap-hints.js';
+import { nextSchedule, optimalIntervalMs } from '../../src/revisit/revisit-interval.js';
+import { changefreqMs, sitemapHintOf } from '../../src/revisit/sitemap-hints.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

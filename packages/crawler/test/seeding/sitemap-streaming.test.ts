@@ -8,7 +8,7 @@ import { loadConfig } from '@crawlq/config';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openCrawlServices, publishCrawlDefinition, Seeding, type CrawlServices } from '@crawlq/crawl-control';
-import { readSitemaps } from '../src/seeding/sitemap-reader.js';
+import { readSitemaps } from '../../src/seeding/sitemap-reader.js';
 
 // sitemaps stream from the network into the parser, through the
 // group gate; the lease is held while the body arrives and released on every

@@ -1,7 +1,7 @@
 import { classifyFailure } from '@crawlq/dead-letter';
 import { describe, expect, it } from 'vitest';
-import { CrawlerDefinitionError, defineCrawler, isCrawler, NonRetryableError, RetryableError } from '../src/index.js';
-import { handlerFailure, retryableByUser } from '../src/handlers/handler-errors.js';
+import { CrawlerDefinitionError, defineCrawler, isCrawler, NonRetryableError, RetryableError } from '../../src/index.js';
+import { handlerFailure, retryableByUser } from '../../src/handlers/handler-errors.js';
 
 describe('defineCrawler', () => {
   it('returns a frozen crawler a worker recognises', () => {

@@ -1,6 +1,6 @@
 import type { Frontier, ReleaseResult } from '@crawlq/frontier';
 import { describe, expect, it } from 'vitest';
-import { BacklogReleaser } from '../src/worker/backlog-releaser.js';
+import { BacklogReleaser } from '../../src/worker/backlog-releaser.js';
 
 /** A frontier whose release reports `result` and records when it was called (a pure unit: the loop's timing only). */
 function fakeFrontier(result: Partial<ReleaseResult>) {
