@@ -4,3 +4,4 @@ export { crawlJobOptions, CRAWL_JOB_RETENTION, openQueue, openWorker, openCrawlQ
 export { crawlJobWriteKeys, crawlJobOptionsJson } from './write-job-lua.js';
 export { QUEUE_LUA } from './lua/files.js';
 export { holdJobLock, type JobLockHold, type LockedJob } from './lua/hold-job-lock.js';
+export { JobSlots } from './job-slots.js';

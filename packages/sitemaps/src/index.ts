@@ -7,3 +7,4 @@ export { maybeGunzip } from './maybe-gunzip.js';
 export type { ByteSource } from './byte-chunks.js';
 export { SitemapError, SitemapLimitError, SitemapParseError } from './errors.js';
 export type { SitemapLimit } from './errors.js';
+export { readInBatches, type ReadInBatchesOptions } from './read-in-batches.js';

@@ -1,14 +1,13 @@
 import type { Readable } from 'node:stream';
 import { createFetcher } from '@crawlq/fetcher';
 import { addEnqueueCounts, emptyEnqueueCounts } from '@crawlq/frontier';
-import { readSitemap, type SitemapEntry } from '@crawlq/sitemaps';
+import { readInBatches, readSitemap, type SitemapEntry } from '@crawlq/sitemaps';
 import { redactText, redactUrl, tryNormalizeUrl } from '@crawlq/urls';
 import { SitemapStatusError } from '../errors.js';
 import { fetcherOptionsFrom, type CrawlServices, type SeedingOptions, type SitemapSeedingResult } from '@crawlq/crawl-control';
 import { serverFetcherOptions, serverGateOptions } from '../gate/server-wiring.js';
 import { GroupGate } from '../gate/group-gate.js';
 import { createGatedStream } from '../gate/one-off-fetch.js';
-import { readInBatches } from './read-in-batches.js';
 import { openRobotsPolicy } from '../gate/robots-fetch.js';
 import { sitemapHintOf } from '../revisit/sitemap-hints.js';
 

@@ -6,7 +6,7 @@ import { createAlerts, type Alerts, type AlertMailConfig } from '@crawlq/alerts'
 import { classifyFailure, createDeadLetterRecorder, type DeadLetterRecorder } from '@crawlq/dead-letter';
 import { createFetcher, RetryableFetchError, warmUpFetcher, type Fetcher } from '@crawlq/fetcher';
 import { describePaceChange, type GroupLimiter, type PaceChange } from '@crawlq/group-limiter';
-import { CRAWL_JOB_RETENTION, holdJobLock, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
+import { CRAWL_JOB_RETENTION, holdJobLock, JobSlots, openWorker, QUEUE_NAMES, type CrawlJobData, type CrawlJobResult } from '@crawlq/queue';
 import { checkEvictionPolicy, RedisOutageError, watchRedisOutage, shardNamespaces } from '@crawlq/redis';
 import type { RobotsPolicy } from '@crawlq/robots';
 import { openResultSink, openWarcWriter, startWarcRecovery, type ResultSink, type WarcRecovery, type WarcWriter } from '@crawlq/sink';
@@ -21,7 +21,6 @@ import { processCrawlJob } from '../process-crawl-job.js';
 import { BacklogReleaser } from './backlog-releaser.js';
 import { createRevisitHooks } from '../revisit/revisit-hooks.js';
 import { RevisitReleaser } from '../revisit/revisit-releaser.js';
-import { JobSlots } from './job-slots.js';
 import { recentlyHeld } from './job-lock-check.js';
 import { checkOutputs } from './output-checks.js';
 import { redisAnswersWithin, settleWithin } from './stopping.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JobSlots } from '../../src/worker/job-slots.js';
+import { JobSlots } from '../src/job-slots.js';
 
 describe('JobSlots', () => {
   it('never runs more than its capacity at once, and runs every task in arrival order', async () => {
