@@ -36,9 +36,13 @@ function unquote(text: string): string {
   });
 }
 
-/** `-- script: name` (crawlq's scripts), else the first line of BullMQ's leading comment. */
+/**
+ * crawlq's scripts: `-- script: name` (written inline), or the name their
+ * `.lua` file's header opens with (`--[[` then `  frontier-release:`); else
+ * the first line of BullMQ's leading comment.
+ */
 function nameOf(source: string): string {
-  const ours = /^-- script: (\S+)/m.exec(source)?.[1];
+  const ours = /^-- script: (\S+)/m.exec(source)?.[1] ?? /^--\[\[\s*\n\s*([a-z0-9]+(?:-[a-z0-9]+)+):\s*\n/.exec(source)?.[1];
   if (ours) return ours;
   const firstLine = source.replace(/^\s*--\[\[\s*/, '').split('\n')[0]?.trim() ?? '';
   return `bullmq: ${firstLine.slice(0, 48)}`;
