@@ -7,7 +7,7 @@ import { HostLoadBook } from './host-load.js';
 import { listenOnSamePort } from './listen-on-same-port.js';
 import { computeReachable } from './reachable.js';
 import type { ReachableOptions } from './reachable.js';
-import { PageRenderer, renderStatusPage } from './render-page.js';
+import { PageRenderer, renderStatusPage } from './page-markup.js';
 import { now, RequestLog } from './request-log.js';
 import type { LiveRecord, RequestRecord } from './request-log.js';
 import { SiteGraph } from './site-graph.js';

@@ -8,7 +8,7 @@ import { watchRedisOutage, type RedisOutageError } from '@crawlq/redis';
 import { clearNamespace, crawlSlotKeys, type CrawlStatus, definitionAuthor, openCrawlServices, publishCrawlDefinition, readCrawlStatus, Seeding } from '@crawlq/crawl-control';
 import { alertMailConfig } from '../worker/crawl-worker.js';
 import { CRAWL_FINISHED_MESSAGE, REDIS_OUTAGE_MESSAGE } from './protocol.js';
-import { checkOutputs } from '../worker/output-checks.js';
+import { checkOutputs } from '../worker/check-outputs.js';
 import { redisAnswersWithin, settleWithin } from '../worker/stopping.js';
 import { CrawlStoppedWithoutRedisError } from '../errors.js';
 import { claimCrawler } from '../handlers/crawler-identity.js';
