@@ -54,15 +54,21 @@ async function run(flags: Record<string, unknown>, seeds: string[]): Promise<{ p
   const pages: PageRecord[] = [];
   worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page) });
   await services.frontier.addSeeds(seeds);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, services.config.namespace);
-    const counts = { backlog, waiting, delayed, active };
-    if (Object.values(counts).every((count) => count === 0)) break;
-    if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(counts)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await crawlDrained(services, 30_000);
   return { pages, config: cfg };
+}
+
+/** Waits until nothing of the crawl is left: no URL in a backlog, no job waiting, delayed or running. */
+async function crawlDrained(crawl: CrawlServices, timeoutMs: number): Promise<void> {
+  let counts = {};
+  await waitFor(
+    async () => {
+      const { backlog, waiting, delayed, active } = await readCrawlProgress(crawl.redis, crawl.config.namespace);
+      counts = { backlog, waiting, delayed, active };
+      return backlog + waiting + delayed + active === 0 ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 50, what: () => `the crawl to finish (left: ${JSON.stringify(counts)})` },
+  );
 }
 
 describe('crawl worker', () => {
@@ -258,13 +264,7 @@ describe('jobs of several URLs', () => {
     await prepare?.(services.queue.toKey(String(job?.id)));
     const pages: PageRecord[] = [];
     worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, onPage: (page) => pages.push(page), ...(crawler ? { crawler } : {}) });
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const { backlog, waiting, delayed, active } = await readCrawlProgress(services.redis, cfg.namespace);
-      if (backlog + waiting + delayed + active === 0) break;
-      if (Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify({ backlog, waiting, delayed, active })}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await crawlDrained(services, 60_000);
     const requests = (url: string) => batchSite.requests.filter((request) => request.url === url);
     return { urls, pages, cfg, requests };
   }
@@ -360,10 +360,7 @@ describe('jobs of several URLs', () => {
       await services.frontier.addSeeds(urls);
       worker = await startCrawlWorker({ config: cfg, redisUrl: redis.url, cli: 'crawlq', log: () => undefined, releaserIdleMs: 600_000 });
       // 8 s at the group's pace; with the releaser asleep until each job's slots had passed it took 58 s.
-      await waitFor(async () => {
-        const { backlog, waiting, delayed, active } = await readCrawlProgress(services!.redis, cfg.namespace);
-        return backlog + waiting + delayed + active === 0 ? true : undefined;
-      }, { what: 'the crawl to end', timeoutMs: 30_000, intervalMs: 50 });
+      await crawlDrained(services, 30_000);
       for (const url of urls) expect(batchSite.requests.filter((request) => request.url === url), url).toHaveLength(1);
       expect(batchSite.requests.filter((request) => request.status === 500)).toHaveLength(39);
     } finally {

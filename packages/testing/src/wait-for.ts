@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How {@link waitFor} polls. */
 export interface WaitForOptions {
-  /** What is waited for, named in the error after the deadline. */
-  readonly what?: string;
+  /** What is waited for, named in the error after the deadline; a function is asked then, so it can tell the last state seen. */
+  readonly what?: string | (() => string);
   /** @default 60_000 */
   readonly timeoutMs?: number;
   /** Time between two checks: long enough that a check which starts a process or asks Redis does not load the machine. @default 200 */
@@ -21,7 +21,10 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
+    if (Date.now() > deadline) {
+      const what = typeof options.what === 'function' ? options.what() : options.what;
+      throw new Error(`timed out waiting for ${what ?? 'a condition'}`);
+    }
     await sleep(options.intervalMs ?? 200);
   }
 }
