@@ -114,7 +114,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     expect(Object.keys(installed.dependencies ?? {}).filter((name) => name.startsWith('@crawlq/'))).toEqual([]);
     // The CLI's data travels inside the bundle: nothing is read from the workspace.
     const shipped = readdirSync(join(project, 'node_modules', 'crawlq'), { recursive: true }).map(String);
-    expect(shipped).toEqual(expect.arrayContaining(['LICENSE', 'CHANGELOG.md', 'package.json', join('dist', 'main.js'), join('dist', 'index.js'), join('dist', 'index.d.ts')]));
+    expect(shipped).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json', join('dist', 'main.js'), join('dist', 'index.js'), join('dist', 'index.d.ts')]));
     expect(shipped.filter((path) => path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
   });
 
@@ -196,7 +196,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
 
   it('types a user\'s crawler against the packed declarations: right code compiles, a wrong push field and an unknown route label fail tsc', { timeout: 300_000 }, async () => {
     const errors = await typechecked();
-    // Only bad.ts fails in src/, on its two wrong lines: the unknown label (5) and the field Product lacks (6).
+    // Only bad.ts fails in src/ (the README's example among the files that pass), on its two wrong lines: the unknown label (5) and the field Product lacks (6).
     expect(errors.filter((line) => line.startsWith('src/'))).toEqual([
       expect.stringMatching(/^src\/bad\.ts\(5,\d+\): error TS2322: Type '"detail"' is not assignable to type '("list"|"product"|undefined| \| )+'/),
       expect.stringMatching(/^src\/bad\.ts\(6,\d+\): error TS(2353|2561): .*'prize' does not exist in type 'Product'/),
@@ -244,6 +244,11 @@ function typechecked(): Promise<string[]> {
   typecheckRun ??= (async () => {
     mkdirSync(join(project, 'src'), { recursive: true });
     writeFileSync(join(project, 'src', 'crawler.ts'), crawlerSource('http://127.0.0.1/never'));
+    // The installed package's README: its TypeScript example as a user would copy it.
+    const readme = readFileSync(join(project, 'node_modules', 'crawlq', 'README.md'), 'utf8');
+    const readmeExamples = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
+    expect(readmeExamples).toHaveLength(1);
+    writeFileSync(join(project, 'src', 'readme-example.ts'), readmeExamples[0] ?? '');
     writeFileSync(
       join(project, 'src', 'bad.ts'),
       [
