@@ -8,7 +8,7 @@
 // JSON line { pages, seconds }. Crawlee keeps its storage where
 // CRAWLEE_STORAGE_DIR points (the bench sets a temp dir).
 import { chromium, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, findChromium } from '@crawlq/renderer';
+import { CHROMIUM_FLAGS, findChromium } from '@crawlq/renderer';
 
 const [concurrencyArg, timeoutArg, ...seeds] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);
@@ -29,7 +29,7 @@ const crawler = new PlaywrightCrawler({
   requestHandlerTimeoutSecs: Math.ceil((3 * timeoutMs) / 1000),
   headless: true,
   // The same Chromium and flags as crawlq's; no fingerprint injection (crawlq does none).
-  launchContext: { launcher: chromium, launchOptions: { executablePath, args: [...CHROMIUM_ARGS], chromiumSandbox: false } },
+  launchContext: { launcher: chromium, launchOptions: { executablePath, args: [...CHROMIUM_FLAGS.args], ignoreDefaultArgs: [...CHROMIUM_FLAGS.ignoreDefaultArgs], chromiumSandbox: false } },
   browserPoolOptions: { useFingerprints: false },
   async requestHandler({ page: crawleePage, request, enqueueLinks, pushData }) {
     // Crawlee types its page from the full `playwright` package, which is not installed: it is playwright-core's page.

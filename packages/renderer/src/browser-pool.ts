@@ -1,5 +1,5 @@
 import type { Browser, BrowserContext, CDPSession, Page, Route } from 'playwright-core';
-import { CHROMIUM_ARGS, findChromium } from './chromium-launch.js';
+import { CHROMIUM_FLAGS, findChromium } from './chromium-launch.js';
 import { childPids, treeMemoryBytes } from './process-tree.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 
@@ -277,7 +277,7 @@ export class BrowserPool {
     try {
       // Loaded with the first browser: a worker that renders nothing never loads playwright-core.
       const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_ARGS], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false, timeout: LAUNCH_WITHIN_MS });
+      browser = await chromium.launch({ executablePath: this.#executablePath, headless: true, args: [...CHROMIUM_FLAGS.args], ignoreDefaultArgs: [...CHROMIUM_FLAGS.ignoreDefaultArgs], chromiumSandbox: false, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false, timeout: LAUNCH_WITHIN_MS });
     } catch (error) {
       if (findChromium(this.#executablePath) === undefined) throw new BrowserUnavailableError(this.#executablePath, { cause: error });
       throw new BrowserCrashedError(`the browser did not start (${errorText(error)})`, { cause: error });
