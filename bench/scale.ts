@@ -280,7 +280,7 @@ async function keyBreakdown(client: Redis, queued: number): Promise<Pick<QueuedB
 }
 
 export async function benchScale(log: (line: string) => void): Promise<void> {
-  if (!existsSync(join(REPO_ROOT, 'apps/cli/dist/.build-started'))) log('note: no `pnpm build` yet, so `pnpm crawlq` runs from source (slower start)');
+  if (!existsSync(join(REPO_ROOT, 'apps/cli/.build-started'))) log('note: no `pnpm build` yet, so `pnpm crawlq` runs from source (slower start)');
   const site = await startSite();
   const redis = await startTestRedis();
   try {

@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { STAMP } from '../apps/cli/build-freshness.mjs';
 import { REPO_ROOT } from './support/cli.js';
 
 // `pnpm crawlq` runs apps/cli/launcher.mjs: the built CLI when no
@@ -27,7 +28,7 @@ function workspace(): { root: string; run: (args?: string[]) => { code: number |
   write('packages/a/dist/index.js', 'export {};\n');
   write('packages/b/dist/index.js', 'export {};\n');
   // What `pnpm build` (build-stamp.mjs) leaves: when the last complete build started, after the sources were written.
-  write('apps/cli/dist/.build-started', `${Date.now() + 60_000}\n`);
+  write('apps/cli/.build-started', `${Date.now() + 60_000}\n`);
   for (const file of ['launcher.mjs', 'build-freshness.mjs']) copyFileSync(join(REPO_ROOT, 'apps/cli', file), join(root, 'apps/cli', file));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules')); // tsx
   return {
@@ -80,7 +81,7 @@ describe('pnpm crawlq (apps/cli/launcher.mjs)', () => {
     rmSync(join(first.root, 'packages/b/dist'), { recursive: true });
     expect(first.run().stdout).toMatch(/^source /);
     const second = workspace();
-    rmSync(join(second.root, 'apps/cli/dist/.build-started'));
+    rmSync(join(second.root, 'apps/cli/.build-started'));
     expect(second.run().stdout).toMatch(/^source /);
   });
 });
@@ -89,8 +90,8 @@ describe('pnpm build (apps/cli/build-stamp.mjs)', () => {
   it('dates the build by its start, and only once the build succeeded', () => {
     const root = mkdtempSync(join(tmpdir(), 'crawlq-stamp-'));
     mkdirSync(join(root, 'apps/cli'), { recursive: true });
-    copyFileSync(join(REPO_ROOT, 'apps/cli/build-stamp.mjs'), join(root, 'apps/cli/build-stamp.mjs'));
-    const stamp = join(root, 'apps/cli/dist/.build-started');
+    for (const file of ['build-stamp.mjs', 'build-freshness.mjs']) copyFileSync(join(REPO_ROOT, 'apps/cli', file), join(root, 'apps/cli', file));
+    const stamp = join(root, 'apps/cli/.build-started');
     const build = (command: string) => spawnSync(process.execPath, [join(root, 'apps/cli/build-stamp.mjs'), process.execPath, '-e', command], { encoding: 'utf8' });
     expect(build('process.exit(4)').status).toBe(4);
     expect(existsSync(stamp)).toBe(false);
@@ -100,5 +101,13 @@ describe('pnpm build (apps/cli/build-stamp.mjs)', () => {
     expect(started).toBeGreaterThanOrEqual(before);
     // The start, not the end: a source saved while the build ran counts as newer.
     expect(started).toBeLessThan(statSync(stamp).mtimeMs);
+  });
+
+  it("keeps the stamp out of the build's cached outputs: a cache hit would bring an older build's moment back", () => {
+    const turbo = JSON.parse(readFileSync(join(REPO_ROOT, 'turbo.json'), 'utf8')) as { tasks: { build: { outputs: string[] } } };
+    const fromCli = relative(join(REPO_ROOT, 'apps/cli'), STAMP).split('\\').join('/');
+    expect(fromCli.startsWith('..')).toBe(false);
+    // Each output glob as its directory (turbo's globs here are `dir/**`): the stamp is under none of them.
+    for (const glob of turbo.tasks.build.outputs) expect(fromCli.startsWith(glob.replace(/\*\*$/, ''))).toBe(false);
   });
 });

@@ -2,6 +2,8 @@
 export declare const BUILT_ENTRY: string;
 /** `crawlq worker` bundled into one file (apps/cli/dist/crawlq-worker.js). */
 export declare const WORKER_BUNDLE: string;
+/** When the last complete `pnpm build` started (apps/cli/.build-started, outside turbo's cached dist/). */
+export declare const STAMP: string;
 /** The TypeScript entry (apps/cli/src/main.ts). */
 export declare const SOURCE_ENTRY: string;
 /** The built file that runs `crawlq <args>`: the bundled worker for `worker`, the built CLI otherwise. */

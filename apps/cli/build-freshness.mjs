@@ -22,8 +22,8 @@ export function builtEntryFor(args) {
   const command = args.find((arg) => !arg.startsWith('-'));
   return command === 'worker' && existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : BUILT_ENTRY;
 }
-/** Written by build-stamp.mjs once `pnpm build` succeeded: when that build started (ms). */
-const STAMP = join(CLI_DIR, 'dist', '.build-started');
+/** Written by build-stamp.mjs once `pnpm build` succeeded: when that build started (ms). Outside dist/ (see build-stamp.mjs). */
+export const STAMP = join(CLI_DIR, '.build-started');
 
 /** Newest modification time of the files under `dir` (0: none). */
 function newest(dir) {
