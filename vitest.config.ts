@@ -21,11 +21,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Two cores: more parallel files would only add scheduling noise to
-    // tests that run several worker processes each. The end-to-end package
-    // runs three (its test script): its files mostly wait (rates, restarts,
-    // timeouts), and a third in flight took its wall time from 818 s to 533 s
-    // in a fresh-clone CI run each.
+    // Two cores: for a package's own tests run alone. `pnpm test` runs the
+    // end-to-end files four at a time and the packages' files three at a time
+    // (test/package.json, package.json): those files mostly wait (rates,
+    // restarts, timeouts). On a quiet 2-core machine `pnpm test` took 8m35s
+    // with the end-to-end files three at a time and 6m53s with five; four
+    // passed in 8m25s beside a busy core, where five failed a wait.
     maxWorkers: 2,
     fileParallelism: true,
     // The longest files first (test/durations.json): the run ends with short ones.

@@ -3,12 +3,11 @@
 // the shell), every output line prefixed with its label, and exits non-zero when
 // any failed, after all have ended, naming the ones that failed.
 //
-// Why: the end-to-end package takes several times as long as everything else
-// together, and much of its time is waiting (rates, restarts, timeouts), not
-// CPU. Started first and beside the static checks and the package tests, its
-// time is the suite's; started after them, theirs was added to it.
+// Why: much of the end-to-end files' time, and of the packages' tests', is
+// waiting (rates, restarts, timeouts), not CPU. Run side by side with the
+// static checks, the suite takes the longest one's time, not the sum.
 //
-//   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "checks=pnpm lint"
+//   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "static=pnpm lint"
 // Plain JavaScript on purpose: it runs before anything is built.
 import { spawn } from 'node:child_process';
 

@@ -54,7 +54,9 @@ describe('fleet-wide politeness under failure and load', () => {
     await fleet.cli(['enqueue', ...web.seeds]);
     // Wait until the victim holds both slots of the group, then start a second
     // worker (it is denied while the victim holds them) and kill the victim.
-    await waitFor(() => (web.requests.filter((request) => Number.isNaN(request.endedAt)).length >= 2 ? true : undefined), { what: 'two requests in flight' });
+    await waitFor(() => (web.requests.filter((request) => Number.isNaN(request.endedAt)).length >= 2 ? true : undefined), {
+      what: () => `two requests in flight (the server saw ${web.requests.length} requests, the last at ${web.requests.at(-1)?.startedAt ?? 'none'}; now ${Date.now()})`,
+    });
     await fleet.start();
     const group = `${host}:${web.port}`;
     const limiter = createGroupLimiter({ redis: redis.client(), prefix: gateKeyPrefix('fleet-kill') });
