@@ -25,8 +25,8 @@ export default defineConfig({
     // end-to-end files four at a time and the packages' files three at a time
     // (test/package.json, package.json): those files mostly wait (rates,
     // restarts, timeouts). On a quiet 2-core machine `pnpm test` took 8m35s
-    // with the end-to-end files three at a time and 6m53s with five; four
-    // passed in 8m25s beside a busy core, where five failed a wait.
+    // with the end-to-end files three at a time, 7m02s with four and 6m53s
+    // with five; four passed in 8m25s beside a busy core, where five failed a wait.
     maxWorkers: 2,
     fileParallelism: true,
     // The longest files first (test/durations.json): the run ends with short ones.
