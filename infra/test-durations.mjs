@@ -3,7 +3,7 @@
 // see test/support/longest-first.ts), from the per-file logs of the two runs
 // `pnpm test` makes, the end-to-end files and the packages' files:
 //
-//   cd test && CRAWLQ_TEST_CPU_LOG=/tmp/e2e.jsonl npx vitest run --config ../vitest.config.ts --maxWorkers 3
+//   cd test && CRAWLQ_TEST_CPU_LOG=/tmp/e2e.jsonl npx vitest run --config ../vitest.config.ts --maxWorkers 4
 //   CRAWLQ_TEST_CPU_LOG=/tmp/packages.jsonl npx vitest run --config vitest.config.ts --dir packages --maxWorkers 3
 //   node infra/test-durations.mjs /tmp/e2e.jsonl /tmp/packages.jsonl
 //

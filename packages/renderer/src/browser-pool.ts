@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, CDPSession, Page, Route } from 'playwright-core';
 import { CHROMIUM_FLAGS, findChromium } from './chromium-launch.js';
-import { childPids, treeMemoryBytes } from './process-tree.js';
+import { childPids, treeMemoryBytes, treePids } from './process-tree.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './errors.js';
 
 /** How a worker's browsers are run. */
@@ -370,9 +370,7 @@ function originOf(url: string): string | undefined {
 
 /** SIGKILL to a process and every descendant (a browser's renderers and helpers). */
 function killTree(pid: number): void {
-  const all = [pid];
-  for (let index = 0; index < all.length; index += 1) all.push(...childPids(all[index] ?? -1));
-  for (const target of all) {
+  for (const target of treePids(pid)) {
     try {
       process.kill(target, 'SIGKILL');
     } catch {

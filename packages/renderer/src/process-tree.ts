@@ -39,6 +39,20 @@ export function childPids(pid: number): number[] {
   return listProcesses().filter((entry) => entry.ppid === pid).map((entry) => entry.pid);
 }
 
+/** `pid` and all its descendants, `pid` first, parents before their children (one reading of /proc). */
+export function treePids(pid: number): number[] {
+  const all = [pid];
+  const children = childrenByParent(listProcesses());
+  for (let index = 0; index < all.length; index += 1) all.push(...(children.get(all[index] ?? -1) ?? []).map((entry) => entry.pid));
+  return all;
+}
+
+function childrenByParent(entries: readonly ProcEntry[]): Map<number, ProcEntry[]> {
+  const children = new Map<number, ProcEntry[]>();
+  for (const entry of entries) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
+  return children;
+}
+
 /**
  * Memory of `pid` and all its descendants, in bytes (0 where /proc is
  * missing): each process' proportional set size (PSS), which splits a page
@@ -50,8 +64,7 @@ export function childPids(pid: number): number[] {
  */
 export function treeMemoryBytes(pid: number): number {
   const all = listProcesses();
-  const children = new Map<number, ProcEntry[]>();
-  for (const entry of all) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
+  const children = childrenByParent(all);
   let total = 0;
   const stack = all.filter((entry) => entry.pid === pid);
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {

@@ -2,7 +2,7 @@ import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserCrashedError, BrowserPool, renderPage } from '../src/index.js';
-import { childPids } from '../src/process-tree.js';
+import { childPids, treePids } from '../src/process-tree.js';
 import { alive, chromium, documentOf, plainFetch } from './browser-support.js';
 
 // How a pool keeps its browsers: a hung one killed, a crashed one replaced,
@@ -32,8 +32,7 @@ describe.skipIf(chromium === undefined)('a hung or crashed browser', () => {
       await expect(wedged.withTab(noSetup, () => Promise.reject(new Error('not this page')))).rejects.toThrow('not this page');
       const [root] = wedged.pids;
       expect(root).toBeDefined();
-      const tree = [root!];
-      for (let index = 0; index < tree.length; index += 1) tree.push(...childPids(tree[index]!));
+      const tree = treePids(root!);
       // The browser's own process first; a helper that exits meanwhile (they come and go) needs no stopping.
       process.kill(root!, 'SIGSTOP');
       for (const pid of tree.slice(1)) {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool, CHROMIUM_FLAGS, CRAWLQ_DISABLED_FEATURES, PLAYWRIGHT_DISABLED_FEATURES } from '../src/index.js';
-import { childPids } from '../src/process-tree.js';
+import { childPids, treePids } from '../src/process-tree.js';
 import { chromium } from './browser-support.js';
 
 // What Chromium is started with, read off the running processes' command
@@ -33,9 +33,7 @@ function commandLine(pid: number): string[] {
 
 /** The processes under `root`, root included, each with its command line. */
 function tree(root: number): { pid: number; argv: string[] }[] {
-  const pids = [root];
-  for (let index = 0; index < pids.length; index += 1) pids.push(...childPids(pids[index]!));
-  return pids.map((pid) => ({ pid, argv: commandLine(pid) })).filter((entry) => entry.argv.length > 0);
+  return treePids(root).map((pid) => ({ pid, argv: commandLine(pid) })).filter((entry) => entry.argv.length > 0);
 }
 
 /** The browser process of a tree: the Chromium that is no helper (`--type=`) of another. */

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childPids, proportionalBytes, treeMemoryBytes } from '../src/process-tree.js';
+import { childPids, proportionalBytes, treeMemoryBytes, treePids } from '../src/process-tree.js';
 
 const rssOf = (pid: number): number => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
@@ -30,6 +30,14 @@ describe('a process tree’s memory', () => {
     expect(tree).toBeGreaterThan(0);
     // Four processes sharing one binary: well below the sum of their resident sizes.
     expect(tree).toBeLessThan(rssSum * 0.9);
+  });
+
+  it('lists the tree: the process first, then its children', () => {
+    const children = childPids(parent.pid ?? -1);
+    const tree = treePids(parent.pid ?? -1);
+    expect(tree[0]).toBe(parent.pid);
+    expect(new Set(tree.slice(1))).toEqual(new Set(children));
+    expect(children).toHaveLength(3);
   });
 
   it('is 0 for a process that is not there', () => {
