@@ -4,6 +4,8 @@ import { SMTPServer } from 'smtp-server';
 export interface TestSmtp {
   readonly port: number;
   readonly messages: string[];
+  /** When each message of `messages` had arrived whole (ms since the epoch), by the server's own clock. */
+  readonly arrivedAt: number[];
   /** MAIL FROM commands seen, accepted or not. */
   mailFromCount(): number;
   close(): Promise<void>;
@@ -15,6 +17,7 @@ export interface TestSmtp {
  */
 export async function startSmtp(options: { port?: number; rejectFirst?: number } = {}): Promise<TestSmtp> {
   const messages: string[] = [];
+  const arrivedAt: number[] = [];
   let rejects = options.rejectFirst ?? 0;
   let mailFrom = 0;
   const server = new SMTPServer({
@@ -35,6 +38,7 @@ export async function startSmtp(options: { port?: number; rejectFirst?: number }
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         messages.push(Buffer.concat(chunks).toString('utf8'));
+        arrivedAt.push(Date.now());
         callback();
       });
     },
@@ -49,6 +53,7 @@ export async function startSmtp(options: { port?: number; rejectFirst?: number }
   return {
     port,
     messages,
+    arrivedAt,
     mailFromCount: () => mailFrom,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
