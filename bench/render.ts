@@ -15,9 +15,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
+import { build } from 'esbuild';
 import { proportionalBytes, treeMemoryBytes } from '@crawlq/renderer';
 import { startTestRedis } from '@crawlq/testing';
-import { exited, fmt, startCrawlq, startScript } from './support.js';
+import { exited, fmt, startCrawlq, startNode } from './support.js';
 
 const APP_PAGES = 6;
 const STATIC_PAGES = 40;
@@ -57,11 +58,19 @@ async function sampleUntilExit(child: ChildProcess): Promise<{ code: number | nu
   return { code: await done, peakTreeBytes, peakBelowRootBytes };
 }
 
-/** Crawlee's PlaywrightCrawler on the same site (render-contender.ts), timed from spawn to exit like crawlq. */
+/**
+ * Crawlee's PlaywrightCrawler on the same site (render-contender.ts), timed
+ * from spawn to exit like crawlq. It runs as JavaScript compiled ahead, as
+ * crawlq's worker does: through tsx its process tree also held tsx's loader
+ * and esbuild's service (about 40 MB of the figure, none of it Crawlee's).
+ */
 async function crawleeRun(seeds: readonly string[]): Promise<RenderRun> {
   const storage = mkdtempSync(join(tmpdir(), 'crawlq-bench-crawlee-'));
+  // Beside the bench, so that its imports resolve from the bench's dependencies.
+  const compiled = fileURLToPath(new URL('./out/render-contender.mjs', import.meta.url));
+  await build({ entryPoints: [CONTENDER], outfile: compiled, format: 'esm', platform: 'node', target: 'node20', logLevel: 'error' });
   const started = performance.now();
-  const child = startScript(CONTENDER, [String(CONCURRENCY), String(RENDER_TIMEOUT_MS), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
+  const child = startNode([compiled, String(CONCURRENCY), String(RENDER_TIMEOUT_MS), ...seeds], { CRAWLEE_STORAGE_DIR: storage });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -91,9 +91,9 @@ const CLOSED_TARGET = /target (page, context or browser )?(has been )?closed|bro
  * reaches the next: its requests are refused, it navigates to about:blank,
  * any window the page opened is closed, and the cookies, storage
  * (local, session, IndexedDB, cache storage) of the origins it had are
- * deleted; the HTTP cache is not used (every request is routed). A tab that
- * cannot be cleared, or whose page ended in an error, is closed and the next
- * page gets a new one. A browser is retired after `restartAfterPages` pages
+ * deleted, and its renderer's heap is collected; the HTTP cache is not used
+ * (every request is routed). A tab that cannot be cleared, or whose page
+ * ended in an error, is closed and the next page gets a new one. A browser is retired after `restartAfterPages` pages
  * or past `maxMemoryBytes`, and closed once its last page ends; one that
  * crashed is replaced at the next page. Only the page that was in it pays:
  * its render fails with a {@link BrowserCrashedError}.
@@ -344,7 +344,8 @@ export class BrowserPool {
  * Leaves nothing of a page for the next one in its tab: its requests refused
  * from now on, its session storage emptied, about:blank in its place (the
  * page's scripts and timers end with it), the windows it opened closed, and
- * the cookies and stored data of every origin it had deleted.
+ * the cookies and stored data of every origin it had deleted, and what was
+ * left of it in the renderer's heap collected.
  */
 async function clearTab(tab: Tab): Promise<void> {
   tab.handler = undefined;
@@ -357,6 +358,11 @@ async function clearTab(tab: Tab): Promise<void> {
   await Promise.all(context.pages().filter((other) => other !== page).map((other) => other.close()));
   await context.clearCookies();
   for (const origin of origins) await tab.cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+  // What the page left in its renderer's heap is garbage now, but an idle
+  // renderer keeps it: a kept tab's process held about 25 MB more than a new
+  // one's after a dozen pages. One full collection here, while the slot has
+  // no page, costs milliseconds.
+  await tab.cdp.send('HeapProfiler.collectGarbage');
 }
 
 function originOf(url: string): string | undefined {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FEED_CHUNKS, startSpaSite, type SpaSite } from '@crawlq/demo-site';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrowserPool, renderPage, type FetchedDocument } from '../src/index.js';
 import { chromium, documentOf, linksOf, plainFetch } from './browser-support.js';
@@ -112,6 +113,36 @@ describe.skipIf(chromium === undefined)('renderPage in the system Chromium', () 
       const second = await render('/b', readState);
       expect(second.title).toBe('|null|null');
       expect(single.stats).toMatchObject({ launches: 1, pages: 2, reused: 1 });
+    } finally {
+      await single.close();
+    }
+  });
+
+  it("a kept tab's renderer does not carry the last page's heap: what the page held is collected before the next page", { timeout: 60_000 }, async () => {
+    const single = new BrowserPool({ pages: 1, restartAfterPages: 100, maxMemoryBytes: 2 ** 31 });
+    const origin = 'http://127.0.0.94:9';
+    const heapUsed = async (page: Page) => {
+      const cdp = await page.context().newCDPSession(page);
+      try {
+        return ((await cdp.send('Runtime.getHeapUsage')) as { usedSize: number }).usedSize;
+      } finally {
+        await cdp.detach();
+      }
+    };
+    try {
+      // About 64 MB of numbers kept by the page's window until it is left.
+      const script = 'window.kept = Array.from({ length: 8e6 }, (_, i) => i + 0.5); document.title = String(window.kept.length);';
+      const first = await renderPage(single, {
+        document: { url: `${origin}/big`, status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from(`<!doctype html><title>-</title><script>${script}</script>`) },
+        fetch: () => Promise.resolve({ fate: 'blocked', why: 'none here' }),
+        timeoutMs: 10_000,
+        idleMs: 100,
+      });
+      expect(first.title).toBe('8000000');
+      // The same tab, cleared, before anything of the next page runs in it.
+      const used = await single.withTab(() => Promise.resolve(), (tab) => heapUsed(tab.page));
+      expect(single.stats).toMatchObject({ launches: 1, reused: 1 });
+      expect(used).toBeLessThan(16 * 2 ** 20);
     } finally {
       await single.close();
     }
