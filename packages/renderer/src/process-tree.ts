@@ -59,19 +59,41 @@ function childrenByParent(entries: readonly ProcEntry[]): Map<number, ProcEntry[
  * shared by several processes among them. Chromium's processes share most of
  * their code and a good part of their data, so summing their resident sizes
  * counts the same pages up to a dozen times: a browser with four tabs that
- * holds about 600 MB sums to about 1.8 GB resident. A process whose PSS cannot
- * be read (a kernel without smaps_rollup) counts its resident size.
+ * holds about 600 MB sums to about 1.8 GB resident. See {@link countedBytes}
+ * for a process whose PSS cannot be read.
  */
 export function treeMemoryBytes(pid: number): number {
   const all = listProcesses();
   const children = childrenByParent(all);
+  const kernelHasPss = kernelReportsPss();
   let total = 0;
   const stack = all.filter((entry) => entry.pid === pid);
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
-    total += proportionalBytes(entry.pid) ?? entry.rssBytes;
+    total += countedBytes(proportionalBytes(entry.pid), entry.rssBytes, kernelHasPss);
     stack.push(...(children.get(entry.pid) ?? []));
   }
   return total;
+}
+
+/**
+ * What one process of a tree counts: its PSS; where the kernel has no
+ * smaps_rollup at all, its resident size. A process whose smaps_rollup
+ * cannot be read on a kernel that has it is exiting (its memory is being
+ * given back): it counts nothing. Its resident size, read a moment earlier,
+ * would count every page it shares in full: a browser closing its tabs or
+ * shutting down read as hundreds of MB it never held, enough to retire a
+ * browser past its memory cap for nothing.
+ */
+export function countedBytes(pss: number | undefined, rssBytes: number, kernelHasPss: boolean): number {
+  if (pss !== undefined) return pss;
+  return kernelHasPss ? 0 : rssBytes;
+}
+
+let pssReadable: boolean | undefined;
+/** Whether this kernel has smaps_rollup (Linux 4.14 and later), read off this process once. */
+function kernelReportsPss(): boolean {
+  pssReadable ??= proportionalBytes(process.pid) !== undefined;
+  return pssReadable;
 }
 
 /** A process' PSS from /proc/<pid>/smaps_rollup (Linux 4.14 and later), or undefined. */

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childPids, proportionalBytes, treeMemoryBytes, treePids } from '../src/process-tree.js';
+import { childPids, countedBytes, proportionalBytes, treeMemoryBytes, treePids } from '../src/process-tree.js';
 
 const rssOf = (pid: number): number => Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
@@ -43,5 +43,12 @@ describe('a process tree’s memory', () => {
   it('is 0 for a process that is not there', () => {
     expect(treeMemoryBytes(2 ** 22 + 12_345)).toBe(0);
     expect(proportionalBytes(2 ** 22 + 12_345)).toBeUndefined();
+  });
+
+  it('a process whose PSS cannot be read counts nothing where the kernel reports PSS (it is exiting), its resident size where the kernel has no PSS at all', () => {
+    expect(countedBytes(40e6, 300e6, true)).toBe(40e6);
+    // Read a moment before it exited, its resident size counts every page it shares with the rest of the tree.
+    expect(countedBytes(undefined, 300e6, true)).toBe(0);
+    expect(countedBytes(undefined, 300e6, false)).toBe(300e6);
   });
 });
