@@ -93,10 +93,11 @@ const CLOSED_TARGET = /target (page, context or browser )?(has been )?closed|bro
  * (local, session, IndexedDB, cache storage) of the origins it had are
  * deleted, and its renderer's heap is collected; the HTTP cache is not used
  * (every request is routed). A tab that cannot be cleared, or whose page
- * ended in an error, is closed and the next page gets a new one. A browser is retired after `restartAfterPages` pages
- * or past `maxMemoryBytes`, and closed once its last page ends; one that
- * crashed is replaced at the next page. Only the page that was in it pays:
- * its render fails with a {@link BrowserCrashedError}.
+ * ended in an error, is closed and the next page gets a new one. A browser
+ * is retired after `restartAfterPages` pages or past `maxMemoryBytes`, and
+ * closed once its last page ends; one that crashed is replaced at the next
+ * page. Only the page that was in it pays: its render fails with a
+ * {@link BrowserCrashedError}.
  */
 export class BrowserPool {
   readonly #options: BrowserPoolOptions;
@@ -344,8 +345,8 @@ export class BrowserPool {
  * Leaves nothing of a page for the next one in its tab: its requests refused
  * from now on, its session storage emptied, about:blank in its place (the
  * page's scripts and timers end with it), the windows it opened closed, and
- * the cookies and stored data of every origin it had deleted, and what was
- * left of it in the renderer's heap collected.
+ * the cookies and stored data of every origin it had deleted, and what it
+ * left in the renderer's heap collected.
  */
 async function clearTab(tab: Tab): Promise<void> {
   tab.handler = undefined;

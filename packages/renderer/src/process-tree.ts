@@ -78,11 +78,11 @@ export function treeMemoryBytes(pid: number): number {
 /**
  * What one process of a tree counts: its PSS; where the kernel has no
  * smaps_rollup at all, its resident size. A process whose smaps_rollup
- * cannot be read on a kernel that has it is exiting (its memory is being
- * given back): it counts nothing. Its resident size, read a moment earlier,
- * would count every page it shares in full: a browser closing its tabs or
- * shutting down read as hundreds of MB it never held, enough to retire a
- * browser past its memory cap for nothing.
+ * cannot be read on a kernel that has it is starting or exiting (a forked
+ * child before its exec, a process giving its memory back): it counts
+ * nothing. Its resident size, read a moment earlier, counts every page it
+ * shares with the rest of the browser in full: hundreds of MB the tree does
+ * not hold, enough to retire a browser past its memory cap for nothing.
  */
 export function countedBytes(pss: number | undefined, rssBytes: number, kernelHasPss: boolean): number {
   if (pss !== undefined) return pss;
