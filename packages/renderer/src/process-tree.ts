@@ -41,16 +41,21 @@ export function childPids(pid: number): number[] {
 
 /** `pid` and all its descendants, `pid` first, parents before their children (one reading of /proc). */
 export function treePids(pid: number): number[] {
-  const all = [pid];
-  const children = childrenByParent(listProcesses());
-  for (let index = 0; index < all.length; index += 1) all.push(...(children.get(all[index] ?? -1) ?? []).map((entry) => entry.pid));
-  return all;
+  return [pid, ...treeEntries(pid).filter((entry) => entry.pid !== pid).map((entry) => entry.pid)];
 }
 
-function childrenByParent(entries: readonly ProcEntry[]): Map<number, ProcEntry[]> {
+/** The entries of `pid` (when it is there) and all its descendants, parents before their children, from one reading of /proc. */
+function treeEntries(pid: number): ProcEntry[] {
+  const all = listProcesses();
   const children = new Map<number, ProcEntry[]>();
-  for (const entry of entries) children.set(entry.ppid, [...(children.get(entry.ppid) ?? []), entry]);
-  return children;
+  for (const entry of all) {
+    const siblings = children.get(entry.ppid);
+    if (siblings === undefined) children.set(entry.ppid, [entry]);
+    else siblings.push(entry);
+  }
+  const tree = all.filter((entry) => entry.pid === pid);
+  for (let index = 0; index < tree.length; index += 1) tree.push(...(children.get(tree[index]?.pid ?? -1) ?? []));
+  return tree;
 }
 
 /**
@@ -63,16 +68,8 @@ function childrenByParent(entries: readonly ProcEntry[]): Map<number, ProcEntry[
  * for a process whose PSS cannot be read.
  */
 export function treeMemoryBytes(pid: number): number {
-  const all = listProcesses();
-  const children = childrenByParent(all);
   const kernelHasPss = kernelReportsPss();
-  let total = 0;
-  const stack = all.filter((entry) => entry.pid === pid);
-  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
-    total += countedBytes(proportionalBytes(entry.pid), entry.rssBytes, kernelHasPss);
-    stack.push(...(children.get(entry.pid) ?? []));
-  }
-  return total;
+  return treeEntries(pid).reduce((total, entry) => total + countedBytes(proportionalBytes(entry.pid), entry.rssBytes, kernelHasPss), 0);
 }
 
 /**
