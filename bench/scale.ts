@@ -13,6 +13,7 @@ import { REDIS_SERVER_SETTINGS } from '@crawlq/redis';
 import { startTestRedis as startBareRedis, type TestRedis } from '@crawlq/testing';
 import type { Redis } from 'ioredis';
 import { redisSnapshot, redisWork, topCalls, type RedisWork } from './redis-stats.js';
+import { STAMP } from '../apps/cli/build-freshness.mjs';
 import { exited, fmt, REPO_ROOT, scriptLines, startScript, waitForLine, type CountedRoundTrips } from './support.js';
 
 export const HOSTS = Array.from({ length: 10 }, (_, i) => `127.0.1.${i + 1}`);
@@ -280,7 +281,7 @@ async function keyBreakdown(client: Redis, queued: number): Promise<Pick<QueuedB
 }
 
 export async function benchScale(log: (line: string) => void): Promise<void> {
-  if (!existsSync(join(REPO_ROOT, 'apps/cli/.build-started'))) log('note: no `pnpm build` yet, so `pnpm crawlq` runs from source (slower start)');
+  if (!existsSync(STAMP)) log('note: no `pnpm build` yet, so `pnpm crawlq` runs from source (slower start)');
   const site = await startSite();
   const redis = await startTestRedis();
   try {
