@@ -6,6 +6,7 @@ import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { freePort, freePortPair, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, exited, runCli, startCli } from './support/cli.js';
+import { workerCommandLines } from './support/processes.js';
 import { StatusReader } from './support/crawl-status.js';
 import { readRecords } from './support/records.js';
 import { samples } from './support/metrics-text.js';
@@ -216,7 +217,11 @@ describe('crawl: the workers it spawns', () => {
     const code = exited(child);
     let finished = false;
     void code.then(() => (finished = true));
+    // A worker that renders nothing keeps V8's default young generation (render workers run with a smaller one).
+    let workerLines: string[][] = [];
     while (!finished && seen.size < 2) {
+      const running = workerCommandLines(child.pid ?? -1);
+      if (running.length === 2) workerLines = running;
       for (const candidate of [port, port + 1]) {
         const answer = await get(`http://127.0.0.1:${candidate}/healthz`).catch(() => undefined);
         if (answer?.status === 200) seen.add(candidate);
@@ -227,6 +232,8 @@ describe('crawl: the workers it spawns', () => {
     expect(stdout).toContain('crawl finished');
     // With the crawl's own log, so a worker that never answered says why.
     expect([...seen].sort(), stderr).toEqual([port, port + 1]);
+    expect(workerLines).toHaveLength(2);
+    for (const argv of workerLines) expect(argv.some((arg) => arg.includes('semi-space'))).toBe(false);
     const lines = parseLogLines(stderr);
     expect(new Set(lines.map((line) => line.worker))).toEqual(new Set(['crawl', 'worker-0', 'worker-1']));
     expect(stderr).not.toContain('SIGTERM');

@@ -6,7 +6,7 @@ import { findChromium } from '@crawlq/renderer';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { maxInWindow, startTestRedis, type TestRedis, waitFor } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserProcessesUnder } from './support/browsers.js';
+import { browserProcessesUnder, workerCommandLines } from './support/processes.js';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { byHost } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
@@ -16,10 +16,13 @@ if (chromium === undefined) console.warn('render e2e skipped: no system Chromium
 
 let redis: TestRedis;
 let site: SpaSite;
+const LIVE_CONTENT = '/api/app/live';
+const LIVE_CONTENT_HELD_MS = 3_000;
 
 beforeAll(async () => {
   redis = await startTestRedis();
-  site = await startSpaSite({ appHost: '127.0.0.81', scriptHost: '127.0.0.82', staticHost: '127.0.0.83', appPages: 4, staticPages: 8 });
+  // The live page's content is held a while at the server, so that a render is surely under way when the test kills the browsers.
+  site = await startSpaSite({ appHost: '127.0.0.81', scriptHost: '127.0.0.82', staticHost: '127.0.0.83', appPages: 4, staticPages: 8, answerDelayMs: (path) => (path === LIVE_CONTENT ? LIVE_CONTENT_HELD_MS : 0) });
 });
 afterAll(async () => {
   await site?.close();
@@ -38,12 +41,16 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
         '--allow-private-network', '--max-depth', '20', '--backoff', '200ms', '--attempts', '3', '--namespace', 'render-e2e', '--state-dir', dir, '--config', config, '--out', out],
       { env: cliEnv(redis.url) },
     );
-    // The live page's first poll takes the server 5 s to answer, and its page waits for it:
-    // once the server sees that poll, every browser of the crawl is killed, that page's among them.
-    const firstPoll = await waitFor(() => site.requests.find((request) => request.path === '/api/ping'), { timeoutMs: 300_000, what: 'the live page to poll', intervalMs: 50 }).catch((error: unknown) => {
+    // The server holds the live page's content for 3 s, and its render waits for it: once the
+    // server sees that request, every browser of the crawl is killed, that page's among them.
+    const firstAsk = await waitFor(() => site.requests.find((request) => request.path === LIVE_CONTENT), { timeoutMs: 300_000, what: 'the live page to ask for its content', intervalMs: 50 }).catch((error: unknown) => {
       crawl.child.kill('SIGKILL');
       throw new Error(`${String(error)}\n${crawl.output.stderr.slice(-4_000)}\n${site.requests.map((request) => `${request.host} ${request.path} ${request.status}`).join('\n')}`);
     });
+    // Workers that drive a browser run with a small young generation (V8's semi-space).
+    const workers = workerCommandLines(crawl.child.pid ?? -1);
+    expect(workers).toHaveLength(3);
+    for (const argv of workers) expect(argv).toContain('--max-semi-space-size=2');
     const browsers = browserProcessesUnder(crawl.child.pid ?? -1);
     expect(browsers.length).toBeGreaterThan(0);
     for (const pid of browsers) process.kill(pid, 'SIGKILL');
@@ -74,7 +81,9 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     expect(liveAfterKill.length, JSON.stringify(live)).toBeGreaterThanOrEqual(1);
     expect(Date.parse(live?.fetchedAt ?? '')).toBeGreaterThan(killedAt);
     expect(crawl.output.stderr).toMatch(/the browser \(pid \d+\) died/);
-    expect(firstPoll.startedAt).toBeLessThan(killedAt);
+    expect(firstAsk.startedAt).toBeLessThan(killedAt);
+    // Killed before the server answered: the render was cut short, not done.
+    expect(firstAsk.endedAt).toBeGreaterThanOrEqual(killedAt);
 
     // The app group is rendered, and every app page's links are found, "load more" ones included.
     const appRecords = records.filter((record) => site.appUrls.includes(record.url));
@@ -108,8 +117,10 @@ describe.skipIf(chromium === undefined)('--render auto across three workers', ()
     for (const [host, requests] of byHost(site.requests)) {
       expect(maxInWindow(requests.map((request) => request.startedAt), 1_000), host).toBeLessThanOrEqual(5);
     }
-    // The never-settling page polls on and on: its first poll went through the gate, the rest were blocked.
+    // The live page polls on and on: its first poll went through the gate and was not waited
+    // for (the page is complete without it), the asks after it were blocked.
     const polls = live?.render?.log.filter((request) => request.url.endsWith('/api/ping')) ?? [];
     expect(polls.filter((request) => request.fate === 'blocked').length).toBe(polls.length - 1);
+    expect(polls.find((request) => request.fate !== 'blocked')?.why ?? '', JSON.stringify(polls)).toMatch(/^a poll/);
   });
 });

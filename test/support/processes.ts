@@ -45,3 +45,22 @@ export function rssBytes(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/**
+ * The main Chromium processes (not the launcher script, not renderers or
+ * helpers) among the descendants of `root`: the browsers a crawl's workers run.
+ */
+export function browserProcessesUnder(root: number): number[] {
+  const below = new Set(descendantsOf(root));
+  return processTable()
+    .filter((row) => below.has(row.pid))
+    .filter((row) => /chrom/i.test(row.cmdline.split(' ')[0] ?? '') && !/ --type=/.test(row.cmdline))
+    .map((row) => row.pid);
+}
+
+/** The command lines of the `crawlq worker` processes a `crawl` (pid `root`) started, split at spaces. */
+export function workerCommandLines(root: number): string[][] {
+  return processTable()
+    .filter((row) => row.ppid === root && / worker( |$)/.test(row.cmdline))
+    .map((row) => row.cmdline.split(' '));
+}

@@ -23,6 +23,12 @@ export interface SpaSiteSpec {
   readonly staticFanOut?: number;
   /** Bytes of filler text per page (a bench makes pages heavier). @default 200 */
   readonly textBytes?: number;
+  /**
+   * Milliseconds the app host waits before it answers a path (unset: no
+   * wait). A test holds one page's content this way to catch its render
+   * half-way.
+   */
+  readonly answerDelayMs?: (path: string) => number;
 }
 
 /** A running fixture. */
@@ -35,8 +41,13 @@ export interface SpaSite {
   /** Every app page (the never-settling one included) and every static page. */
   readonly appUrls: readonly string[];
   readonly staticUrls: readonly string[];
-  /** The URL of the page that polls forever (network never idle). */
+  /** The URL of the page that polls one URL forever (network never idle, every poll overlapping the ones before it). */
   readonly liveUrl: string;
+  /**
+   * A page (linked from nowhere) that polls a new URL each time, every one
+   * answered after {@link PING_ANSWER_MS}: it never settles.
+   */
+  readonly busyUrl: string;
   /**
    * An infinite-scroll page (linked from nowhere): each scroll to the bottom
    * loads the next chunk of links, {@link FEED_CHUNKS} chunks in all.
@@ -59,7 +70,8 @@ export interface SpaSite {
  * `/api<path>/more` and adds more links. A plain fetch of a shell finds no
  * link at all. `/app/live` also polls `/api/ping` (which answers after
  * {@link PING_ANSWER_MS}) at once and then every 200 ms for as long as
- * it is open: it never settles. The static host serves ordinary HTML pages,
+ * it is open: its network is never idle. `/app/busy` polls
+ * `/api/ping?n=<count>`, a new URL each time. The static host serves ordinary HTML pages,
  * linked in a chain, the kind that needs no browser.
  */
 export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
@@ -89,21 +101,28 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
   const origins = { app: '', script: '', static: '' };
   const appPath = (index: number) => `/app/${index}`;
   const firstLinks = (path: string): string[] => {
-    if (path === '/app/live') return [`${origins.app}${appPath(0)}`];
+    if (path === '/app/live' || path === '/app/busy') return [`${origins.app}${appPath(0)}`];
     const index = Number(path.slice('/app/'.length));
     const links = [`${origins.app}${appPath((index + 1) % appPages)}`];
     if (index === 0) links.push(`${origins.app}/app/live`);
     return links;
   };
   const moreLinks = (path: string): string[] => {
-    if (path === '/app/live') return [];
+    if (path === '/app/live' || path === '/app/busy') return [];
     const index = Number(path.slice('/app/'.length));
     return [`${origins.app}${appPath((index + 2) % appPages)}`, `${origins.static}/s/${index % staticPages}`];
   };
   const feedChunk = (chunk: number): string[] => Array.from({ length: FEED_CHUNK_LINKS }, (_, index) => `${origins.app}/feed/item/${chunk * FEED_CHUNK_LINKS + index}`);
-  const isAppPage = (path: string) => path === '/app/live' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
+  const isAppPage = (path: string) => path === '/app/live' || path === '/app/busy' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
 
+  const delayOf = spec.answerDelayMs;
   origins.app = await listen(spec.appHost, (path, response) => {
+    const wait = delayOf?.(path) ?? 0;
+    if (wait <= 0) return answerApp(path, response);
+    const timer = setTimeout(() => answerApp(path, response), wait);
+    response.once('close', () => clearTimeout(timer));
+  });
+  function answerApp(path: string, response: ServerResponse): void {
     if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
     if (isAppPage(path)) {
       return send(response, { status: 200, contentType: 'text/html; charset=utf-8', body: `<!doctype html><html><head><title>Loading</title><script defer src="${origins.script}/app.js"></script></head><body><main id="app">Loading...</main><button id="more" hidden>Load more</button></body></html>` });
@@ -112,19 +131,19 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     const feed = /^\/api\/feed\/(\d+)$/.exec(path);
     if (feed?.[1] !== undefined && Number(feed[1]) < FEED_CHUNKS) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: feedChunk(Number(feed[1])) }) });
     // A slow poll (a long poll's answer): the live page is busy for at least this long after it asks.
-    if (path === '/api/ping') {
+    if (/^\/api\/ping(\?n=\d+)?$/.test(path)) {
       const timer = setTimeout(() => send(response, { status: 200, contentType: 'application/json', body: '{"ok":true}' }), PING_ANSWER_MS);
       response.once('close', () => clearTimeout(timer));
       return;
     }
-    const api = /^\/api(\/app\/(?:\d+|live))(\/more)?$/.exec(path);
+    const api = /^\/api(\/app\/(?:\d+|live|busy))(\/more)?$/.exec(path);
     if (api?.[1] !== undefined && isAppPage(api[1])) {
       const page = api[1];
       if (api[2] !== undefined) return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ links: moreLinks(page) }) });
-      return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ title: `App page ${page}`, text: filler, links: firstLinks(page), more: moreLinks(page).length > 0, poll: page === '/app/live' }) });
+      return send(response, { status: 200, contentType: 'application/json', body: JSON.stringify({ title: `App page ${page}`, text: filler, links: firstLinks(page), more: moreLinks(page).length > 0, poll: page === '/app/live' ? 'same' : page === '/app/busy' ? 'new' : false }) });
     }
     send(response, { status: 404, contentType: 'text/plain', body: 'not found' });
-  });
+  }
   origins.script = await listen(spec.scriptHost, (path, response) => {
     if (path === '/robots.txt') return send(response, { status: 200, contentType: 'text/plain', body: 'User-agent: *\nAllow: /\n' });
     if (path === '/app.js') return send(response, { status: 200, contentType: 'application/javascript', body: APP_SCRIPT });
@@ -152,6 +171,7 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
     appUrls,
     staticUrls: Array.from({ length: staticPages }, (_, index) => `${origins.static}/s/${index}`),
     liveUrl: `${origins.app}/app/live`,
+    busyUrl: `${origins.app}/app/busy`,
     feedUrl: `${origins.app}/feed`,
     feedLinks: (chunks) => Array.from({ length: Math.min(chunks, FEED_CHUNKS) }, (_, chunk) => feedChunk(chunk)).flat(),
     expectedLinks: (url) => {
@@ -197,7 +217,7 @@ const FEED_PAGE = `<!doctype html><html><head><title>Feed</title></head><body><u
   addEventListener('scroll', () => { if (innerHeight + scrollY >= document.documentElement.scrollHeight - 100) load(); });
 </script></body></html>`;
 
-/** The app: content and links from the app host's API, more on "load more", a poll on the live page. */
+/** The app: content and links from the app host's API, more on "load more", polls on the live and busy pages. */
 const APP_SCRIPT = `(async () => {
   const path = location.pathname;
   const data = await (await fetch('/api' + path)).json();
@@ -217,6 +237,6 @@ const APP_SCRIPT = `(async () => {
       add((await (await fetch('/api' + path + '/more')).json()).links);
     });
   }
-  if (data.poll) { const ping = () => { fetch('/api/ping').catch(() => {}); }; ping(); setInterval(ping, 200); }
+  if (data.poll) { let count = 0; const ping = () => { fetch(data.poll === 'new' ? '/api/ping?n=' + count++ : '/api/ping').catch(() => {}); }; ping(); setInterval(ping, 200); }
 })();
 `;

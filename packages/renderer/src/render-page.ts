@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page, Route } from 'playwright-core';
 import type { BrowserPool, BrowserTab } from './browser-pool.js';
@@ -12,6 +13,12 @@ const DEFAULT_IDLE_MS = 500;
 /** Route quiet this long, with the page showing nothing left to do, is settled (see `settle`). */
 const QUICK_QUIET_MS = 100;
 const SETTLE_POLL_MS = 50;
+/**
+ * Asks for a URL, beyond the first, made while its first request is still
+ * unanswered, that mark the URL as polled: the page is not waited for its
+ * answer. Two, not one: components that fetch the same URL at once ask twice.
+ */
+const POLL_REPEATS = 2;
 /** Committing the document the caller handed over needs no network: only a browser that is stuck takes this long. */
 const COMMIT_WITHIN_MS = 10_000;
 /** Headers that described the bytes on the wire, not the decoded body handed to the browser. */
@@ -22,8 +29,10 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  * own: the document is the one the caller fetched, and every other request is
  * intercepted and handed to `options.fetch` (the caller's gate decides
  * whether, when and how it is made). Only GET and HEAD are passed on, each
- * URL once per page; a page's POSTs, beacons, streams and polls are blocked. Navigations away from the
- * page are blocked too (their URLs are in the request log).
+ * URL once per page; a page's POSTs, beacons, streams and repeated asks are
+ * blocked, and a URL it keeps asking for while unanswered (a poll) is not
+ * waited for. Navigations away from the page are blocked too (their URLs are
+ * in the request log).
  *
  * Bounded: loading, waiting and steps end by `timeoutMs`, moved back by the
  * time the page's requests wait for their gate (at most `gateWaitMs`): a
@@ -42,6 +51,8 @@ export async function renderPage(pool: BrowserPool, options: RenderOptions): Pro
   return pool.withTab(setup, async (tab, kill) => {
     const started = performance.now();
     const done = new AbortController();
+    // Every request of the page listens for its end: a page with many is not a leak.
+    setMaxListeners(0, done.signal);
     const rendering = renderInTab(tab, options, { started, signal: done.signal });
     let timer: NodeJS.Timeout | undefined;
     const hung = new Promise<never>((_, reject) => {
@@ -105,6 +116,7 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
           : asked.has(url)
             ? 'asked for again (polling)'
             : undefined;
+    if (asked.has(url)) activity.askedAgain(url);
     asked.add(url);
     if (refusal !== undefined) {
       requests.push({ url, resourceType, fate: 'blocked', why: refusal });
@@ -190,14 +202,16 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
   const textLength = await page.evaluate<number>('document.body ? document.body.innerText.length : 0');
   if (options.screenshotPath !== undefined) await page.screenshot({ path: options.screenshotPath, timeout: Math.max(remaining(), 2_000) });
   // Read after the DOM: a request still at its gate now is one the page goes without.
-  const log = [...requests, ...activity.pendingNow()];
-  const missing = log.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
+  const unfinished = [...requests, ...activity.pendingNow()];
+  // A poll's answer is not content the page waited for: never missing.
+  const missing = unfinished.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
+  const log = [...unfinished, ...activity.pollsNow()];
   return { html, title, textLength, requests: log, missing, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }
 
 /** What the page itself says it still has going (see PAGE_ACTIVITY_SCRIPT). */
 interface PageActivity {
-  /** Fetch and XHR requests started and not yet ended. */
+  /** Fetch and XHR requests started and not yet ended, polls (see POLL_REPEATS) left out. */
   readonly inFlight: number;
   /** Response bodies being read, and script elements loading. */
   readonly loading: number;
@@ -217,33 +231,56 @@ const PAGE_ACTIVITY = '__crawlqActivity';
  * Counts, in the page, what may still change its DOM or start a request:
  * the fetch and XHR requests its scripts start (one started in a click
  * handler is in the count as soon as the handler ran, before its
- * interception reaches the route handler), response bodies being read,
+ * interception reaches the route handler; a URL the page keeps asking for
+ * while its first request is unanswered is a poll, left out), response bodies being read,
  * script elements loading, and the timeouts, animation frames and idle
  * callbacks it has scheduled (intervals are not counted: a page's clock or
  * carousel would never let it settle; the requests they start are).
  */
 const PAGE_ACTIVITY_SCRIPT = `(() => {
-  let inFlight = 0;
+  // Per URL in flight: its requests not yet ended, and the asks made since the first of them.
+  const open = new Map();
+  const polled = new Set();
   let loading = 0;
   const timeouts = new Map();
   let frames = 0;
   let idles = 0;
-  const begin = () => { inFlight += 1; };
-  const end = () => { inFlight -= 1; };
+  const urlOf = (input) => { try { return new URL(input instanceof Request ? input.url : String(input), location.href).href; } catch { return String(input); } };
+  const begin = (url) => {
+    const entry = open.get(url);
+    if (entry === undefined) { open.set(url, { inFlight: 1, repeats: 0 }); return; }
+    entry.inFlight += 1;
+    entry.repeats += 1;
+    if (entry.repeats >= ${POLL_REPEATS}) polled.add(url);
+  };
+  const end = (url) => {
+    const entry = open.get(url);
+    if (entry !== undefined && --entry.inFlight === 0) open.delete(url);
+  };
   const fetch = window.fetch;
   if (typeof fetch === 'function') {
     window.fetch = function (...args) {
-      begin();
+      const url = urlOf(args[0]);
+      begin(url);
       let ended = false;
-      const once = () => { if (!ended) { ended = true; end(); } };
+      const once = () => { if (!ended) { ended = true; end(url); } };
       try { return fetch.apply(this, args).then((response) => { once(); return response; }, (error) => { once(); throw error; }); } catch (error) { once(); throw error; }
     };
   }
+  const urls = new WeakMap();
+  const openOf = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (...args) {
+    urls.set(this, urlOf(args[1]));
+    return openOf.apply(this, args);
+  };
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...args) {
-    begin();
-    this.addEventListener('loadend', end, { once: true });
-    try { return send.apply(this, args); } catch (error) { end(); throw error; }
+    const url = urls.get(this) ?? '';
+    begin(url);
+    let ended = false;
+    const once = () => { if (!ended) { ended = true; end(url); } };
+    this.addEventListener('loadend', once, { once: true });
+    try { return send.apply(this, args); } catch (error) { once(); throw error; }
   };
   for (const name of ['json', 'text', 'arrayBuffer', 'blob', 'formData']) {
     const read = Response.prototype[name];
@@ -309,6 +346,8 @@ const PAGE_ACTIVITY_SCRIPT = `(() => {
     const horizon = performance.now() + (Number(withinMs) || 0);
     let due = frames + idles;
     for (const at of timeouts.values()) if (at <= horizon) due += 1;
+    let inFlight = 0;
+    for (const [url, entry] of open) if (!polled.has(url)) inFlight += entry.inFlight;
     return { inFlight, loading, due, loaded: document.readyState === 'complete' };
   } });
 })();`;
@@ -319,6 +358,8 @@ interface Pending {
   readonly resourceType: string;
   atGate: boolean;
   answered: boolean;
+  /** Asks for the same URL the page made while this request was unanswered. */
+  repeats: number;
 }
 
 /**
@@ -327,6 +368,8 @@ interface Pending {
  */
 class Activity {
   readonly #pending = new Set<Pending>();
+  /** Requests of URLs the page polls: not waited for, only logged. */
+  readonly #polls = new Set<Pending>();
   #lastChange = performance.now();
   #atGate = 0;
   #gateSince = 0;
@@ -338,7 +381,7 @@ class Activity {
    * (all idempotent).
    */
   begin(url: string, resourceType: string): { admitted: () => void; answered: () => void; end: () => void } {
-    const entry: Pending = { url, resourceType, atGate: true, answered: false };
+    const entry: Pending = { url, resourceType, atGate: true, answered: false, repeats: 0 };
     this.#pending.add(entry);
     this.#lastChange = performance.now();
     if (this.#atGate++ === 0) this.#gateSince = performance.now();
@@ -358,6 +401,21 @@ class Activity {
         if (this.#pending.delete(entry)) this.#lastChange = performance.now();
       },
     };
+  }
+
+  /**
+   * The page asked for `url` again. Once it has asked {@link POLL_REPEATS}
+   * times while the URL's request is unanswered, it is polling: a page that
+   * polls never goes idle, and the answer it waits for (a long poll's, a
+   * status it refreshes) is not what a crawler reads it for.
+   */
+  askedAgain(url: string): void {
+    for (const entry of this.#pending) {
+      if (entry.url !== url || entry.answered || ++entry.repeats < POLL_REPEATS) continue;
+      this.#pending.delete(entry);
+      this.#polls.add(entry);
+      this.#lastChange = performance.now();
+    }
   }
 
   /** How long nothing has been in flight through the route (0 while something is). */
@@ -380,6 +438,16 @@ class Activity {
     return [...this.#pending].filter((entry) => !entry.answered).map(({ url, resourceType, atGate }) =>
       atGate ? { url, resourceType, fate: 'deferred', why: 'still waiting for its gate when the page was done' } : { url, resourceType, fate: 'failed', why: 'no response before the page was done' },
     );
+  }
+
+  /** The polls still unanswered, as the log records them once the page is done without them. */
+  pollsNow(): RenderedRequest[] {
+    return [...this.#polls].filter((entry) => !entry.answered).map(({ url, resourceType, atGate }) => ({
+      url,
+      resourceType,
+      fate: atGate ? 'deferred' : 'failed',
+      why: `a poll (asked for again while unanswered): the page was done without its answer${atGate ? ', still at its gate' : ''}`,
+    }));
   }
 
   /** True once nothing was in flight for `idleMs`; false when the (moving) deadline came first. */
