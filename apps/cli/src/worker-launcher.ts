@@ -96,12 +96,11 @@ export function createWorkerLauncher(
 }
 
 /**
- * A worker that drives a browser waits on it most of the time, and V8 grows
- * its young generation to 16 MB a semi-space (three of them in use) all the
- * same: capped at 2 MB, a render worker holds about 30 MB less at its peak,
- * a tenth of what a page slot costs in the browser, for scavenges it has the
- * time for. Workers that only fetch keep V8's default, which their
- * throughput wants.
+ * A worker that drives a browser waits on it most of the time, and V8 lets
+ * its young generation grow to 16 MB a semi-space all the same: capped at
+ * 2 MB, a render worker holds about 30 MB less at its peak, for more frequent
+ * scavenges it has the time for. Workers that only fetch keep V8's default,
+ * which their throughput wants.
  */
 const RENDER_WORKER_SEMI_SPACE = '--max-semi-space-size=2';
 

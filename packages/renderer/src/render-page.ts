@@ -202,10 +202,10 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
   const textLength = await page.evaluate<number>('document.body ? document.body.innerText.length : 0');
   if (options.screenshotPath !== undefined) await page.screenshot({ path: options.screenshotPath, timeout: Math.max(remaining(), 2_000) });
   // Read after the DOM: a request still at its gate now is one the page goes without.
-  const unfinished = [...requests, ...activity.pendingNow()];
+  const waitedFor = [...requests, ...activity.pendingNow()];
   // A poll's answer is not content the page waited for: never missing.
-  const missing = unfinished.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
-  const log = [...unfinished, ...activity.pollsNow()];
+  const missing = waitedFor.filter((request) => request.fate === 'deferred' && CONTENT_TYPES.has(request.resourceType));
+  const log = [...waitedFor, ...activity.pollsNow()];
   return { html, title, textLength, requests: log, missing, settled, steps, renderMs: Math.round(performance.now() - run.started) };
 }
 
