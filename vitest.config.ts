@@ -27,11 +27,6 @@ export default defineConfig({
     // restarts, timeouts). On a quiet 2-core machine `pnpm test` took 8m35s
     // with the end-to-end files three at a time, 7m02s with four and 6m53s
     // with five; four passed in 8m25s beside a busy core, where five failed a wait.
-    // The packages' files run without isolation (`--no-isolate`): a fresh process
-    // per file, loading the same modules again, was 44% of their CPU (216 CPU-s
-    // isolated, 120 without, on a slower 2-core machine); none of them mocks a
-    // module or changes globals. The end-to-end files stay isolated: they start
-    // processes and servers whose leftovers must not reach the next file.
     maxWorkers: 2,
     fileParallelism: true,
     // The longest files first (test/durations.json): the run ends with short ones.
