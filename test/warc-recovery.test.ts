@@ -103,7 +103,11 @@ describe('WARC files always resolve', () => {
       const last = latest.at(-1)?.warc?.file;
       return latest.length >= 12 && last !== undefined && existsSync(join(warcDir, `${last}.open`)) ? true : undefined;
     };
-    await waitFor(writingRecorded, { timeoutMs: 180_000, intervalMs: 50, what: 'the victim to archive 12 pages' });
+    const progress = () => {
+      const [all, latest] = [records(fleet.resultFiles()), victimResults()];
+      return `the victim to archive 12 pages (it has ${latest.length}, its latest in ${latest.at(-1)?.warc?.file ?? 'none'}; ${all.length} records in all; files: ${readdirSync(warcDir).join(', ')})`;
+    };
+    await waitFor(writingRecorded, { timeoutMs: 180_000, intervalMs: 50, what: progress });
     victim.kill('SIGKILL');
     await exited(victim);
     const victimOpen = readdirSync(warcDir).filter((name) => name.endsWith('.open') && name.includes(`-${victim.pid}-`));
