@@ -8,6 +8,11 @@
 // static checks, the suite takes the longest one's time, not the sum.
 //
 //   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "static=pnpm lint"
+//
+// `pnpm test` runs its static checks at a lower priority (nice 10): they wait on
+// nothing, so they can fill the end-to-end files' idle time, where at equal
+// priority they took CPU from the end-to-end files, the lane that sets the
+// suite's time on a busy 2-core machine.
 // Plain JavaScript on purpose: it runs before anything is built.
 import { spawn } from 'node:child_process';
 
