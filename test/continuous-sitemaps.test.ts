@@ -136,7 +136,11 @@ describe('a continuous crawl seeded from a sitemap', () => {
     const client: Redis = redis.client();
     const store = new RevisitStore({ redis: client, namespace, buckets: revisitBuckets(10_000_000) });
     const stateOf = (path: string): Promise<RevisitState | undefined> => store.read(`${origin}${path}`);
-    const context = () => `${logs.join('\n').slice(-3_000)}\nfetches: ${JSON.stringify(Object.fromEntries(['/hub', '/leaf', '/moving', '/steady', '/future'].map((path) => [path, fetchesOf(path).length])))}`;
+    // The hub's and the leaf's schedules as last read by a wait, for a failure to show.
+    const lastStates: Record<string, RevisitState | undefined> = {};
+    const context = () =>
+      `${logs.join('\n').slice(-3_000)}\nfetches: ${JSON.stringify(Object.fromEntries(['/hub', '/leaf', '/moving', '/steady', '/future'].map((path) => [path, fetchesOf(path).length])))}` +
+      `\nat ${Date.now()}, last fetches of /hub: ${JSON.stringify(fetchesOf('/hub').slice(-3))}, of /leaf: ${JSON.stringify(fetchesOf('/leaf').slice(-3))}\nschedules: ${JSON.stringify(lastStates)}`;
     const policy = { mode: 'adaptive' as const, minMs: MIN_MS, maxMs: MAX_MS };
     try {
       await waitFor(() => (logs.every((log) => /started \(concurrency/.test(log)) ? true : undefined), { timeoutMs: 120_000, what: 'both workers to start' });
@@ -153,7 +157,7 @@ describe('a continuous crawl seeded from a sitemap', () => {
           const all = await Promise.all(sitemapPages.map(stateOf));
           return all.every((state) => state !== undefined) ? new Map(sitemapPages.map((path, i) => [path, all[i]!])) : undefined;
         },
-        { timeoutMs: 120_000, intervalMs: 500, what: `every sitemap page to be fetched and scheduled: ${context()}` },
+        { timeoutMs: 120_000, intervalMs: 500, what: () => `every sitemap page to be fetched and scheduled: ${context()}` },
       );
       // <changefreq>yearly (held to --revisit-max) is the prior of the first interval; the page was not revisited yet (it waits minutes).
       const yearly = nextSchedule({ policy, previousMs: undefined, changed: true, priorMs: YEAR_MS }).intervalMs;
@@ -175,19 +179,25 @@ describe('a continuous crawl seeded from a sitemap', () => {
       // Made due: /moving and /future (a lastmod in the future counts as now); not /steady, nor the garbage.
       expect(second.stderr).toMatch(/sitemaps: 9 URLs listed, 1 out of scope, 0 failed, 2 known due again \(newer lastmod\)\n/);
       expect(second.stdout).toMatch(/accepted 0,/);
-      const refetched = await waitFor(() => fetchesOf('/moving', reread)[0], { timeoutMs: 90_000, what: `/moving fetched again: ${context()}` });
+      const refetched = await waitFor(() => fetchesOf('/moving', reread)[0], { timeoutMs: 90_000, what: () => `/moving fetched again: ${context()}` });
       // Soon: long before the interval it had (minutes away still).
       expect(refetched).toBeLessThan((moving.dueAt ?? 0) - 60_000);
-      await waitFor(() => fetchesOf('/future', reread)[0], { timeoutMs: 90_000, what: `/future fetched again: ${context()}` });
+      await waitFor(() => fetchesOf('/future', reread)[0], { timeoutMs: 90_000, what: () => `/future fetched again: ${context()}` });
 
       // The hub and the plain page, once the hub is known as one: the same span, counted at the server.
       await waitFor(async () => ((await stateOf('/hub'))?.hub === true && fetchesOf('/leaf').length >= 3 ? true : undefined), {
         timeoutMs: 120_000,
         intervalMs: 500,
-        what: `/hub to be seen as a hub: ${context()}`,
+        what: () => `/hub to be seen as a hub: ${context()}`,
       });
       const spanFrom = Date.now();
-      const spanTo = await waitFor(() => (fetchesOf('/hub', spanFrom).length >= 15 ? Date.now() : undefined), { timeoutMs: 180_000, what: `15 more fetches of /hub: ${context()}` });
+      const spanTo = await waitFor(
+        async () => {
+          [lastStates['/hub'], lastStates['/leaf']] = await Promise.all([stateOf('/hub'), stateOf('/leaf')]);
+          return fetchesOf('/hub', spanFrom).length >= 15 ? Date.now() : undefined;
+        },
+        { timeoutMs: 180_000, what: () => `15 more fetches of /hub since ${spanFrom}: ${context()}` },
+      );
       const hubCount = fetchesOf('/hub', spanFrom).filter((at) => at <= spanTo).length;
       const leafCount = fetchesOf('/leaf', spanFrom).filter((at) => at <= spanTo).length;
       // 15 and 9 in 47 s on a quiet machine: the hub's intervals are about half the other's.
