@@ -19,9 +19,8 @@ export function processTable(): { pid: number; ppid: number; cmdline: string }[]
   return rows;
 }
 
-/** The pids of `pid`'s children, grandchildren and so on. */
-export function descendantsOf(pid: number): number[] {
-  const table = processTable();
+/** The pids of `pid`'s children, grandchildren and so on (in `table`, read now unless given). */
+export function descendantsOf(pid: number, table = processTable()): number[] {
   const found: number[] = [];
   const queue = [pid];
   while (queue.length > 0) {
@@ -51,8 +50,9 @@ export function rssBytes(pid: number): number | undefined {
  * helpers) among the descendants of `root`: the browsers a crawl's workers run.
  */
 export function browserProcessesUnder(root: number): number[] {
-  const below = new Set(descendantsOf(root));
-  return processTable()
+  const table = processTable();
+  const below = new Set(descendantsOf(root, table));
+  return table
     .filter((row) => below.has(row.pid))
     .filter((row) => /chrom/i.test(row.cmdline.split(' ')[0] ?? '') && !/ --type=/.test(row.cmdline))
     .map((row) => row.pid);

@@ -100,20 +100,21 @@ export async function startSpaSite(spec: SpaSiteSpec): Promise<SpaSite> {
   };
   const origins = { app: '', script: '', static: '' };
   const appPath = (index: number) => `/app/${index}`;
+  const isPollingPage = (path: string) => path === '/app/live' || path === '/app/busy';
   const firstLinks = (path: string): string[] => {
-    if (path === '/app/live' || path === '/app/busy') return [`${origins.app}${appPath(0)}`];
+    if (isPollingPage(path)) return [`${origins.app}${appPath(0)}`];
     const index = Number(path.slice('/app/'.length));
     const links = [`${origins.app}${appPath((index + 1) % appPages)}`];
     if (index === 0) links.push(`${origins.app}/app/live`);
     return links;
   };
   const moreLinks = (path: string): string[] => {
-    if (path === '/app/live' || path === '/app/busy') return [];
+    if (isPollingPage(path)) return [];
     const index = Number(path.slice('/app/'.length));
     return [`${origins.app}${appPath((index + 2) % appPages)}`, `${origins.static}/s/${index % staticPages}`];
   };
   const feedChunk = (chunk: number): string[] => Array.from({ length: FEED_CHUNK_LINKS }, (_, index) => `${origins.app}/feed/item/${chunk * FEED_CHUNK_LINKS + index}`);
-  const isAppPage = (path: string) => path === '/app/live' || path === '/app/busy' || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
+  const isAppPage = (path: string) => isPollingPage(path) || (/^\/app\/\d+$/.test(path) && Number(path.slice(5)) < appPages);
 
   const delayOf = spec.answerDelayMs;
   origins.app = await listen(spec.appHost, (path, response) => {
