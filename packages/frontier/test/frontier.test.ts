@@ -324,6 +324,56 @@ describe('Frontier', () => {
     expect(await f.backlogSize()).toBe(17);
   });
 
+  it("puts a drained group's next slots after the ones its jobs hold: links added while those jobs wait do not get slots on top of theirs; a group that adapts its pace forgets them and probes again", async () => {
+    // 5 a second, short requests: a job takes every slot of the backlog, 200 ms apart.
+    const policy = {
+      defaults: { rate: null, concurrency: 1000 },
+      rules: [
+        { match: 'dry.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2 },
+        { match: 'adapts.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2, adaptive: true },
+      ],
+    };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const f = frontier({ scope: 'any' }, policy);
+    const releaseOptions = { room: 10, readyTarget: 10, maxUrlsPerJob: 8 } as const;
+    const jobsOf = async (group: string) => {
+      const jobs = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === group);
+      for (const job of jobs) await job.remove();
+      return jobs.map((job) => crawlJobUnits(String(job.id), job.data));
+    };
+    for (const group of ['dry.test', 'adapts.test']) {
+      // Probed and answered: no slow start after this.
+      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!probe.admitted) throw new Error('the probe was not admitted');
+      await limiter.release(probe.lease, { sent: true, status: 200 });
+      await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', '10');
+    }
+    await f.addSeeds(['http://dry.test/a', 'http://dry.test/b', 'http://dry.test/c']);
+    await f.release(releaseOptions);
+    const [first] = await jobsOf('dry.test');
+    expect(first?.map((unit) => unit.url)).toEqual(['http://dry.test/a', 'http://dry.test/b', 'http://dry.test/c']);
+    const lastSlot = first?.at(-1)?.due;
+    expect(lastSlot).toBeGreaterThan(0);
+    // Its backlog is dry; its first page adds links before its job's later URLs start.
+    await f.addSeeds(['http://dry.test/d', 'http://dry.test/e']);
+    const deadline = Date.now() + 30_000;
+    let second: Awaited<ReturnType<typeof jobsOf>> = [];
+    while (second.length === 0 && Date.now() < deadline) {
+      const released = await f.release(releaseOptions);
+      second = await jobsOf('dry.test');
+      // Due only once its next slot, after the job's last, is within the window.
+      if (second.length === 0) await sleep(Math.max(10, released.nextDueMs ?? 10));
+    }
+    const slots = second.flat().map((unit) => unit.due ?? 0);
+    expect(slots).toHaveLength(2);
+    expect(Math.min(...slots)).toBeGreaterThanOrEqual((lastSlot ?? 0) + 200);
+
+    // A group that adapts its pace: after the dry spell its next job is a probe of one URL again.
+    await f.addSeeds(['http://adapts.test/a', 'http://adapts.test/b']);
+    await f.release(releaseOptions);
+    expect((await jobsOf('adapts.test')).map((units) => units.length)).toEqual([1]);
+  });
+
   it("registers a group's bucket and the group itself only when a backlog list is new: a drained group comes back whole, a waiting one costs a push per URL", async () => {
     const f = frontier({ scope: 'any', maxDepth: 5 });
     const zadds = async () => Number(/^cmdstat_zadd:calls=(\d+)/m.exec(await redis.client().info('commandstats'))?.[1] ?? 0);

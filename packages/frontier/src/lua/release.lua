@@ -191,7 +191,7 @@ for i = 1, PACED_D do
     -- request shows the site unloaded (adaptive pacing learns its latency
     -- from it), and a new site does not get the group's whole cap at once.
     -- The horizon field is absent before the first release, 'probe:<ms>' after it.
-    -- A group whose backlog ran dry loses its horizon, but not its hold time:
+    -- A group whose backlog ran dry loses its horizon (once its slots are past), but not its hold time:
     -- a group with one has had a request answered, so it is no new site and
     -- goes on without a probe (a wide crawl's backlogs run dry again and
     -- again, and a probe each time ran its URLs one at a time, looked at by
@@ -360,7 +360,11 @@ for i = 1, PACED_D do
     if empty then
       redis.call('ZREM', groups_key, g.name)
       redis.call('DEL', ready_key)
-      redis.call('HDEL', release_at_key, g.name)
+      -- Slots it gave out that are still ahead stay taken: the links its jobs'
+      -- pages add meanwhile get slots after them, not on them (two jobs on one
+      -- slot: a start the gate reserves ahead, a confirmation, a lag that
+      -- grows). One that adapts its pace forgets them: after a dry spell it probes again.
+      if not (started and not g.adaptive and wake > now) then redis.call('HDEL', release_at_key, g.name) end
     elseif paused then
       redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, next_score)), g.name)
     else
