@@ -64,6 +64,14 @@ export type Admission =
        * concurrency cap, before other reservations that may fill the cap.
        */
       readonly confirmBeforeStart: boolean;
+      /**
+       * The earliest the group's next start can be, on the Redis clock: this
+       * start plus the group's spacing in force (and the grace taken), less
+       * its burst. Absent when the group keeps no spacing of its own. A caller with
+       * more starts of the group to make need not ask before then: asked
+       * earlier, the gate would reserve that start ahead and want it confirmed.
+       */
+      readonly nextStartAt?: number;
       readonly lease: Lease;
     }
   | {

@@ -317,12 +317,13 @@ class RedisGroupLimiter implements GroupLimiter {
       const startInMs = asNumber(reply[1]);
       const startAt = asNumber(reply[2]);
       this.#clock.observe(sentAt, receivedAt, asNumber(reply[3]));
+      const spacingMs = asNumber(reply[5] ?? 0);
       // Lateness matters only where some spacing is kept: the group's (its
       // rate, Crawl-delay, adaptive pace: the script's own figure), the
       // crawl-wide cap's, or the server's. Without any, a start that goes late
       // crowds no one (the concurrency cap counts leases, not times), so it
       // has no deadline: no retake, no give-back, no slip report.
-      const spaced = asNumber(reply[5] ?? 0) > 0 || this.#globalIntervalMs > 0 || Number(server?.args[1] ?? 0) > 0;
+      const spaced = spacingMs > 0 || this.#globalIntervalMs > 0 || Number(server?.args[1] ?? 0) > 0;
       const start = this.#localStart(group, startAt, receivedAt + startInMs);
       return {
         admitted: true,
@@ -332,6 +333,7 @@ class RedisGroupLimiter implements GroupLimiter {
         startBy: start.startBy + asNumber(reply[6] ?? 0),
         ...(spaced ? {} : { startBy: Number.POSITIVE_INFINITY }),
         confirmBeforeStart: asNumber(reply[4]) === 1,
+        ...(spacingMs > 0 ? { nextStartAt: asNumber(reply[7] ?? 0) } : {}),
         lease: { group, leaseId, admittedAt: asNumber(reply[3]), startAt, ...(server?.server === undefined ? {} : { server: server.server, serverLateMs: server.lateMs, ...(server.capped ? { serverConcurrency: Number(server.args[2]) } : {}) }) },
       };
     }

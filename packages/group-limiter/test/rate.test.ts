@@ -67,6 +67,35 @@ describe('GCRA pacing across instances', () => {
     expect(waits.filter((wait) => wait.waitedMs < wait.toldMs - 1)).toEqual([]);
   });
 
+  it("tells each admitted start the earliest the group's next can be: no later start came before it, and its burst is allowed for", async () => {
+    for (const burst of [1, 3]) {
+      const group = `next-${burst}.test`;
+      const [limiter] = await fleet(1, { defaults: { rate: { max: 5, durationMs: 1000 }, burst, concurrency: null } });
+      const admitted: { startAt: number; askedAt: number; nextStartAt: number | undefined }[] = [];
+      while (admitted.length < 8) {
+        const admission = await limiter!.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 1000 });
+        if (!admission.admitted) throw new Error(`${group}: a start within a second was denied`);
+        admitted.push({ startAt: admission.startAt, askedAt: admission.lease.admittedAt ?? Number.NaN, nextStartAt: admission.nextStartAt });
+        // Each start is made before the next is asked for, as a job's URLs are.
+        await sleep(admission.startInMs);
+        await limiter!.release(admission.lease, { status: 200 });
+      }
+      for (let i = 1; i < admitted.length; i += 1) {
+        const [before, start] = [admitted[i - 1]!, admitted[i]!];
+        expect(before.nextStartAt, `${group} start ${i}`).toBeDefined();
+        // Never before the hint; on it (or at once, when the hint is past) with no one else asking.
+        expect(start.startAt, `${group} start ${i}`).toBeGreaterThanOrEqual(before.nextStartAt!);
+        expect(start.startAt - Math.max(before.nextStartAt!, start.askedAt), `${group} start ${i}`).toBeLessThan(5);
+      }
+      // With a burst of 3 the first starts go together: the hint says so instead of an interval each.
+      if (burst === 3) expect(admitted[1]!.startAt - admitted[0]!.startAt).toBeLessThan(100);
+    }
+    // A group without a rate keeps no spacing: no hint.
+    const [unpaced] = await fleet(1, { defaults: { rate: null, concurrency: null } });
+    const free = await unpaced!.acquire({ group: 'free.test', leaseId: randomUUID() });
+    expect(free.admitted && free.nextStartAt).toBeUndefined();
+  });
+
   it('5 per 1000 ms, burst 3: never more than 7 starts in any 1000 ms window', async () => {
     const limiters = await fleet(3, { defaults: { rate: { max: 5, durationMs: 1000 }, burst: 3, concurrency: null } });
     const { starts } = await hammer(limiters, { group: 'bursty.test', loops: 3, forMs: 4000 });

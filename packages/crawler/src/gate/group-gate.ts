@@ -41,6 +41,8 @@ const CONFIRM_LEAD_MS = 25;
  * takes tens of milliseconds, and a start it makes late costs a retake).
  */
 const DUE_LEAD_MS = 35;
+/** Groups whose next start a gate remembers (see GroupGate's nextStarts): a bound for crawls of millions of hosts. */
+const NEXT_STARTS_KEPT = 10_000;
 
 /** The limiter calls a gate makes (without `localTimeOf`, slots are not waited for before asking). */
 export type GateLimiter = Pick<GroupLimiter, 'acquire' | 'confirmStart' | 'abandon' | 'release' | 'reportSlip' | 'status'> &
@@ -174,6 +176,13 @@ export class GroupGate {
   readonly #options: GateOptions;
   /** Moving average of how late (ms) this process's spaced starts were past their reserved time. */
   #latenessMs = 0;
+  /**
+   * Per group, the earliest its next start can be (Redis clock), from this
+   * process's last admission of it: a job's slots were given out when it was
+   * released, and a group whose starts ran behind them (its jobs waited for
+   * a worker) would otherwise be asked early, reserve ahead and confirm.
+   */
+  readonly #nextStarts = new Map<string, number>();
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -213,6 +222,7 @@ export class GroupGate {
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address, graceMs: this.#graceMs() });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
+      if (admission.nextStartAt !== undefined) this.#noteNextStart(group, admission.nextStartAt);
       try {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
@@ -242,6 +252,13 @@ export class GroupGate {
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
   }
 
+  #noteNextStart(group: string, at: number): void {
+    // Most recently admitted last; the oldest go first past the bound.
+    this.#nextStarts.delete(group);
+    this.#nextStarts.set(group, at);
+    if (this.#nextStarts.size > NEXT_STARTS_KEPT) this.#nextStarts.delete(this.#nextStarts.keys().next().value as string);
+  }
+
   /** The grace a start asks for: a few times how late this process's starts have lately been (none while they are on time). */
   #graceMs(): number {
     if (this.#latenessMs < MIN_GRACE_LATENESS_MS) return 0;
@@ -250,15 +267,17 @@ export class GroupGate {
 
   /**
    * Sleeps, holding nothing, until shortly before a start slot `due` (Redis
-   * clock) moved by the group's lag: asked then, the gate admits a near
-   * start, checked once. Asked at once, it would reserve the slot ahead and
-   * check it again when it comes (a second round trip). Where the gate puts
-   * the start is still the gate's decision. Without the clock's offset (no
-   * admission yet) or for a slot past, the gate is asked at once.
+   * clock) moved by the group's lag, or before the group's next start as
+   * this process's last admission of it gave it, whichever is later: asked
+   * then, the gate admits a near start, checked once. Asked at once, it would
+   * reserve the slot ahead and check it again when it comes (a second round
+   * trip). Where the gate puts the start is still the gate's decision.
+   * Without the clock's offset (no admission yet) or for a slot past, the
+   * gate is asked at once.
    */
   async #untilNear(group: string, options: PassOptions): Promise<void> {
     if (options.due === undefined) return;
-    const at = this.#limiter.localTimeOf?.(group, options.due + (options.lag ?? 0));
+    const at = this.#limiter.localTimeOf?.(group, Math.max(options.due + (options.lag ?? 0), this.#nextStarts.get(group) ?? 0));
     if (at === undefined) return;
     const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxDueWaitMs ?? options.maxInlineWaitMs);
     const signals = [options.signal, options.dueWaitSignal].filter((signal) => signal !== undefined);

@@ -39,7 +39,8 @@
   An adapting group's limits (the longer of its interval and minimum interval,
   its concurrency cap) are scaled by its pace factor (see `paced_limits`).
   Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start), interval (string: the group's spacing
-         in force, Crawl-delay and adaptive pace applied; 0 = none), grace (string: the grace taken, ms)}
+         in force, Crawl-delay and adaptive pace applied; 0 = none), grace (string: the grace taken, ms),
+         next start (string: the earliest the group's next start can be, its burst allowed for; 0 = no spacing)}
          | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
   Codes: 0 StalePolicy, 1 Ok, 2 DeniedRate, 3 DeniedConcurrency, 4 DeniedPaused, 6 DeniedGlobalRate
 ]]
@@ -151,9 +152,12 @@ if extended_to then
   fields[#fields + 1] = 'leasesKeptTo'
   fields[#fields + 1] = fmt(extended_to)
 end
+-- The earliest the group's next start can be (0: no spacing), for a caller with more to start.
+local next_start = 0
 if interval > 0 then
   fields[#fields + 1] = 'tat'
   fields[#fields + 1] = fmt(math.max(tat, start) + interval + grace)
+  next_start = math.max(tat, start) + interval + grace - tau
 end
 -- A job the release step gave a slot: how far the group's starts run behind
 -- those slots (late starts push them), for the next releases. A start reserved
@@ -171,4 +175,4 @@ redis.call('HSET', KEYS[2], unpack(fields))
 local confirm = 0
 if start - now >= near then confirm = 1 end
 -- The group's spacing in force (0: none), so the caller knows whether a late start could crowd the next.
-return {1, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval), fmt(grace)}
+return {1, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval), fmt(grace), fmt(next_start)}
