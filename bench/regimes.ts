@@ -62,7 +62,8 @@ function costLine(name: string, m: Measured): string {
     .slice(0, 6)
     .map(([command, count]) => `${command} ${fmt(count / trips.pages, 2)}`)
     .join(', ');
-  return `${name}: ${perPage(run.redis.commands, run.pages)} Redis commands per page (${perPage(run.redis.scripts, run.pages)} script calls), ${fmt(trips.roundTrips / trips.pages, 2)} round trips per page (most: ${most}); commands per page by name (INFO commandstats, inside scripts included): ${topCalls(run.redis, run.pages, 40)}`;
+  // Redis's own CPU (INFO cpu) per page: what the capacity model plans Redis cores with.
+  return `${name}: ${perPage(run.redis.commands, run.pages)} Redis commands per page (${perPage(run.redis.scripts, run.pages)} script calls), Redis CPU ${fmt((run.redis.cpuSeconds * 1e6) / run.pages, 0)} us per page, ${fmt(trips.roundTrips / trips.pages, 2)} round trips per page (most: ${most}); commands per page by name (INFO commandstats, inside scripts included): ${topCalls(run.redis, run.pages, 40)}`;
 }
 
 function breakdown(log: Log, m: Measured): void {
