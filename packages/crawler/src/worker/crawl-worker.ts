@@ -256,7 +256,13 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       signal: stopping.signal,
       draining: draining.signal,
       gate,
-      fetcher: fetching.fetcher,
+      // Read at each URL, not once a job: a job of several URLs started before
+      // a change of the crawl definition (user agent, timeouts, robots.txt)
+      // follows it from its next URL, and the fetcher it replaced serves only
+      // requests already under way until it is closed.
+      get fetcher() {
+        return fetching.fetcher;
+      },
       frontier: services.frontier,
       sink,
       // The job's lock is checked (and renewed) in its own slot before each record.
@@ -269,7 +275,9 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       waits,
       fields: services.config.fields,
       maxLinksPerPage: services.config.maxLinksPerPage,
-      ...(fetching.robots ? { robots: fetching.robots } : {}),
+      get robots() {
+        return fetching.robots;
+      },
       renderer: rendering.renderer,
       revisit,
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
@@ -559,7 +567,7 @@ async function closeWithinGrace(worker: CrawlWorker, graceMs: number): Promise<'
 /**
  * The fetcher and robots.txt policy built from the definition in force. A
  * change to what they read (user agent, timeouts, retries, body and redirect
- * caps, robots on/off) builds new ones for the next jobs; the old fetcher is
+ * caps, robots on/off) builds new ones for the next URLs; the old fetcher is
  * closed once its requests can no longer be running.
  */
 class FetchingParts {
@@ -601,7 +609,7 @@ class FetchingParts {
     if (!this.#robots) this.#log('robots.txt is ignored (--ignore-robots)');
     if (previous) {
       this.#retired.add(previous);
-      // Jobs that started before the change finish on the old fetcher.
+      // Requests that started before the change finish on the old fetcher.
       const drainMs = (config.requestTimeout + config.fetchBackoff * 4) * (config.fetchRetries + 1) + 5_000;
       setTimeout(() => {
         this.#retired.delete(previous);
