@@ -37,7 +37,7 @@ describe('crawlq as a command-line tool', () => {
     expect(headings).toEqual(['Arguments', 'Options', 'Redis', 'Crawl definition', 'Politeness', 'Fetching', 'Workers', 'Output', 'Alerts and dead letters', 'Logs and metrics']);
     const flat = help.stdout.replace(/\s+/g, ' ');
     expect(flat).toMatch(/--rate <value> Per-group request starts, .* \(default: 2\/1s\) \[env CRAWLQ_RATE\]/);
-    expect(flat).toMatch(/--concurrency <value> Jobs in flight per worker process \(default: 16\)/);
+    expect(flat).toMatch(/--concurrency <value> Requests under way per worker process \(a job asleep until its next start holds none\) \(default: 16\)/);
     expect(flat).toMatch(/--max-body-size <value> .*\(default: 10 MiB\)/);
     // Each option under its own section.
     // The flag where it is defined, at the start of a line (descriptions may name it too).

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { ArrivalClock, maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
 import { byHost, leakyBucketRejections, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
@@ -111,6 +112,40 @@ describe('group limits hold across the whole fleet', () => {
       const requests = hosts.get(host) ?? [];
       expect(requests.length).toBeGreaterThan(0);
       expect(Math.max(...requests.map((request) => request.endedAt))).toBeLessThan(throttledEnd);
+    }
+  });
+});
+
+describe('--concurrency counts requests under way, not jobs asleep until their next start', () => {
+  it('one request slot serves two paced hosts in turn: a job of several URLs gives it up between its starts, and no two requests ever overlap', { timeout: 150_000 }, async () => {
+    const hosts = ['127.0.0.24', '127.0.0.25'];
+    // Each page links to every other of its host: after its home page, a host's backlog holds
+    // all the rest at once, and a release gives them to one job, a start slot 200 ms apart each.
+    const paced = await startDemoSite({ hosts, pagesPerHost: 12, linksPerPage: 11 });
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'crawlq-request-slots-'));
+      const out = join(dir, 'results.jsonl');
+      const result = await runCli(
+        ['crawl', ...paced.seeds, '--out', out, '--namespace', 'request-slots', '--allow-private-network', '--scope', 'any', '--max-depth', '10', '--rate', '5/1s', '--domain-concurrency', '1', '--concurrency', '1', '--state-dir', dir],
+        { env: cliEnv(redis.url), timeoutMs: 120_000 },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const expected = paced.reachable({ seeds: paced.seeds, maxDepth: 10, scope: 'any' });
+      expect(new Set(readRecords(out).map((record) => record.url))).toEqual(expected);
+      // One slot: never two requests at once, robots.txt included, as the servers saw them.
+      expect(peakInFlight(paced.requests)).toBe(1);
+      for (const [host, requests] of byHost(paced.requests)) {
+        expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      }
+      // Holding the only slot through the sleeps between its starts, such a job would run its
+      // URLs as a block: the order at the servers would be A B AAAAAAAAAAA BBBBBBBBBBB, three
+      // switches of host (and a few more where a release splits a backlog). Giving it up, the
+      // two hosts take turns.
+      const order = paced.requests.filter((request) => request.path !== '/robots.txt').sort((a, b) => a.startedAt - b.startedAt).map((request) => request.host);
+      const switches = order.filter((host, index) => index > 0 && host !== order[index - 1]).length;
+      expect(switches, order.join(' ')).toBeGreaterThanOrEqual(12);
+    } finally {
+      await paced.close();
     }
   });
 });

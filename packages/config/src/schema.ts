@@ -251,7 +251,7 @@ export const OPTION_TABLE = {
   allowPrivateNetwork: { scope: 'fleet', flag: '--allow-private-network', env: 'CRAWLQ_ALLOW_PRIVATE_NETWORK', schema: boolean, default: false, doc: 'Allow loopback, private and link-local targets (off: refused after DNS resolution and on redirects)' },
   sortQuery: { scope: 'fleet', flag: '--sort-query', env: 'CRAWLQ_SORT_QUERY', schema: boolean, default: false, doc: 'Sort query parameters when normalising URLs' },
   workers: { scope: 'process', flag: '--workers', env: 'CRAWLQ_WORKERS', schema: integer(1, 256), default: 1, doc: '`crawl`: worker processes to run' },
-  concurrency: { scope: 'process', flag: '--concurrency', env: 'CRAWLQ_CONCURRENCY', schema: integer(1, 10_000), default: 16, doc: 'Jobs in flight per worker process' },
+  concurrency: { scope: 'process', flag: '--concurrency', env: 'CRAWLQ_CONCURRENCY', schema: integer(1, 10_000), default: 16, doc: 'Requests under way per worker process (a job asleep until its next start holds none)' },
   out: {
     scope: 'process', flag: '--out', env: 'CRAWLQ_OUT',
     schema: outTarget,

@@ -80,6 +80,8 @@ export interface CrawlJobContext {
   readonly handler?: PageHandler;
   /** A continuous crawl's schedule (see RevisitHooks); absent: every fetch is a first one. */
   readonly revisit?: RevisitHooks;
+  /** Runs a job's sleep until its next start (see PassOptions.idle): its worker's request slot is free meanwhile. */
+  readonly idle?: <T>(wait: () => Promise<T>) => Promise<T>;
 }
 
 /** One URL as a job fetches it. */
@@ -269,6 +271,7 @@ async function crawlUrl(task: UrlTask, context: CrawlJobContext): Promise<CrawlJ
       progress: task.progress,
       maxDueWaitMs: task.dueWait === undefined ? undefined : BATCH_DUE_WAIT_MS,
       dueWaitSignal: task.dueWait,
+      idle: context.idle,
       maxRedirects: Math.max(0, context.maxRedirects - hopsBefore),
       captureExchange: context.warc !== undefined,
       // A crawler's beforeRequest headers, then a revisit's validators.

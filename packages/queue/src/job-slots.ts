@@ -1,9 +1,10 @@
 /**
- * The process-wide cap on jobs in flight when one process consumes several
- * shards' queues: each shard's BullMQ Worker may take up to the cap, and a job
- * waits here for a slot before it runs. A job waiting keeps its lock (BullMQ
- * renews the locks of every job its processor holds), so it is never taken
- * twice; another process may wait on its slot for a moment longer, nothing more.
+ * A worker process's cap on the jobs at work at once (its --concurrency): its
+ * BullMQ Workers (one per shard's queue) may take more jobs than that, and a
+ * job waits here for a slot before it runs, and gives it up while it only
+ * sleeps (`idle`). A job waiting keeps its lock (BullMQ renews the locks of
+ * every job its processor holds), so it is never taken twice; another process
+ * may wait on its slot for a moment longer, nothing more.
  */
 export class JobSlots {
   readonly #capacity: number;
@@ -26,6 +27,23 @@ export class JobSlots {
       const next = this.#waiting.shift();
       if (next) next();
       else this.#used -= 1;
+    }
+  }
+
+  /**
+   * Runs `wait` with the caller's slot given up (the caller holds one, from
+   * `run`), and takes a slot again before it returns: a job asleep until its
+   * next start needs no slot meanwhile.
+   */
+  async idle<T>(wait: () => Promise<T>): Promise<T> {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#used -= 1;
+    try {
+      return await wait();
+    } finally {
+      if (this.#used >= this.#capacity) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      else this.#used += 1;
     }
   }
 

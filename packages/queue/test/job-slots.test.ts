@@ -37,6 +37,34 @@ describe('JobSlots', () => {
     expect(slots.running).toBe(0);
   });
 
+  it('lets a task give its slot up while it only waits, and take one again (in arrival order) before it goes on', async () => {
+    const slots = new JobSlots(1);
+    const events: string[] = [];
+    let wake: (() => void) | undefined;
+    const sleeper = slots.run(async () => {
+      events.push('sleeper works');
+      await slots.idle(() => new Promise<void>((resolve) => (wake = resolve)));
+      events.push('sleeper works again');
+    });
+    let release: (() => void) | undefined;
+    const other = slots.run(async () => {
+      events.push('other works');
+      await new Promise<void>((resolve) => (release = resolve));
+      events.push('other done');
+    });
+    // The sleeper's slot went to the other task while it waits.
+    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
+    expect(slots.running).toBe(1);
+    // Awake while the other holds the only slot: it waits for it.
+    wake?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toEqual(['sleeper works', 'other works']);
+    release();
+    await Promise.all([sleeper, other]);
+    expect(events).toEqual(['sleeper works', 'other works', 'other done', 'sleeper works again']);
+    expect(slots.running).toBe(0);
+  });
+
   it('refuses a capacity below one', () => {
     expect(() => new JobSlots(0)).toThrow(RangeError);
   });

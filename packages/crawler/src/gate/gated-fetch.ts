@@ -21,7 +21,7 @@ export interface RedirectHop extends RedirectInfo {
  * `PassOptions` say (the job's slot and lag, its progress, its wait for the
  * slot); the signal ends the whole fetch.
  */
-export interface GatedFetchOptions extends Pick<PassOptions, 'signal' | 'due' | 'lag' | 'progress' | 'maxDueWaitMs' | 'dueWaitSignal'> {
+export interface GatedFetchOptions extends Pick<PassOptions, 'signal' | 'due' | 'lag' | 'progress' | 'maxDueWaitMs' | 'dueWaitSignal' | 'idle'> {
   readonly gate: GroupGate;
   readonly fetcher: Fetcher;
   readonly groupOf: (url: string) => string;
@@ -81,7 +81,7 @@ interface GateSession {
 function openGateSession(options: GatedFetchOptions): GateSession {
   const { gate, groupOf, signal } = options;
   // The job's own slot and progress belong to its URL's first request, not to a retry or a redirect hop.
-  const firstRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: options.due, lag: options.lag, progress: options.progress, maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal };
+  const firstRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal, due: options.due, lag: options.lag, progress: options.progress, maxDueWaitMs: options.maxDueWaitMs, dueWaitSignal: options.dueWaitSignal, idle: options.idle };
   const laterRequest: PassOptions = { maxInlineWaitMs: options.maxInlineWaitMs, signal };
   let lease: GateLease | undefined;
   // The request the held lease admitted (asked for again when its start went late).

@@ -282,7 +282,9 @@ export class GroupGate {
     const waitMs = Math.min(at - DUE_LEAD_MS - performance.now(), options.maxDueWaitMs ?? options.maxInlineWaitMs);
     const signals = [options.signal, options.dueWaitSignal].filter((signal) => signal !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-    if (waitMs > 0) await sleep(waitMs, undefined, signal ? { signal } : undefined);
+    if (waitMs <= 0) return;
+    const wait = () => sleep(waitMs, undefined, signal ? { signal } : undefined);
+    await (options.idle ? options.idle(wait) : wait());
   }
 }
 
@@ -330,6 +332,8 @@ export interface PassOptions {
    */
   readonly maxDueWaitMs?: number | undefined;
   readonly dueWaitSignal?: AbortSignal | undefined;
+  /** Runs the sleep before `due` (see maxDueWaitMs): the caller may give up what it holds meanwhile (its worker's request slot). */
+  readonly idle?: (<T>(wait: () => Promise<T>) => Promise<T>) | undefined;
 }
 
 /**

@@ -32,6 +32,20 @@ import { loadCrawler, type LoadedCrawler } from '../handlers/load-crawler.js';
 import { createPageHandler } from '../handlers/page-handler.js';
 import { RequestMetaStore } from '../handlers/request-meta.js';
 
+/**
+ * Jobs a worker process of a paced crawl may hold per request slot
+ * (--concurrency): the others sleep until their next start. A crawl with no
+ * rate at all holds one per slot: its jobs never sleep, and taking more would
+ * drain the queue into shorter jobs (more of BullMQ's work per page).
+ */
+const JOBS_PER_REQUEST_SLOT = 4;
+
+/** Jobs the process takes at once: more than its request slots when some rate paces the crawl (see JOBS_PER_REQUEST_SLOT). */
+function jobSlotsFor(config: CrawlqConfig, concurrency: number): number {
+  const paced = config.rate !== null || config.globalRate !== null || config.limitRules.some((rule) => rule.rate !== undefined && rule.rate !== null);
+  return paced ? concurrency * JOBS_PER_REQUEST_SLOT : concurrency;
+}
+
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
   readonly redisUrl: string;
@@ -238,7 +252,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   let abandoned = false;
   // One BullMQ Worker per shard's queue (one for a crawl of one shard), under one cap for the process.
   const shards = shardNamespaces(config.namespace, config.shards);
-  const slots = shards.length > 1 ? new JobSlots(config.concurrency) : undefined;
+  // --concurrency bounds the requests a process has under way, not its jobs: a
+  // job of several URLs asleep until its next start gives its request slot up
+  // (PassOptions.idle), so its process may hold more jobs than slots.
+  const requestSlots = new JobSlots(config.concurrency);
+  const idle = <T>(wait: () => Promise<T>): Promise<T> => requestSlots.idle(wait);
   const handler = crawler
     ? createPageHandler({ crawler: crawler.crawler, metaStore: new RequestMetaStore(services.redis, config.namespace), sortQuery: config.sortQuery, log })
     : undefined;
@@ -280,6 +298,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       },
       renderer: rendering.renderer,
       revisit,
+      idle,
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
@@ -298,12 +317,12 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     (job, token) => {
       // BullMQ took it (and its lock, for a whole lock period) just now.
       const takenAt = performance.now();
-      return slots ? slots.run(() => processJob(job, token, takenAt)) : processJob(job, token, takenAt);
+      return requestSlots.run(() => processJob(job, token, takenAt));
     },
     {
       connection,
       namespace,
-      concurrency: config.concurrency,
+      concurrency: jobSlotsFor(services.config, config.concurrency),
       ...CRAWL_JOB_RETENTION,
       lockDuration: config.stallTimeout,
       stalledInterval: config.stallTimeout,
@@ -372,6 +391,7 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       log(`warning: this worker was started with ${optionLabel(conflict.option)} ${formatOptionValue(conflict.option, conflict.given)}; it follows the fleet's ${formatOptionValue(conflict.option, conflict.fleet)} now`);
     }
     fetching.refresh();
+    for (const worker of workers) worker.concurrency = jobSlotsFor(services.config, config.concurrency);
   };
   const watchTimer = setInterval(() => {
     watching ??= watch()
