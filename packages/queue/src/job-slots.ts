@@ -18,15 +18,11 @@ export class JobSlots {
 
   /** Runs `task` once a slot is free (first come, first served), and frees the slot when it settles. */
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.#used >= this.#capacity) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    else this.#used += 1;
+    await this.#take();
     try {
       return await task();
     } finally {
-      // The slot passes straight to the next waiter, so #used never drops and rises again in between.
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#used -= 1;
+      this.#give();
     }
   }
 
@@ -36,15 +32,25 @@ export class JobSlots {
    * next start needs no slot meanwhile.
    */
   async idle<T>(wait: () => Promise<T>): Promise<T> {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#used -= 1;
+    this.#give();
     try {
       return await wait();
     } finally {
-      if (this.#used >= this.#capacity) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-      else this.#used += 1;
+      await this.#take();
     }
+  }
+
+  /** A slot, once one is free (first come, first served). */
+  async #take(): Promise<void> {
+    if (this.#used >= this.#capacity) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#used += 1;
+  }
+
+  /** The slot back: straight to the next waiter, so #used never drops and rises again in between. */
+  #give(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#used -= 1;
   }
 
   /** Jobs running now (for tests). */

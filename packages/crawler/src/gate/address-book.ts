@@ -4,6 +4,7 @@ import type { CrawlqConfig } from '@crawlq/config';
 import { resolvedHostsKey } from '@crawlq/crawl-control';
 import type { RedisClient } from '@crawlq/redis';
 import { ServerLookupError } from '../errors.js';
+import { BoundedMap } from './bounded-map.js';
 
 /** A host's addresses as DNS gave them, and how long the answer holds (undefined: the record did not say). */
 export interface TtlAnswer {
@@ -84,9 +85,9 @@ export class AddressBook {
   readonly #local = new Map<string, { readonly address: string; readonly until: number; heldUntil: number }>();
   readonly #pending = new Map<string, Promise<string>>();
   /** Hosts whose lookups fail transiently, since when (local clock): see LOOKUP_GRACE_MS. */
-  readonly #failing = new Map<string, number>();
+  readonly #failing = new BoundedMap<string, number>(FAILING_HOSTS);
   /** Hosts the gate was told have no address, with the lookup's error: their sockets fail with it, without a lookup of their own. */
-  readonly #missing = new Map<string, { readonly error: unknown; readonly until: number }>();
+  readonly #missing = new BoundedMap<string, { readonly error: unknown; readonly until: number }>(FAILING_HOSTS);
 
   constructor(options: AddressBookOptions) {
     this.#options = options;
@@ -130,14 +131,14 @@ export class AddressBook {
     const now = performance.now();
     if (isNoSuchHost(error)) {
       this.#failing.delete(name);
-      remember(this.#missing, name, { error, until: now + GATE_HOLD_MS });
+      this.#missing.remember(name, { error, until: now + GATE_HOLD_MS });
       return undefined;
     }
     this.#missing.delete(name);
     let since = this.#failing.get(name);
     if (since === undefined) {
       since = now;
-      remember(this.#failing, name, since);
+      this.#failing.remember(name, since);
     }
     const failingForMs = now - since;
     throw new ServerLookupError(name, error, {
@@ -250,16 +251,6 @@ export class AddressBook {
     const previous = this.#local.get(name);
     this.#local.set(name, { address, until: performance.now() + ttlMs, heldUntil: previous?.address === address ? previous.heldUntil : 0 });
   }
-}
-
-/** Sets `name` in a bounded map: past FAILING_HOSTS the oldest entry goes. */
-function remember<V>(map: Map<string, V>, name: string, value: V): void {
-  map.delete(name);
-  if (map.size >= FAILING_HOSTS) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
-  }
-  map.set(name, value);
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireRequest, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
 import { ServerLookupError, type GateDenialReason } from '../errors.js';
+import { BoundedMap } from './bounded-map.js';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -182,7 +183,7 @@ export class GroupGate {
    * released, and a group whose starts ran behind them (its jobs waited for
    * a worker) would otherwise be asked early, reserve ahead and confirm.
    */
-  readonly #nextStarts = new Map<string, number>();
+  readonly #nextStarts = new BoundedMap<string, number>(NEXT_STARTS_KEPT);
 
   constructor(limiter: GateLimiter, options: GateOptions = {}) {
     this.#limiter = limiter;
@@ -222,7 +223,7 @@ export class GroupGate {
     for (let late = 0; late < MAX_LATE_STARTS; late += 1) {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: options.maxInlineWaitMs, slot: options.due, progress: options.progress, address, graceMs: this.#graceMs() });
       if (!admission.admitted) return { admitted: false, retryInMs: admission.retryInMs, reason: admission.reason };
-      if (admission.nextStartAt !== undefined) this.#noteNextStart(group, admission.nextStartAt);
+      if (admission.nextStartAt !== undefined) this.#nextStarts.remember(group, admission.nextStartAt);
       try {
         const sleepOptions = options.signal ? { signal: options.signal } : undefined;
         // A 429 seen by any worker while this start waited, or the concurrency
@@ -250,13 +251,6 @@ export class GroupGate {
       if (retaken !== undefined) return { admitted: true, lease: new GateLease(limiter, retaken, this.#options) };
     }
     return { admitted: false, retryInMs: LATE_RETRY_MS + Math.round(Math.random() * LATE_RETRY_MS), reason: 'rate' };
-  }
-
-  #noteNextStart(group: string, at: number): void {
-    // Most recently admitted last; the oldest go first past the bound.
-    this.#nextStarts.delete(group);
-    this.#nextStarts.set(group, at);
-    if (this.#nextStarts.size > NEXT_STARTS_KEPT) this.#nextStarts.delete(this.#nextStarts.keys().next().value as string);
   }
 
   /** The grace a start asks for: a few times how late this process's starts have lately been (none while they are on time). */

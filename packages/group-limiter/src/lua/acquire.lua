@@ -155,9 +155,10 @@ end
 -- The earliest the group's next start can be (0: no spacing), for a caller with more to start.
 local next_start = 0
 if interval > 0 then
+  local next_tat = math.max(tat, start) + interval + grace
   fields[#fields + 1] = 'tat'
-  fields[#fields + 1] = fmt(math.max(tat, start) + interval + grace)
-  next_start = math.max(tat, start) + interval + grace - tau
+  fields[#fields + 1] = fmt(next_tat)
+  next_start = next_tat - tau
 end
 -- A job the release step gave a slot: how far the group's starts run behind
 -- those slots (late starts push them), for the next releases. A start reserved
