@@ -140,6 +140,8 @@ export async function processCrawlJob(
   if (stalledOut) {
     throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
+  // With its lock, a job of one URL may be handed more (see processBatch).
+  if (token !== undefined) return processBatch({ job, units, token, jobMeta: readJobMeta([job.data], context) }, context);
   try {
     return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job), jobMeta: readJobMeta([job.data], context) }, context);
   } catch (error) {
@@ -148,7 +150,10 @@ export async function processCrawlJob(
 }
 
 /**
- * A job of several URLs fetches them one after another. Each admission
+ * A job of several URLs fetches them one after another. A page that added
+ * links asks for the URLs waiting in the job's own group (Frontier.extend):
+ * where the group's rate binds, the job fetches them next, on the group's
+ * next slots, instead of their becoming jobs of their own. Each admission
  * records which URL the job has moved on to (its progress), so a job taken
  * over after its worker died starts at the URL that worker had in hand.
  * A URL that is not fetched and recorded (a deferral, a failure, a stop):
@@ -159,9 +164,11 @@ export async function processCrawlJob(
  *   tried once more before its failures take the path above.
  */
 async function processBatch(
-  { job, units, token, jobMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
+  { job, units: carried, token, jobMeta: carriedMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
+  const units = [...carried];
+  let jobMeta = carriedMeta;
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
   // The requeue changes nothing when another worker holds the job now (its
   // lock expired): that one resumes from the job's progress, so nothing is
@@ -179,6 +186,7 @@ async function processBatch(
       return total;
     }
     const data = unitJobData(job.data, unit);
+    const enqueuedBefore = total.enqueued;
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
       const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta }, context);
@@ -187,15 +195,47 @@ async function processBatch(
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
       if (error instanceof JobLostError) throw await translateError(error, { job, token, context });
       if (index === 0) {
-        await handBack({ units: units.slice(1), data });
+        if (units.length > 1) await handBack({ units: units.slice(1), data });
         job.data = data;
         throw await translateError(error, { job, token, context });
       }
       await handBack({ units: units.slice(index), progress: units.length });
       return total;
     }
+    if (total.enqueued > enqueuedBefore && context.draining?.aborted !== true) {
+      const more = await handedOn({ job, units, token }, context);
+      if (more.length > 0) {
+        units.push(...more);
+        job.data = { ...job.data, batch: units.slice(1) };
+        jobMeta = withMetaOf(more, jobMeta, context);
+      }
+    }
   }
   return total;
+}
+
+/** Tries of a hand-on whose round trip failed: each asks again for what an earlier one may have written. */
+const HAND_ON_ATTEMPTS = 3;
+
+/**
+ * The URLs waiting in the job's group that it is handed (Frontier.extend).
+ * A hand-on whose answer is lost may still have written them into the job:
+ * the next try asks for those, so the job fetches them before it completes;
+ * if every try fails, the job fails with the error and its retry reads them
+ * from its data, resuming at its progress.
+ */
+async function handedOn(
+  { job, units, token }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string },
+  context: CrawlJobContext,
+): Promise<CrawlJobUnit[]> {
+  const request = { group: job.data.group, jobId: String(job.id), token, carried: units.length, lastDue: units[units.length - 1]?.due };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await context.frontier.extend({ ...request, recovering: attempt > 1 });
+    } catch (error) {
+      if (attempt >= HAND_ON_ATTEMPTS) throw error;
+    }
+  }
 }
 
 /**
@@ -421,6 +461,15 @@ function readJobMeta(units: readonly Pick<CrawlJobUnit, 'url'>[], context: Crawl
   // Awaited by the first page's prepare; a job that ends before (robots, a deferral) must not leave it unhandled.
   reading?.catch(() => undefined);
   return reading;
+}
+
+/** The job's meta with that of the URLs it was handed (read as they come, in one round trip). */
+function withMetaOf(units: readonly CrawlJobUnit[], meta: Promise<JobMeta> | undefined, context: CrawlJobContext): Promise<JobMeta> | undefined {
+  const more = readJobMeta(units, context);
+  if (more === undefined) return meta;
+  const merged = Promise.all([meta, more]).then(([had, added]) => new Map([...(had ?? []), ...added]));
+  merged.catch(() => undefined);
+  return merged;
 }
 
 /** Maps an error to what BullMQ should do with the job. */

@@ -4,6 +4,7 @@ import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './lua/release.js';
 import { requeueScript } from './lua/requeue.js';
+import { extendScript } from './lua/extend.js';
 import { FrontierError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
@@ -83,6 +84,20 @@ export interface RequeueRequest {
   readonly progress?: number;
 }
 
+/** A job asking for the URLs waiting in its own group's backlog (see {@link Frontier.extend}). */
+export interface ExtendRequest {
+  readonly group: string;
+  /** The job, and the caller's lock on it. */
+  readonly jobId: string;
+  readonly token: string;
+  /** URLs the job carries now, its own and its batch: the job's data must still hold as many. */
+  readonly carried: number;
+  /** The start slot of the job's last URL (Redis ms, its `due`); absent: its URLs are due. */
+  readonly lastDue?: number | undefined;
+  /** The caller's last call failed: URLs that call handed on, if it did, come back now (see `lua/extend.lua`). */
+  readonly recovering?: boolean;
+}
+
 /** A URL's backlog bucket, as `lua/backlog.lua`'s backlog_bucket names it. */
 function backlogBucket(depth: number, priority: number | undefined): string {
   return priority === undefined || priority === 0 ? String(depth) : `${depth}p${priority}`;
@@ -110,7 +125,10 @@ const MAX_READY_PER_GROUP = 32;
  * URLs one job carries at most. BullMQ's work per job (add, wake, take,
  * finish: about 34 commands and a round trip or two) is shared by them; a
  * worker killed mid-job fetches again only the URL it had in hand (the job's
- * progress says which were done).
+ * progress says which were done). A job handed more URLs (see
+ * {@link Backlog.extend}) stays within it too: its group's work then moves
+ * to whichever worker takes its next job, so a fleet's workers share a
+ * crawl of few groups.
  */
 export const MAX_URLS_PER_JOB = 32;
 /** BullMQ accepts priorities up to 2^21. */
@@ -178,6 +196,21 @@ export class Backlog {
     for (const unit of request.units) args.push(backlogBucket(unit.depth, unit.priority), unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
+  }
+
+  /** See {@link Frontier.extend}. */
+  async extend(request: ExtendRequest): Promise<CrawlJobUnit[]> {
+    const jobKey = `${this.#jobPrefix}${request.jobId}`;
+    const reply = await this.#pacer.runPaced(extendScript, [request.group], {
+      operation: 'extend',
+      keys: [this.#keys.backlogCount, jobKey, `${jobKey}:lock`],
+      args: [this.#keys.backlog, request.token, request.carried, MAX_URLS_PER_JOB, request.lastDue ?? '', RELEASE_WINDOW_MS, request.recovering === true ? '1' : '0', request.jobId],
+    });
+    const units = reply[0];
+    if (units === '' || units === undefined) return [];
+    const parsed: unknown = typeof units === 'string' ? JSON.parse(units) : undefined;
+    if (!Array.isArray(parsed)) throw new FrontierError(`backlog extend: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
+    return parsed as CrawlJobUnit[];
   }
 
   /**

@@ -1,7 +1,7 @@
-import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
+import type { CrawlJobPolicy, CrawlJobUnit, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
-import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type ExtendRequest } from './backlog.js';
 import { grantPagesScript } from './lua/admit.js';
 import { ReserveCode } from './lua/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -184,6 +184,22 @@ export class Frontier {
    */
   async requeue(request: RequeueRequest): Promise<boolean> {
     return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.requeue(request);
+  }
+
+  /**
+   * Hands a job the URLs waiting in its own group's backlog, atomically with
+   * the job's data (they are in the backlog or in the job, never both, never
+   * neither), where the release step would pack them into a job of the group
+   * taking its slots in turn: a rate-limited group whose requests end well
+   * within its spacing, and that spacing within the release window. The job
+   * fetches them after the URLs it carries, on the group's next start slots,
+   * instead of their becoming jobs of their own (BullMQ's add, take and
+   * finish, and a release). Returns the URLs handed on, in order, with their
+   * slots; none when the group has none waiting, does not qualify, or `token`
+   * no longer holds the job's lock.
+   */
+  async extend(request: ExtendRequest): Promise<CrawlJobUnit[]> {
+    return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.extend(request);
   }
 
   /** URLs admitted and not yet released as jobs. */

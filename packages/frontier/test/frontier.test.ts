@@ -283,6 +283,90 @@ describe('Frontier', () => {
     expect(order).toEqual([2, 3, 4, 5].map((i) => `http://back.test/${i}`));
   });
 
+  it("hands a job of a rate-bound group the URLs waiting in its group, on the group's next slots, in one step with the job's data, only under the job's lock; an answer lost comes back when asked again", async () => {
+    // 5 a second with short requests (a job keeps up with slots one interval apart); 2 a second: slots beyond the window.
+    const policy = {
+      defaults: { rate: null, concurrency: 1000 },
+      rules: [
+        { match: 'slow.test', rate: { max: 2, durationMs: 1_000 }, concurrency: 2 },
+        { match: '*.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2 },
+        { match: 'free.example', rate: null, concurrency: 2 },
+      ],
+    };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    const client = redis.client();
+    const f = frontier({ scope: 'any' }, policy);
+    /** A job of the group's first URLs, released as a worker would find it, with its lock. */
+    const jobOf = async (group: string, count: number) => {
+      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!probe.admitted) throw new Error('the probe was not admitted');
+      await limiter.release(probe.lease, { sent: true, status: 200 });
+      await client.hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', '10');
+      await f.addSeeds(Array.from({ length: count }, (_, i) => `http://${group}/${i}`));
+      let jobs: Awaited<ReturnType<CrawlQueue['getJobs']>> = [];
+      for (let i = 0; i < 40 && jobs.length === 0; i += 1) {
+        if (i > 0) await sleep(50);
+        await f.release({ room: 10, readyTarget: 10, slowStart: false });
+        jobs = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === group);
+      }
+      const [job] = jobs;
+      if (job === undefined) throw new Error(`no job of ${group} was released`);
+      await client.set(`${queue.toKey(String(job.id))}:lock`, 'token-1');
+      return { jobId: String(job.id), units: crawlJobUnits(String(job.id), job.data) };
+    };
+    const { jobId, units } = await jobOf('hand.test', 3);
+    expect(units).toHaveLength(3);
+    // Its pages add links: they wait in the group's backlog.
+    await f.addSeeds(Array.from({ length: 5 }, (_, i) => `http://hand.test/more-${i}`));
+    const request = { group: 'hand.test', jobId, carried: units.length, lastDue: units.at(-1)?.due };
+    // Another worker's token gets nothing, and takes nothing.
+    expect(await f.extend({ ...request, token: 'token-2' })).toEqual([]);
+    expect(await f.backlogSize()).toBe(5);
+    const more = await f.extend({ ...request, token: 'token-1' });
+    expect(more.map((unit) => unit.url)).toEqual(Array.from({ length: 5 }, (_, i) => `http://hand.test/more-${i}`));
+    // After the job's own slots, one interval apart (5 a second: 200 ms and the spacing margin).
+    const dues = [...units, ...more].map((unit) => unit.due ?? 0);
+    for (let i = units.length; i < dues.length; i += 1) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(199);
+    // The job's data holds them (a worker taking the job over fetches them), the backlog does not.
+    const stored = await queue.getJob(jobId);
+    expect(crawlJobUnits(jobId, stored!.data)).toEqual([...units, ...more]);
+    expect(await f.backlogSize()).toBe(0);
+    expect(await client.zscore(`${frontierKeys(namespace).backlog}groups`, 'hand.test')).toBeNull();
+    // The answer was lost: asked again, the same URLs come back, and nothing else moves.
+    await f.addSeeds(['http://hand.test/later']);
+    expect(await f.extend({ ...request, token: 'token-1', recovering: true })).toEqual(more);
+    expect(await f.backlogSize()).toBe(1);
+    // The next call, counting them, gets the URL added since, on the slot after theirs.
+    const [later] = await f.extend({ ...request, token: 'token-1', carried: units.length + more.length, lastDue: more.at(-1)?.due });
+    expect(later?.url).toBe('http://hand.test/later');
+    expect((later?.due ?? 0) - (more.at(-1)?.due ?? 0)).toBeGreaterThanOrEqual(199);
+
+    // A slow start's first job, once its page is in (nothing else of the group waits or runs), goes on with the group's slots.
+    await f.addSeeds(['http://probe.test/']);
+    await f.release({ room: 10, readyTarget: 10 });
+    const [probeJob] = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === 'probe.test');
+    expect(probeJob?.data.url).toBe('http://probe.test/');
+    await client.set(`${queue.toKey(String(probeJob?.id))}:lock`, 'token-1');
+    const answered = await limiter.acquire({ group: 'probe.test', leaseId: 'probe-request' });
+    if (!answered.admitted) throw new Error('the probe was not admitted');
+    await f.addSeeds(['http://probe.test/a', 'http://probe.test/b']);
+    const probeRequest = { group: 'probe.test', jobId: String(probeJob?.id), token: 'token-1', carried: 1 };
+    await client.hset(limiterKeys(gateKeyPrefix(namespace)).group('probe.test'), 'holdMs', '10');
+    // Its request still under way: the probe is not done.
+    expect(await f.extend(probeRequest)).toEqual([]);
+    await limiter.release(answered.lease, { sent: true, status: 200 });
+    expect((await f.extend(probeRequest)).map((unit) => unit.url)).toEqual(['http://probe.test/a', 'http://probe.test/b']);
+
+    // A group whose slots lie beyond the window, and one without a rate, keep their URLs for the release step.
+    for (const group of ['slow.test', 'free.example']) {
+      const job = await jobOf(group, 1);
+      await f.addSeeds([`http://${group}/next`]);
+      const before = await f.backlogSize();
+      expect(await f.extend({ group, jobId: job.jobId, token: 'token-1', carried: 1, lastDue: job.units[0]?.due }), group).toEqual([]);
+      expect(await f.backlogSize(), group).toBe(before);
+    }
+  });
+
   it("gives back the start slots of the URLs a job hands back: a rate-limited group whose jobs fail at their first URL is due again at once, not after the job's last slot", async () => {
     // 3 a second, short requests: a release gives one job 8 slots in a row, 2.3 s of them.
     const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: 'fail.test', rate: { max: 3, durationMs: 1_000 }, concurrency: 2 }] };
