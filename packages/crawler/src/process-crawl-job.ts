@@ -1,6 +1,6 @@
 import type { FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher } from '@crawlq/fetcher';
-import type { Frontier } from '@crawlq/frontier';
+import type { Frontier, JobHandOn } from '@crawlq/frontier';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
@@ -100,6 +100,8 @@ interface UrlTask {
   readonly dueWait?: AbortSignal | undefined;
   /** A crawler's meta of the job's URLs, read once for the job (see PageHandler.jobMeta). */
   readonly jobMeta?: Promise<JobMeta> | undefined;
+  /** The job the page's links of its own group may go straight into (see Frontier.addDiscovered). */
+  readonly handOn?: JobHandOn | undefined;
 }
 
 /**
@@ -150,10 +152,11 @@ export async function processCrawlJob(
 }
 
 /**
- * A job of several URLs fetches them one after another. A page that added
- * links asks for the URLs waiting in the job's own group (Frontier.extend):
- * where the group's rate binds, the job fetches them next, on the group's
- * next slots, instead of their becoming jobs of their own. Each admission
+ * A job of several URLs fetches them one after another. The links of the
+ * job's own group that its pages add may go straight into it
+ * (Frontier.addDiscovered's handOn): where the group's rate binds, the job fetches them
+ * next, on the group's next slots, instead of their becoming jobs of their
+ * own. Each admission
  * records which URL the job has moved on to (its progress), so a job taken
  * over after its worker died starts at the URL that worker had in hand.
  * A URL that is not fetched and recorded (a deferral, a failure, a stop):
@@ -169,12 +172,30 @@ async function processBatch(
 ): Promise<CrawlJobResult> {
   const units = [...carried];
   let jobMeta = carriedMeta;
+  // An admission whose answer was lost may have handed URLs on that this
+  // worker does not know of: whatever the job ends with hands them back too.
+  let handOnLost = false;
+  const handOn: JobHandOn = {
+    group: job.data.group,
+    jobId: String(job.id),
+    token,
+    carried: () => units.length,
+    lost: () => {
+      handOnLost = true;
+    },
+    take: (more) => {
+      units.push(...more);
+      job.data = { ...job.data, batch: units.slice(1) };
+      jobMeta = withMetaOf(more, jobMeta, context);
+    },
+  };
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
   // The requeue changes nothing when another worker holds the job now (its
   // lock expired): that one resumes from the job's progress, so nothing is
   // handed back twice.
   const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
-    if ((await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request })) && request.units.length > 0) context.onHandedBack?.();
+    const carriedNow = handOnLost ? { carried: units.length } : {};
+    if ((await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request, ...carriedNow })) && (request.units.length > 0 || handOnLost)) context.onHandedBack?.();
   };
   let total: CrawlJobResult = { status: 0, links: 0, enqueued: 0 };
   const from = resumeAt(job.progress, units.length);
@@ -186,56 +207,25 @@ async function processBatch(
       return total;
     }
     const data = unitJobData(job.data, unit);
-    const enqueuedBefore = total.enqueued;
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
-      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta }, context);
+      // After a hand-on whose answer was lost, no more: the job's data may hold URLs this worker does not know of, handed back as it ends.
+      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta, ...(handOnLost ? {} : { handOn }) }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
       if (error instanceof JobLostError) throw await translateError(error, { job, token, context });
       if (index === 0) {
-        if (units.length > 1) await handBack({ units: units.slice(1), data });
+        if (units.length > 1 || handOnLost) await handBack({ units: units.slice(1), data });
         job.data = data;
         throw await translateError(error, { job, token, context });
       }
       await handBack({ units: units.slice(index), progress: units.length });
       return total;
     }
-    if (total.enqueued > enqueuedBefore && context.draining?.aborted !== true) {
-      const more = await handedOn({ job, units, token }, context);
-      if (more.length > 0) {
-        units.push(...more);
-        job.data = { ...job.data, batch: units.slice(1) };
-        jobMeta = withMetaOf(more, jobMeta, context);
-      }
-    }
   }
+  if (handOnLost) await handBack({ units: [], progress: units.length });
   return total;
-}
-
-/** Tries of a hand-on whose round trip failed: each asks again for what an earlier one may have written. */
-const HAND_ON_ATTEMPTS = 3;
-
-/**
- * The URLs waiting in the job's group that it is handed (Frontier.extend).
- * A hand-on whose answer is lost may still have written them into the job:
- * the next try asks for those, so the job fetches them before it completes;
- * if every try fails, the job fails with the error and its retry reads them
- * from its data, resuming at its progress.
- */
-async function handedOn(
-  { job, units, token }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string },
-  context: CrawlJobContext,
-): Promise<CrawlJobUnit[]> {
-  const request = { group: job.data.group, jobId: String(job.id), token, carried: units.length, lastDue: units[units.length - 1]?.due };
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await context.frontier.extend({ ...request, recovering: attempt > 1 });
-    } catch (error) {
-      if (attempt >= HAND_ON_ATTEMPTS) throw error;
-    }
-  }
 }
 
 /**

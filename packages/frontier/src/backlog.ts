@@ -4,13 +4,13 @@ import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './lua/release.js';
 import { requeueScript } from './lua/requeue.js';
-import { extendScript } from './lua/extend.js';
 import { FrontierError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
+import type { AdmitHandOn } from './seen-set.js';
 
 /** The limiter's part in a release: it runs the script with each group's pacing state. */
-export type BacklogPacer = Pick<GroupLimiter, 'runPaced'>;
+export type BacklogPacer = Pick<GroupLimiter, 'runPaced'> & Partial<Pick<GroupLimiter, 'pacingOf'>>;
 
 /** How much one {@link Backlog.release} call may move. */
 export interface ReleaseOptions {
@@ -82,20 +82,33 @@ export interface RequeueRequest {
   readonly data?: CrawlJobData;
   /** The job's progress from now on: how many of its URLs are handled. */
   readonly progress?: number;
+  /**
+   * URLs the caller knows the job carries: any its data holds past them (a
+   * hand-on whose answer was lost) go back to the backlog too, after `units`.
+   */
+  readonly carried?: number;
 }
 
-/** A job asking for the URLs waiting in its own group's backlog (see {@link Frontier.extend}). */
-export interface ExtendRequest {
+/**
+ * A job whose page's links of its own group may go straight into it (see
+ * {@link Frontier.addDiscovered}): the job's lock and its URLs so far.
+ */
+export interface JobHandOn {
   readonly group: string;
-  /** The job, and the caller's lock on it. */
   readonly jobId: string;
+  /** The caller's lock on the job: nothing is handed on once another worker holds it. */
   readonly token: string;
   /** URLs the job carries now, its own and its batch: the job's data must still hold as many. */
-  readonly carried: number;
-  /** The start slot of the job's last URL (Redis ms, its `due`); absent: its URLs are due. */
-  readonly lastDue?: number | undefined;
-  /** The caller's last call failed: URLs that call handed on, if it did, come back now (see `lua/extend.lua`). */
-  readonly recovering?: boolean;
+  carried(): number;
+  /** Takes the URLs handed on, in order, with their start slots: the job fetches them after those it carries. */
+  take(units: readonly CrawlJobUnit[]): void;
+  /**
+   * An admission with this hand-on failed (a lost answer, say): it may have
+   * written URLs into the job that `take` never got. The job must then hand
+   * back what its data holds past what it carries (`RequeueRequest.carried`)
+   * before it ends, or they are lost with it.
+   */
+  lost(): void;
 }
 
 /** A URL's backlog bucket, as `lua/backlog.lua`'s backlog_bucket names it. */
@@ -112,6 +125,12 @@ export const RELEASER_TTL_MS = 3_000;
  * with a short sleep instead of deferring it.
  */
 export const RELEASE_WINDOW_MS = 400;
+/**
+ * The shortest spacing of a group whose links a job may be handed (50 starts a
+ * second): a faster group's requests seldom end well within its spacing, so
+ * the admission would read its state for nothing (a rate that never binds).
+ */
+const HAND_ON_MIN_INTERVAL_MS = 20;
 /** Groups one release call considers (those waiting longest first). */
 const GROUPS_PER_RELEASE = 200;
 /**
@@ -125,8 +144,8 @@ const MAX_READY_PER_GROUP = 32;
  * URLs one job carries at most. BullMQ's work per job (add, wake, take,
  * finish: about 34 commands and a round trip or two) is shared by them; a
  * worker killed mid-job fetches again only the URL it had in hand (the job's
- * progress says which were done). A job handed more URLs (see
- * {@link Backlog.extend}) stays within it too: its group's work then moves
+ * progress says which were done). A job handed its pages' links (see
+ * {@link Frontier.addDiscovered}) stays within it too: its group's work then moves
  * to whichever worker takes its next job, so a fleet's workers share a
  * crawl of few groups.
  */
@@ -192,25 +211,26 @@ export class Backlog {
   /** See {@link Frontier.requeue}. */
   async requeue(request: RequeueRequest): Promise<boolean> {
     const jobKey = `${this.#jobPrefix}${request.jobId}`;
-    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS];
+    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS, request.carried ?? ''];
     for (const unit of request.units) args.push(backlogBucket(unit.depth, unit.priority), unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
   }
 
-  /** See {@link Frontier.extend}. */
-  async extend(request: ExtendRequest): Promise<CrawlJobUnit[]> {
-    const jobKey = `${this.#jobPrefix}${request.jobId}`;
-    const reply = await this.#pacer.runPaced(extendScript, [request.group], {
-      operation: 'extend',
-      keys: [this.#keys.backlogCount, jobKey, `${jobKey}:lock`],
-      args: [this.#keys.backlog, request.token, request.carried, MAX_URLS_PER_JOB, request.lastDue ?? '', RELEASE_WINDOW_MS, request.recovering === true ? '1' : '0', request.jobId],
-    });
-    const units = reply[0];
-    if (units === '' || units === undefined) return [];
-    const parsed: unknown = typeof units === 'string' ? JSON.parse(units) : undefined;
-    if (!Array.isArray(parsed)) throw new FrontierError(`backlog extend: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
-    return parsed as CrawlJobUnit[];
+  /** The admission's part for a job's hand-on (undefined: this shard's pacer cannot pace one). */
+  admitHandOn(handOn: JobHandOn): AdmitHandOn | undefined {
+    const pacing = this.#pacer.pacingOf?.(handOn.group);
+    // Only a group whose spacing could qualify is asked about (its admission reads the group's state
+    // for it): within the window, and long enough for a request to end well within it.
+    const intervalMs = Number(pacing?.args[0]);
+    if (pacing === undefined || !(intervalMs >= HAND_ON_MIN_INTERVAL_MS && intervalMs <= RELEASE_WINDOW_MS)) return undefined;
+    const jobKey = `${this.#jobPrefix}${handOn.jobId}`;
+    return {
+      keys: [jobKey, `${jobKey}:lock`, pacing.keys[0], pacing.keys[1]],
+      args: () => [handOn.group, handOn.token, handOn.jobId, handOn.carried(), MAX_URLS_PER_JOB, RELEASE_WINDOW_MS, ...pacing.args],
+      take: (units) => handOn.take(units),
+      lost: () => handOn.lost(),
+    };
   }
 
   /**

@@ -1,13 +1,13 @@
-import type { CrawlJobPolicy, CrawlJobUnit, CrawlQueue } from '@crawlq/queue';
+import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
-import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type ExtendRequest } from './backlog.js';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type JobHandOn } from './backlog.js';
 import { grantPagesScript } from './lua/admit.js';
 import { ReserveCode } from './lua/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
-import { SeenSet, type BacklogPlace } from './seen-set.js';
+import { SeenSet, type AdmitPlace, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
 import { FrontierArgumentError, FrontierError } from './errors.js';
 import { MAX_BACKLOG_PRIORITY } from './lua/backlog-lua.js';
@@ -186,22 +186,6 @@ export class Frontier {
     return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.requeue(request);
   }
 
-  /**
-   * Hands a job the URLs waiting in its own group's backlog, atomically with
-   * the job's data (they are in the backlog or in the job, never both, never
-   * neither), where the release step would pack them into a job of the group
-   * taking its slots in turn: a rate-limited group whose requests end well
-   * within its spacing, and that spacing within the release window. The job
-   * fetches them after the URLs it carries, on the group's next start slots,
-   * instead of their becoming jobs of their own (BullMQ's add, take and
-   * finish, and a release). Returns the URLs handed on, in order, with their
-   * slots; none when the group has none waiting, does not qualify, or `token`
-   * no longer holds the job's lock.
-   */
-  async extend(request: ExtendRequest): Promise<CrawlJobUnit[]> {
-    return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.extend(request);
-  }
-
   /** URLs admitted and not yet released as jobs. */
   async backlogSize(): Promise<number> {
     const sizes = await Promise.all(this.#shards.map(({ backlog }) => backlog.size()));
@@ -298,8 +282,21 @@ export class Frontier {
    * counted, not enqueued. `priority` (an integer, -1,000 to 1,000, default 0):
    * within each group's backlog, URLs of a higher priority are released before
    * lower ones, whatever their depth; FIFO within a priority and depth.
+   *
+   * `handOn`: the job whose page the links come from. The links of its own
+   * group go straight into it where the release step would pack them into a
+   * job of the group taking its slots in turn: a rate-limited group whose
+   * requests end well within its spacing, that spacing within the release
+   * window, and nothing of the group waiting in its backlog (see
+   * `lua/admit.lua`). They are written into the job's data in the same step
+   * as their admission (in the job or in the backlog, never both, never
+   * neither), with the group's next start slots, and `handOn.take` gets them:
+   * the job fetches them after the URLs it carries, instead of their becoming
+   * jobs of their own (BullMQ's add, take and finish, and a release). Links
+   * of other groups, and any once the job carries MAX_URLS_PER_JOB URLs, go
+   * to the backlogs as always.
    */
-  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number } = {}): Promise<DiscoveredResult> {
+  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number; readonly handOn?: JobHandOn | undefined } = {}): Promise<DiscoveredResult> {
     const depth = parentDepth + 1;
     const { urls, rejected } = this.#normalise(links);
     if (depth > this.#settings.maxDepth) {
@@ -307,7 +304,7 @@ export class Frontier {
     }
     const inScope = await this.#scopeFilter();
     const kept = urls.filter(({ url }) => inScope(url));
-    const result = await this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
+    const result = await this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 }, options.handOn);
     return { ...result, scopedUrls: kept.map(({ url }) => url) };
   }
 
@@ -325,6 +322,7 @@ export class Frontier {
   async #admit(
     candidates: readonly { url: string; index: number }[],
     counts: { depth: number; priority?: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
+    handOn?: JobHandOn,
   ): Promise<AddResult> {
     // Same URL twice in one batch: keep the first. A URL Redis has confirmed seen before is a duplicate without asking again.
     const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
@@ -336,7 +334,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 });
+    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 }, handOn);
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });
@@ -354,10 +352,12 @@ export class Frontier {
   }
 
   /** Each shard admits its own URLs (one script call per shard with any); the codes come back in `entries`' order. */
-  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
+  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace, handOn: JobHandOn | undefined): Promise<ReserveCode[]> {
     const budgets = { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
+    const handOnShard = handOn === undefined ? -1 : shardOfGroup(handOn.group, this.#shards.length);
+    const handOnAt = (shard: number) => (handOn !== undefined && shard === handOnShard ? this.#shardAt(shard).backlog.admitHandOn(handOn) : undefined);
     const [only] = this.#shards;
-    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, at);
+    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, { ...at, handOn: handOnAt(0) });
     await this.#recordLayout();
     const byShard = new Map<number, { index: number; entry: (typeof entries)[number] }[]>();
     entries.forEach((entry, index) => {
@@ -370,7 +370,8 @@ export class Frontier {
     await Promise.all(
       [...byShard].map(async ([shard, items]) => {
         const shardEntries = items.map(({ entry }) => entry);
-        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, at) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, at);
+        const place = { ...at, handOn: handOnAt(shard) };
+        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, place) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, place);
         items.forEach(({ index }, i) => {
           const code = replies[i];
           if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
@@ -390,7 +391,7 @@ export class Frontier {
    * can be left holding a few pages of grant it found no new URL for, so a
    * sharded crawl may stop a few pages short of it, never over it.
    */
-  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
+  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: AdmitPlace): Promise<ReserveCode[]> {
     const { seen } = this.#shardAt(shard);
     const budgets = { maxPages: -1, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
     const codes = await seen.admit(entries, budgets, at);

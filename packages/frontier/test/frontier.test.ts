@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue, type CrawlJobUnit, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
@@ -283,7 +283,7 @@ describe('Frontier', () => {
     expect(order).toEqual([2, 3, 4, 5].map((i) => `http://back.test/${i}`));
   });
 
-  it("hands a job of a rate-bound group the URLs waiting in its group, on the group's next slots, in one step with the job's data, only under the job's lock; an answer lost comes back when asked again", async () => {
+  it("hands a rate-bound group's links straight to the job whose page found them, on the group's next slots, in one step with the job's data, only under the job's lock; a lost answer's URLs go back with the job", async () => {
     // 5 a second with short requests (a job keeps up with slots one interval apart); 2 a second: slots beyond the window.
     const policy = {
       defaults: { rate: null, concurrency: 1000 },
@@ -296,7 +296,7 @@ describe('Frontier', () => {
     const limiter = testPacer(redis.client(), namespace, policy);
     const client = redis.client();
     const f = frontier({ scope: 'any' }, policy);
-    /** A job of the group's first URLs, released as a worker would find it, with its lock. */
+    /** A job of the group's first URLs, released as a worker would find it, with its lock; its hand-on collects what it is given. */
     const jobOf = async (group: string, count: number) => {
       const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
       if (!probe.admitted) throw new Error('the probe was not admitted');
@@ -312,58 +312,87 @@ describe('Frontier', () => {
       const [job] = jobs;
       if (job === undefined) throw new Error(`no job of ${group} was released`);
       await client.set(`${queue.toKey(String(job.id))}:lock`, 'token-1');
-      return { jobId: String(job.id), units: crawlJobUnits(String(job.id), job.data) };
+      const units = [...crawlJobUnits(String(job.id), job.data)];
+      let lost = 0;
+      const handOn = (token = 'token-1') => ({
+        group,
+        jobId: String(job.id),
+        token,
+        carried: () => units.length,
+        take: (more: readonly CrawlJobUnit[]) => void units.push(...more),
+        lost: () => void (lost += 1),
+      });
+      return { jobId: String(job.id), units, handOn, lost: () => lost };
     };
-    const { jobId, units } = await jobOf('hand.test', 3);
-    expect(units).toHaveLength(3);
-    // Its pages add links: they wait in the group's backlog.
-    await f.addSeeds(Array.from({ length: 5 }, (_, i) => `http://hand.test/more-${i}`));
-    const request = { group: 'hand.test', jobId, carried: units.length, lastDue: units.at(-1)?.due };
-    // Another worker's token gets nothing, and takes nothing.
-    expect(await f.extend({ ...request, token: 'token-2' })).toEqual([]);
-    expect(await f.backlogSize()).toBe(5);
-    const more = await f.extend({ ...request, token: 'token-1' });
-    expect(more.map((unit) => unit.url)).toEqual(Array.from({ length: 5 }, (_, i) => `http://hand.test/more-${i}`));
-    // After the job's own slots, one interval apart (5 a second: 200 ms and the spacing margin).
-    const dues = [...units, ...more].map((unit) => unit.due ?? 0);
-    for (let i = units.length; i < dues.length; i += 1) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(199);
-    // The job's data holds them (a worker taking the job over fetches them), the backlog does not.
-    const stored = await queue.getJob(jobId);
-    expect(crawlJobUnits(jobId, stored!.data)).toEqual([...units, ...more]);
+    const job = await jobOf('hand.test', 3);
+    expect(job.units).toHaveLength(3);
+    // Another worker's token gets nothing: the links wait in the backlog.
+    await f.addDiscovered(['http://hand.test/a', 'http://hand.test/b'], 0, { handOn: job.handOn('token-2') });
+    expect(job.units).toHaveLength(3);
+    expect(await f.backlogSize()).toBe(2);
+    // Something of the group waiting: the page's links queue behind it (breadth-first within the group).
+    await f.addDiscovered(['http://hand.test/c'], 0, { handOn: job.handOn() });
+    expect(await f.backlogSize()).toBe(3);
+    // Released as a job of their own once their slots (after the job's) come within the window.
+    for (let i = 0; i < 100 && (await f.backlogSize()) > 0; i += 1) {
+      await f.release({ room: 10, readyTarget: 10, slowStart: false });
+      await sleep(50);
+    }
     expect(await f.backlogSize()).toBe(0);
-    expect(await client.zscore(`${frontierKeys(namespace).backlog}groups`, 'hand.test')).toBeNull();
-    // The answer was lost: asked again, the same URLs come back, and nothing else moves.
-    await f.addSeeds(['http://hand.test/later']);
-    expect(await f.extend({ ...request, token: 'token-1', recovering: true })).toEqual(more);
+    const before = job.units.length;
+    // Nothing waiting: the job's own group's links go to the job, another group's to its backlog.
+    const added = await f.addDiscovered(['http://hand.test/d', 'http://other.test/x', 'http://hand.test/e'], 0, { handOn: job.handOn() });
+    expect(added.accepted).toBe(3);
+    const handed = job.units.slice(before);
+    expect(handed.map((unit) => [unit.url, unit.depth])).toEqual([
+      ['http://hand.test/d', 1],
+      ['http://hand.test/e', 1],
+    ]);
     expect(await f.backlogSize()).toBe(1);
-    // The next call, counting them, gets the URL added since, on the slot after theirs.
-    const [later] = await f.extend({ ...request, token: 'token-1', carried: units.length + more.length, lastDue: more.at(-1)?.due });
-    expect(later?.url).toBe('http://hand.test/later');
-    expect((later?.due ?? 0) - (more.at(-1)?.due ?? 0)).toBeGreaterThanOrEqual(199);
+    // On the group's slots after those given out before, one interval apart (5 a second: 200 ms and the spacing margin).
+    const horizon = Number(await client.hget(`${frontierKeys(namespace).backlog}at`, 'hand.test'));
+    expect(handed[1]!.due! - handed[0]!.due!).toBeGreaterThanOrEqual(199);
+    expect(horizon - handed[1]!.due!).toBeGreaterThanOrEqual(199);
+    // The job's data holds them (a worker taking the job over fetches them).
+    expect(crawlJobUnits(job.jobId, (await queue.getJob(job.jobId))!.data)).toEqual(job.units);
+    // Seen: a later page's link to them is a duplicate.
+    expect((await f.addDiscovered(['http://hand.test/d'], 0, { handOn: job.handOn() })).duplicate).toBe(1);
 
-    // A slow start's first job, once its page is in (nothing else of the group waits or runs), goes on with the group's slots.
-    await f.addSeeds(['http://probe.test/']);
-    await f.release({ room: 10, readyTarget: 10 });
-    const [probeJob] = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === 'probe.test');
-    expect(probeJob?.data.url).toBe('http://probe.test/');
-    await client.set(`${queue.toKey(String(probeJob?.id))}:lock`, 'token-1');
-    const answered = await limiter.acquire({ group: 'probe.test', leaseId: 'probe-request' });
-    if (!answered.admitted) throw new Error('the probe was not admitted');
-    await f.addSeeds(['http://probe.test/a', 'http://probe.test/b']);
-    const probeRequest = { group: 'probe.test', jobId: String(probeJob?.id), token: 'token-1', carried: 1 };
-    await client.hset(limiterKeys(gateKeyPrefix(namespace)).group('probe.test'), 'holdMs', '10');
-    // Its request still under way: the probe is not done.
-    expect(await f.extend(probeRequest)).toEqual([]);
-    await limiter.release(answered.lease, { sent: true, status: 200 });
-    expect((await f.extend(probeRequest)).map((unit) => unit.url)).toEqual(['http://probe.test/a', 'http://probe.test/b']);
+    // An answer lost: the job hands back what its data holds past what it knows, with the URLs it hands back.
+    const known = job.units.length;
+    await f.addDiscovered(['http://hand.test/f'], 0, { handOn: job.handOn() });
+    const lostUnit = job.units.pop();
+    expect(lostUnit?.url).toBe('http://hand.test/f');
+    const backlogBefore = await f.backlogSize();
+    expect(await f.requeue({ group: 'hand.test', jobId: job.jobId, token: 'token-1', units: job.units.slice(known - 1), progress: known, carried: known })).toBe(true);
+    expect(await f.backlogSize()).toBe(backlogBefore + 2);
+    const entries = (await readBacklogEntries(client, namespace)).filter((entry) => entry.group === 'hand.test').map((entry) => entry.url);
+    expect(entries).toEqual([job.units[known - 1]!.url, 'http://hand.test/f']);
 
-    // A group whose slots lie beyond the window, and one without a rate, keep their URLs for the release step.
+    // A slow start's first job goes on with its page's links once its request was answered, not while it is under way.
+    for (const [group, answered] of [['busy.test', false], ['probe.test', true]] as const) {
+      await f.addSeeds([`http://${group}/`]);
+      await f.release({ room: 10, readyTarget: 10 });
+      const [probeJob] = (await queue.getJobs(['prioritized'])).filter((queued) => queued.data.group === group);
+      expect(await client.hget(`${frontierKeys(namespace).backlog}at`, group)).toMatch(/^probe:/);
+      await client.set(`${queue.toKey(String(probeJob?.id))}:lock`, 'token-1');
+      const request = await limiter.acquire({ group, leaseId: `request-${group}` });
+      if (!request.admitted) throw new Error('the probe request was not admitted');
+      await client.hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', '10');
+      if (answered) await limiter.release(request.lease, { sent: true, status: 200 });
+      const carried: CrawlJobUnit[] = [];
+      const handOn = { group, jobId: String(probeJob?.id), token: 'token-1', carried: () => 1 + carried.length, take: (more: readonly CrawlJobUnit[]) => void carried.push(...more), lost: () => undefined };
+      await f.addDiscovered([`http://${group}/a`], 0, { handOn });
+      expect(carried.map((unit) => unit.url), group).toEqual(answered ? [`http://${group}/a`] : []);
+    }
+
+    // A group whose slots lie beyond the window, and one without a rate, keep their links for the release step.
     for (const group of ['slow.test', 'free.example']) {
-      const job = await jobOf(group, 1);
-      await f.addSeeds([`http://${group}/next`]);
-      const before = await f.backlogSize();
-      expect(await f.extend({ group, jobId: job.jobId, token: 'token-1', carried: 1, lastDue: job.units[0]?.due }), group).toEqual([]);
-      expect(await f.backlogSize(), group).toBe(before);
+      const other = await jobOf(group, 1);
+      const waiting = await f.backlogSize();
+      await f.addDiscovered([`http://${group}/next`], 0, { handOn: other.handOn() });
+      expect(other.units, group).toHaveLength(1);
+      expect(await f.backlogSize(), group).toBe(waiting + 1);
     }
   });
 

@@ -10,7 +10,7 @@ import { FRONTIER_LUA } from './files.js';
  */
 export const admitScript = defineLuaScript({
   name: 'frontier-admit',
-  keys: 5,
+  keys: 9,
   file: FRONTIER_LUA.file('lua/admit.lua'),
 });
 
