@@ -21,9 +21,6 @@ const openGate: GroupLimiter = {
   reportSlip: () => Promise.resolve(),
   // The frontier's release step keeps the real limiter (crawl-services): this baseline removes the per-request gate only.
   runPaced: () => Promise.reject(new Error('the open gate does not pace backlog releases')),
-  pacingOf: () => {
-    throw new Error('the open gate does not pace a hand-on of links');
-  },
   // crawl-services publishes the policy through the real limiter whatever these do: the release step paces by it.
   setPolicy: () => Promise.resolve({ changed: false, previous: null }),
   getPolicy: (): Promise<LimitPolicy | null> => Promise.resolve(DEFAULT_LIMIT_POLICY),

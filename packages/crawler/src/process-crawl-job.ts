@@ -1,6 +1,6 @@
 import type { FieldRule } from '@crawlq/extractor';
 import { FetchError, type Fetcher } from '@crawlq/fetcher';
-import type { Frontier, JobHandOn } from '@crawlq/frontier';
+import type { Frontier } from '@crawlq/frontier';
 import type { AcquireRequest } from '@crawlq/group-limiter';
 import { crawlJobUnits, unitJobData, type CrawlJobData, type CrawlJobResult, type CrawlJobUnit } from '@crawlq/queue';
 import { RobotsFetchPostponedError, type RobotsPolicy, type RobotsVerdict } from '@crawlq/robots';
@@ -100,8 +100,6 @@ interface UrlTask {
   readonly dueWait?: AbortSignal | undefined;
   /** A crawler's meta of the job's URLs, read once for the job (see PageHandler.jobMeta). */
   readonly jobMeta?: Promise<JobMeta> | undefined;
-  /** The job the page's links of its own group may go straight into (see Frontier.addDiscovered). */
-  readonly handOn?: JobHandOn | undefined;
 }
 
 /**
@@ -142,8 +140,6 @@ export async function processCrawlJob(
   if (stalledOut) {
     throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
-  // With its lock, a job of one URL may be handed more (see processBatch).
-  if (token !== undefined) return processBatch({ job, units, token, jobMeta: readJobMeta([job.data], context) }, context);
   try {
     return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job), jobMeta: readJobMeta([job.data], context) }, context);
   } catch (error) {
@@ -152,11 +148,7 @@ export async function processCrawlJob(
 }
 
 /**
- * A job of several URLs fetches them one after another. The links of the
- * job's own group that its pages add may go straight into it
- * (Frontier.addDiscovered's handOn): where the group's rate binds, the job fetches them
- * next, on the group's next slots, instead of their becoming jobs of their
- * own. Each admission
+ * A job of several URLs fetches them one after another. Each admission
  * records which URL the job has moved on to (its progress), so a job taken
  * over after its worker died starts at the URL that worker had in hand.
  * A URL that is not fetched and recorded (a deferral, a failure, a stop):
@@ -167,35 +159,15 @@ export async function processCrawlJob(
  *   tried once more before its failures take the path above.
  */
 async function processBatch(
-  { job, units: carried, token, jobMeta: carriedMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
+  { job, units, token, jobMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
-  const units = [...carried];
-  let jobMeta = carriedMeta;
-  // An admission whose answer was lost may have handed URLs on that this
-  // worker does not know of: whatever the job ends with hands them back too.
-  let handOnLost = false;
-  const handOn: JobHandOn = {
-    group: job.data.group,
-    jobId: String(job.id),
-    token,
-    carried: () => units.length,
-    lost: () => {
-      handOnLost = true;
-    },
-    take: (more) => {
-      units.push(...more);
-      job.data = { ...job.data, batch: units.slice(1) };
-      jobMeta = withMetaOf(more, jobMeta, context);
-    },
-  };
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
   // The requeue changes nothing when another worker holds the job now (its
   // lock expired): that one resumes from the job's progress, so nothing is
   // handed back twice.
   const handBack = async (request: { units: readonly CrawlJobUnit[]; data?: CrawlJobData; progress?: number }) => {
-    const carriedNow = handOnLost ? { carried: units.length } : {};
-    if ((await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request, ...carriedNow })) && (request.units.length > 0 || handOnLost)) context.onHandedBack?.();
+    if ((await context.frontier.requeue({ group: job.data.group, jobId: String(job.id), token, ...request })) && request.units.length > 0) context.onHandedBack?.();
   };
   let total: CrawlJobResult = { status: 0, links: 0, enqueued: 0 };
   const from = resumeAt(job.progress, units.length);
@@ -209,14 +181,13 @@ async function processBatch(
     const data = unitJobData(job.data, unit);
     try {
       const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
-      // After a hand-on whose answer was lost, no more: the job's data may hold URLs this worker does not know of, handed back as it ends.
-      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta, ...(handOnLost ? {} : { handOn }) }, context);
+      const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
       if (error instanceof JobLostError) throw await translateError(error, { job, token, context });
       if (index === 0) {
-        if (units.length > 1 || handOnLost) await handBack({ units: units.slice(1), data });
+        await handBack({ units: units.slice(1), data });
         job.data = data;
         throw await translateError(error, { job, token, context });
       }
@@ -224,7 +195,6 @@ async function processBatch(
       return total;
     }
   }
-  if (handOnLost) await handBack({ units: [], progress: units.length });
   return total;
 }
 
@@ -451,15 +421,6 @@ function readJobMeta(units: readonly Pick<CrawlJobUnit, 'url'>[], context: Crawl
   // Awaited by the first page's prepare; a job that ends before (robots, a deferral) must not leave it unhandled.
   reading?.catch(() => undefined);
   return reading;
-}
-
-/** The job's meta with that of the URLs it was handed (read as they come, in one round trip). */
-function withMetaOf(units: readonly CrawlJobUnit[], meta: Promise<JobMeta> | undefined, context: CrawlJobContext): Promise<JobMeta> | undefined {
-  const more = readJobMeta(units, context);
-  if (more === undefined) return meta;
-  const merged = Promise.all([meta, more]).then(([had, added]) => new Map([...(had ?? []), ...added]));
-  merged.catch(() => undefined);
-  return merged;
 }
 
 /** Maps an error to what BullMQ should do with the job. */

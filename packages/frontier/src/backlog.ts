@@ -7,10 +7,9 @@ import { requeueScript } from './lua/requeue.js';
 import { FrontierError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
-import type { AdmitHandOn } from './seen-set.js';
 
 /** The limiter's part in a release: it runs the script with each group's pacing state. */
-export type BacklogPacer = Pick<GroupLimiter, 'runPaced'> & Partial<Pick<GroupLimiter, 'pacingOf'>>;
+export type BacklogPacer = Pick<GroupLimiter, 'runPaced'>;
 
 /** How much one {@link Backlog.release} call may move. */
 export interface ReleaseOptions {
@@ -82,33 +81,6 @@ export interface RequeueRequest {
   readonly data?: CrawlJobData;
   /** The job's progress from now on: how many of its URLs are handled. */
   readonly progress?: number;
-  /**
-   * URLs the caller knows the job carries: any its data holds past them (a
-   * hand-on whose answer was lost) go back to the backlog too, after `units`.
-   */
-  readonly carried?: number;
-}
-
-/**
- * A job whose page's links of its own group may go straight into it (see
- * {@link Frontier.addDiscovered}): the job's lock and its URLs so far.
- */
-export interface JobHandOn {
-  readonly group: string;
-  readonly jobId: string;
-  /** The caller's lock on the job: nothing is handed on once another worker holds it. */
-  readonly token: string;
-  /** URLs the job carries now, its own and its batch: the job's data must still hold as many. */
-  carried(): number;
-  /** Takes the URLs handed on, in order, with their start slots: the job fetches them after those it carries. */
-  take(units: readonly CrawlJobUnit[]): void;
-  /**
-   * An admission with this hand-on failed (a lost answer, say): it may have
-   * written URLs into the job that `take` never got. The job must then hand
-   * back what its data holds past what it carries (`RequeueRequest.carried`)
-   * before it ends, or they are lost with it.
-   */
-  lost(): void;
 }
 
 /** A URL's backlog bucket, as `lua/backlog.lua`'s backlog_bucket names it. */
@@ -125,12 +97,6 @@ export const RELEASER_TTL_MS = 3_000;
  * with a short sleep instead of deferring it.
  */
 export const RELEASE_WINDOW_MS = 400;
-/**
- * The shortest spacing of a group whose links a job may be handed (50 starts a
- * second): a faster group's requests seldom end well within its spacing, so
- * the admission would read its state for nothing (a rate that never binds).
- */
-const HAND_ON_MIN_INTERVAL_MS = 20;
 /** Groups one release call considers (those waiting longest first). */
 const GROUPS_PER_RELEASE = 200;
 /**
@@ -144,10 +110,7 @@ const MAX_READY_PER_GROUP = 32;
  * URLs one job carries at most. BullMQ's work per job (add, wake, take,
  * finish: about 34 commands and a round trip or two) is shared by them; a
  * worker killed mid-job fetches again only the URL it had in hand (the job's
- * progress says which were done). A job handed its pages' links (see
- * {@link Frontier.addDiscovered}) stays within it too: its group's work then moves
- * to whichever worker takes its next job, so a fleet's workers share a
- * crawl of few groups.
+ * progress says which were done).
  */
 export const MAX_URLS_PER_JOB = 32;
 /** BullMQ accepts priorities up to 2^21. */
@@ -211,26 +174,10 @@ export class Backlog {
   /** See {@link Frontier.requeue}. */
   async requeue(request: RequeueRequest): Promise<boolean> {
     const jobKey = `${this.#jobPrefix}${request.jobId}`;
-    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS, request.carried ?? ''];
+    const args: (string | number)[] = [this.#keys.backlog, request.group, request.token, request.data === undefined ? '' : JSON.stringify(request.data), request.progress ?? '', RELEASE_WINDOW_MS];
     for (const unit of request.units) args.push(backlogBucket(unit.depth, unit.priority), unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
-  }
-
-  /** The admission's part for a job's hand-on (undefined: this shard's pacer cannot pace one). */
-  admitHandOn(handOn: JobHandOn): AdmitHandOn | undefined {
-    const pacing = this.#pacer.pacingOf?.(handOn.group);
-    // Only a group whose spacing could qualify is asked about (its admission reads the group's state
-    // for it): within the window, and long enough for a request to end well within it.
-    const intervalMs = Number(pacing?.args[0]);
-    if (pacing === undefined || !(intervalMs >= HAND_ON_MIN_INTERVAL_MS && intervalMs <= RELEASE_WINDOW_MS)) return undefined;
-    const jobKey = `${this.#jobPrefix}${handOn.jobId}`;
-    return {
-      keys: [jobKey, `${jobKey}:lock`, pacing.keys[0], pacing.keys[1]],
-      args: () => [handOn.group, handOn.token, handOn.jobId, handOn.carried(), MAX_URLS_PER_JOB, RELEASE_WINDOW_MS, ...pacing.args],
-      take: (units) => handOn.take(units),
-      lost: () => handOn.lost(),
-    };
   }
 
   /**

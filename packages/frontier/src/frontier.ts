@@ -1,13 +1,13 @@
 import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
-import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type JobHandOn } from './backlog.js';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
 import { grantPagesScript } from './lua/admit.js';
 import { ReserveCode } from './lua/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { KnownSeen } from './known-seen.js';
 import type { SeenSetMode } from './seen-set-mode.js';
-import { SeenSet, type AdmitPlace, type BacklogPlace } from './seen-set.js';
+import { SeenSet, type BacklogPlace } from './seen-set.js';
 import { recordShardCount } from './shard-layout.js';
 import { FrontierArgumentError, FrontierError } from './errors.js';
 import { MAX_BACKLOG_PRIORITY } from './lua/backlog-lua.js';
@@ -282,21 +282,8 @@ export class Frontier {
    * counted, not enqueued. `priority` (an integer, -1,000 to 1,000, default 0):
    * within each group's backlog, URLs of a higher priority are released before
    * lower ones, whatever their depth; FIFO within a priority and depth.
-   *
-   * `handOn`: the job whose page the links come from. The links of its own
-   * group go straight into it where the release step would pack them into a
-   * job of the group taking its slots in turn: a rate-limited group whose
-   * requests end well within its spacing, that spacing within the release
-   * window, and nothing of the group waiting in its backlog (see
-   * `lua/admit.lua`). They are written into the job's data in the same step
-   * as their admission (in the job or in the backlog, never both, never
-   * neither), with the group's next start slots, and `handOn.take` gets them:
-   * the job fetches them after the URLs it carries, instead of their becoming
-   * jobs of their own (BullMQ's add, take and finish, and a release). Links
-   * of other groups, and any once the job carries MAX_URLS_PER_JOB URLs, go
-   * to the backlogs as always.
    */
-  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number; readonly handOn?: JobHandOn | undefined } = {}): Promise<DiscoveredResult> {
+  async addDiscovered(links: readonly string[], parentDepth: number, options: { readonly priority?: number } = {}): Promise<DiscoveredResult> {
     const depth = parentDepth + 1;
     const { urls, rejected } = this.#normalise(links);
     if (depth > this.#settings.maxDepth) {
@@ -304,7 +291,7 @@ export class Frontier {
     }
     const inScope = await this.#scopeFilter();
     const kept = urls.filter(({ url }) => inScope(url));
-    const result = await this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 }, options.handOn);
+    const result = await this.#admit(kept, { depth, priority: checkedPriority(options.priority), rejected, outOfScope: urls.length - kept.length, tooDeep: 0 });
     return { ...result, scopedUrls: kept.map(({ url }) => url) };
   }
 
@@ -322,7 +309,6 @@ export class Frontier {
   async #admit(
     candidates: readonly { url: string; index: number }[],
     counts: { depth: number; priority?: number; rejected: RejectedUrl[]; outOfScope: number; tooDeep: number },
-    handOn?: JobHandOn,
   ): Promise<AddResult> {
     // Same URL twice in one batch: keep the first. A URL Redis has confirmed seen before is a duplicate without asking again.
     const unique = new Map<string, { fingerprint: string; url: string; group: string }>();
@@ -334,7 +320,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 }, handOn);
+    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 });
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });
@@ -352,12 +338,10 @@ export class Frontier {
   }
 
   /** Each shard admits its own URLs (one script call per shard with any); the codes come back in `entries`' order. */
-  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace, handOn: JobHandOn | undefined): Promise<ReserveCode[]> {
+  async #admitInShards(entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const budgets = { maxPages: this.#settings.maxPages ?? 0, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
-    const handOnShard = handOn === undefined ? -1 : shardOfGroup(handOn.group, this.#shards.length);
-    const handOnAt = (shard: number) => (handOn !== undefined && shard === handOnShard ? this.#shardAt(shard).backlog.admitHandOn(handOn) : undefined);
     const [only] = this.#shards;
-    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, { ...at, handOn: handOnAt(0) });
+    if (this.#shards.length === 1 && only) return only.seen.admit(entries, budgets, at);
     await this.#recordLayout();
     const byShard = new Map<number, { index: number; entry: (typeof entries)[number] }[]>();
     entries.forEach((entry, index) => {
@@ -370,8 +354,7 @@ export class Frontier {
     await Promise.all(
       [...byShard].map(async ([shard, items]) => {
         const shardEntries = items.map(({ entry }) => entry);
-        const place = { ...at, handOn: handOnAt(shard) };
-        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, place) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, place);
+        const replies = budgets.maxPages > 0 ? await this.#admitWithinGrant(shard, shardEntries, at) : await this.#shardAt(shard).seen.admit(shardEntries, budgets, at);
         items.forEach(({ index }, i) => {
           const code = replies[i];
           if (code === undefined) throw new FrontierError(`admission in shard ${shard}: ${replies.length} answers for ${items.length} URLs`, { retryable: false });
@@ -391,7 +374,7 @@ export class Frontier {
    * can be left holding a few pages of grant it found no new URL for, so a
    * sharded crawl may stop a few pages short of it, never over it.
    */
-  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: AdmitPlace): Promise<ReserveCode[]> {
+  async #admitWithinGrant(shard: number, entries: readonly { fingerprint: string; url: string; group: string }[], at: BacklogPlace): Promise<ReserveCode[]> {
     const { seen } = this.#shardAt(shard);
     const budgets = { maxPages: -1, maxPagesPerGroup: this.#settings.maxPagesPerGroup ?? 0 };
     const codes = await seen.admit(entries, budgets, at);

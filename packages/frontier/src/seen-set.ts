@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { LuaArg } from '@crawlq/redis';
-import type { CrawlJobUnit } from '@crawlq/queue';
 import type { RedisClient } from '@crawlq/redis';
 import { checkSeenScript } from './lua/check-seen.js';
 import { claimScript } from './lua/claim.js';
@@ -27,30 +26,6 @@ export interface SeenSetCandidate {
   readonly group: string;
   readonly url: string;
 }
-
-/**
- * A job's request that its own group's links go straight into it (see
- * `lua/admit.lua`, ARGV 13-25): the frontier builds it for the job whose
- * page the links come from.
- */
-export interface AdmitHandOn {
-  /** The job's hash and lock, the group's limiter hash and lease set. */
-  readonly keys: readonly [string, string, string, string];
-  /** ARGV 13-25, read for each chunk (the job carries more after each). */
-  args(): readonly LuaArg[];
-  /** The URLs handed on, in order. */
-  take(units: readonly CrawlJobUnit[]): void;
-  /** The admission failed: it may have handed URLs on that `take` never got. */
-  lost(): void;
-}
-
-/** Where admitted URLs go: their backlog place, and the job their group's may go straight into. */
-export interface AdmitPlace extends BacklogPlace {
-  readonly handOn?: AdmitHandOn | undefined;
-}
-
-/** ARGV 13-25 of an admission without a hand-on. */
-const NO_HAND_ON: readonly LuaArg[] = ['', '', '', '', '', '', '', '', '', '', '', '', ''];
 
 /** Page budgets checked by {@link SeenSet.admit}; 0 = no limit. */
 export interface PageBudgets {
@@ -122,22 +97,16 @@ export class SeenSet {
    * their groups' backlogs at `depth` and `priority` (see `admitScript`). Candidates must be
    * distinct. One code per candidate, in order.
    */
-  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0, handOn }: AdmitPlace): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0 }: BacklogPlace): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
       const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0, priority];
-      args.push(...(handOn?.args() ?? NO_HAND_ON));
       for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
-      const keys: string[] = [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted];
-      keys.push(...(handOn?.keys ?? [this.#keys.seen, this.#keys.seen, this.#keys.seen, this.#keys.seen]));
-      const reply = await this.#run('admit', () => admitScript.run(this.#redis, keys, args)).catch((error: unknown) => {
-        handOn?.lost();
-        throw error;
-      });
-      const handed = reply.pop();
-      if (reply.length !== chunk.length || typeof handed !== 'string') throw unexpectedReply('admit', reply);
-      if (handed !== '') handOn?.take(JSON.parse(handed) as CrawlJobUnit[]);
+      const reply = await this.#run('admit', () =>
+        admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted], args),
+      );
+      if (reply.length !== chunk.length) throw unexpectedReply('admit', reply);
       codes.push(...(reply as ReserveCode[]));
     }
     return codes;

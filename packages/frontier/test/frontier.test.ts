@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { crawlJobUnits, openCrawlQueue, type CrawlJobUnit, type CrawlQueue } from '@crawlq/queue';
+import { crawlJobUnits, openCrawlQueue, type CrawlQueue } from '@crawlq/queue';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
@@ -281,119 +281,6 @@ describe('Frontier', () => {
       order.push(...(await queue.getJobs(['prioritized'])).map((j) => j.data.url).filter((url) => !order.includes(url)));
     }
     expect(order).toEqual([2, 3, 4, 5].map((i) => `http://back.test/${i}`));
-  });
-
-  it("hands a rate-bound group's links straight to the job whose page found them, on the group's next slots, in one step with the job's data, only under the job's lock; a lost answer's URLs go back with the job", async () => {
-    // 5 a second with short requests (a job keeps up with slots one interval apart); 2 a second: slots beyond the window.
-    const policy = {
-      defaults: { rate: null, concurrency: 1000 },
-      rules: [
-        { match: 'slow.test', rate: { max: 2, durationMs: 1_000 }, concurrency: 2 },
-        { match: '*.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2 },
-        { match: 'free.example', rate: null, concurrency: 2 },
-      ],
-    };
-    const limiter = testPacer(redis.client(), namespace, policy);
-    const client = redis.client();
-    const f = frontier({ scope: 'any' }, policy);
-    /** A job of the group's first URLs, released as a worker would find it, with its lock; its hand-on collects what it is given. */
-    const jobOf = async (group: string, count: number) => {
-      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
-      if (!probe.admitted) throw new Error('the probe was not admitted');
-      await limiter.release(probe.lease, { sent: true, status: 200 });
-      await client.hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', '10');
-      await f.addSeeds(Array.from({ length: count }, (_, i) => `http://${group}/${i}`));
-      let jobs: Awaited<ReturnType<CrawlQueue['getJobs']>> = [];
-      for (let i = 0; i < 40 && jobs.length === 0; i += 1) {
-        if (i > 0) await sleep(50);
-        await f.release({ room: 10, readyTarget: 10, slowStart: false });
-        jobs = (await queue.getJobs(['prioritized'])).filter((job) => job.data.group === group);
-      }
-      const [job] = jobs;
-      if (job === undefined) throw new Error(`no job of ${group} was released`);
-      await client.set(`${queue.toKey(String(job.id))}:lock`, 'token-1');
-      const units = [...crawlJobUnits(String(job.id), job.data)];
-      let lost = 0;
-      const handOn = (token = 'token-1') => ({
-        group,
-        jobId: String(job.id),
-        token,
-        carried: () => units.length,
-        take: (more: readonly CrawlJobUnit[]) => void units.push(...more),
-        lost: () => void (lost += 1),
-      });
-      return { jobId: String(job.id), units, handOn, lost: () => lost };
-    };
-    const job = await jobOf('hand.test', 3);
-    expect(job.units).toHaveLength(3);
-    // Another worker's token gets nothing: the links wait in the backlog.
-    await f.addDiscovered(['http://hand.test/a', 'http://hand.test/b'], 0, { handOn: job.handOn('token-2') });
-    expect(job.units).toHaveLength(3);
-    expect(await f.backlogSize()).toBe(2);
-    // Something of the group waiting: the page's links queue behind it (breadth-first within the group).
-    await f.addDiscovered(['http://hand.test/c'], 0, { handOn: job.handOn() });
-    expect(await f.backlogSize()).toBe(3);
-    // Released as a job of their own once their slots (after the job's) come within the window.
-    for (let i = 0; i < 100 && (await f.backlogSize()) > 0; i += 1) {
-      await f.release({ room: 10, readyTarget: 10, slowStart: false });
-      await sleep(50);
-    }
-    expect(await f.backlogSize()).toBe(0);
-    const before = job.units.length;
-    // Nothing waiting: the job's own group's links go to the job, another group's to its backlog.
-    const added = await f.addDiscovered(['http://hand.test/d', 'http://other.test/x', 'http://hand.test/e'], 0, { handOn: job.handOn() });
-    expect(added.accepted).toBe(3);
-    const handed = job.units.slice(before);
-    expect(handed.map((unit) => [unit.url, unit.depth])).toEqual([
-      ['http://hand.test/d', 1],
-      ['http://hand.test/e', 1],
-    ]);
-    expect(await f.backlogSize()).toBe(1);
-    // On the group's slots after those given out before, one interval apart (5 a second: 200 ms and the spacing margin).
-    const horizon = Number(await client.hget(`${frontierKeys(namespace).backlog}at`, 'hand.test'));
-    expect(handed[1]!.due! - handed[0]!.due!).toBeGreaterThanOrEqual(199);
-    expect(horizon - handed[1]!.due!).toBeGreaterThanOrEqual(199);
-    // The job's data holds them (a worker taking the job over fetches them).
-    expect(crawlJobUnits(job.jobId, (await queue.getJob(job.jobId))!.data)).toEqual(job.units);
-    // Seen: a later page's link to them is a duplicate.
-    expect((await f.addDiscovered(['http://hand.test/d'], 0, { handOn: job.handOn() })).duplicate).toBe(1);
-
-    // An answer lost: the job hands back what its data holds past what it knows, with the URLs it hands back.
-    const known = job.units.length;
-    await f.addDiscovered(['http://hand.test/f'], 0, { handOn: job.handOn() });
-    const lostUnit = job.units.pop();
-    expect(lostUnit?.url).toBe('http://hand.test/f');
-    const backlogBefore = await f.backlogSize();
-    expect(await f.requeue({ group: 'hand.test', jobId: job.jobId, token: 'token-1', units: job.units.slice(known - 1), progress: known, carried: known })).toBe(true);
-    expect(await f.backlogSize()).toBe(backlogBefore + 2);
-    const entries = (await readBacklogEntries(client, namespace)).filter((entry) => entry.group === 'hand.test').map((entry) => entry.url);
-    expect(entries).toEqual([job.units[known - 1]!.url, 'http://hand.test/f']);
-
-    // A slow start's first job goes on with its page's links once its request was answered, not while it is under way.
-    for (const [group, answered] of [['busy.test', false], ['probe.test', true]] as const) {
-      await f.addSeeds([`http://${group}/`]);
-      await f.release({ room: 10, readyTarget: 10 });
-      const [probeJob] = (await queue.getJobs(['prioritized'])).filter((queued) => queued.data.group === group);
-      expect(await client.hget(`${frontierKeys(namespace).backlog}at`, group)).toMatch(/^probe:/);
-      await client.set(`${queue.toKey(String(probeJob?.id))}:lock`, 'token-1');
-      const request = await limiter.acquire({ group, leaseId: `request-${group}` });
-      if (!request.admitted) throw new Error('the probe request was not admitted');
-      await client.hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', '10');
-      if (answered) await limiter.release(request.lease, { sent: true, status: 200 });
-      const carried: CrawlJobUnit[] = [];
-      const handOn = { group, jobId: String(probeJob?.id), token: 'token-1', carried: () => 1 + carried.length, take: (more: readonly CrawlJobUnit[]) => void carried.push(...more), lost: () => undefined };
-      await f.addDiscovered([`http://${group}/a`], 0, { handOn });
-      expect(carried.map((unit) => unit.url), group).toEqual(answered ? [`http://${group}/a`] : []);
-    }
-
-    // A group whose slots lie beyond the window, and one without a rate, keep their links for the release step.
-    for (const group of ['slow.test', 'free.example']) {
-      const other = await jobOf(group, 1);
-      const waiting = await f.backlogSize();
-      await f.addDiscovered([`http://${group}/next`], 0, { handOn: other.handOn() });
-      expect(other.units, group).toHaveLength(1);
-      expect(await f.backlogSize(), group).toBe(waiting + 1);
-    }
   });
 
   it("gives back the start slots of the URLs a job hands back: a rate-limited group whose jobs fail at their first URL is due again at once, not after the job's last slot", async () => {

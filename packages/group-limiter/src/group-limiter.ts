@@ -107,12 +107,6 @@ export interface PacedCall {
   readonly args: readonly LuaArg[];
 }
 
-/** A group's keys and limits for `paced_group_of` (see GroupLimiter.pacingOf). */
-export interface PacingOf {
-  readonly keys: readonly [group: string, leases: string];
-  readonly args: readonly LuaArg[];
-}
-
 /** What `setPolicy` replaced. */
 export interface SetPolicyResult {
   /** False when the stored policy was already identical. */
@@ -177,14 +171,6 @@ export interface GroupLimiter {
    * its status element (ScriptCode.Ok).
    */
   runPaced(script: LuaScript, groups: readonly string[], call: PacedCall): Promise<unknown[]>;
-  /**
-   * One group's part for another package's script that paces it with
-   * `paced_group_of` (`lua/paced-group.lua`): its hash and lease set, and its
-   * limits as this limiter last resolved them (the stored policy is not
-   * re-checked: a caller whose answer only places slots may use limits one
-   * call old, as the gate admits every start).
-   */
-  pacingOf(group: string): PacingOf;
   /** Pauses a group for `forMs` (capped by `maxPauseMs`), replacing any current pause. */
   pause(group: string, forMs: number, reason?: string): Promise<void>;
   /** Ends a pause and forgets the 429 strikes. */
@@ -519,15 +505,6 @@ class RedisGroupLimiter implements GroupLimiter {
     }));
     if (reply[0] !== ScriptCode.Ok) throw unexpectedReply(operation, reply);
     return reply.slice(1);
-  }
-
-  pacingOf(group: string): PacingOf {
-    checkName(group, 'group', 'pacingOf');
-    const limits = this.#resolved(group);
-    return {
-      keys: [this.#keys.group(group), this.#keys.leases(group)],
-      args: [limits.intervalMs, limits.toleranceMs, limits.adaptive ? '1' : '0', limits.concurrency, this.#maxMinIntervalMs, this.#adaptive.floor, this.#adaptive.risePerSecond],
-    };
   }
 
   async confirmStart(lease: Lease): Promise<StartCheck> {

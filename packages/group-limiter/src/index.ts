@@ -1,4 +1,4 @@
-export { createGroupLimiter, globalShare, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PacedCall, type PacingOf, type SetPolicyResult } from './group-limiter.js';
+export { createGroupLimiter, globalShare, type GroupLimiter, type GroupLimiterOptions, type AcquireRequest, type PacedCall, type SetPolicyResult } from './group-limiter.js';
 export type { Admission, DenialReason, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
 export { describePaceChange } from './admission.js';
 export type { GlobalStatus, GroupStatus } from './group-status.js';

@@ -51,7 +51,6 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
       if (shard.size > 1) throw new RangeError(`runPaced over groups of ${shard.size} shards: run it on each shard's limiter`);
       return of(groups[0] ?? '').runPaced(script, groups, call);
     },
-    pacingOf: (group) => of(group).pacingOf(group),
     pause: (group, forMs, reason) => of(group).pause(group, forMs, reason),
     resume: (group) => of(group).resume(group),
     setMinInterval: (group, ms) => of(group).setMinInterval(group, ms),

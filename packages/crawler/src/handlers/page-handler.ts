@@ -1,6 +1,6 @@
 import { decodeBody, isHtml } from '@crawlq/extractor';
 import type { FetchResult } from '@crawlq/fetcher';
-import type { Frontier, JobHandOn } from '@crawlq/frontier';
+import type { Frontier } from '@crawlq/frontier';
 import type { CrawlJobData, CrawlJobResult } from '@crawlq/queue';
 import { newWarcRecordId, packCapture, SINK_REVISIT, SINK_ROW, unpackCapture, warcCaptureOf, warcPayloadDigest, type ResultSink, type WarcCapture, type WarcWriter } from '@crawlq/sink';
 import { tryNormalizeUrl, urlFingerprint, withoutUserinfo } from '@crawlq/urls';
@@ -25,8 +25,6 @@ export interface HandledTask {
   readonly lastAttempt: boolean;
   /** The meta of the job's URLs, read when the job started (see PageHandler.jobMeta); absent: read for this URL alone. */
   readonly jobMeta?: Promise<JobMeta> | undefined;
-  /** The job the page's links of its own group may go straight into (see Frontier.addDiscovered). */
-  readonly handOn?: JobHandOn | undefined;
 }
 
 /** The route and data of a job's URLs, by URL fingerprint (those that have any). */
@@ -106,7 +104,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       if (builtIn) {
         // Neither labels nor user data, nor hooks: no meta to read, no headers to add.
         const request = { url: task.data.url, label: crawler.defaultRoute, depth: task.data.depth, group: task.data.group, userData: {}, attempt: task.attempt };
-        return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined, lastAttempt: task.lastAttempt, handOn: task.handOn }) };
+        return { headers: undefined, handle: (fetched) => handlePage({ request, fetched, context, log, meta: undefined, lastAttempt: task.lastAttempt }) };
       }
       const fingerprint = urlFingerprint(task.data.url);
       const meta = task.jobMeta === undefined ? await metaStore?.read(fingerprint) : (await task.jobMeta).get(fingerprint);
@@ -123,7 +121,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       }
       return {
         headers,
-        handle: (fetched) => handlePage({ request, fetched, context, log, meta: meta === undefined ? undefined : fingerprint, lastAttempt: task.lastAttempt, handOn: task.handOn }),
+        handle: (fetched) => handlePage({ request, fetched, context, log, meta: meta === undefined ? undefined : fingerprint, lastAttempt: task.lastAttempt }),
       };
     },
     async handOver(from, target) {
@@ -143,7 +141,6 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     log: CrawlLog;
     meta: string | undefined;
     lastAttempt: boolean;
-    handOn: JobHandOn | undefined;
   }): Promise<CrawlJobResult> {
     const { fetched, context, log } = page;
     const { response } = fetched;
@@ -191,7 +188,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
       },
       rendered: outcome === undefined ? undefined : renderView(outcome),
       enqueue: async (urls, enqueueOptions) => {
-        const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier, scoped, handOn: page.handOn });
+        const result = await enqueue(urls, { ...enqueueOptions, from: request, frontier: context.frontier, scoped });
         enqueued += result.accepted;
         return result;
       },
@@ -244,9 +241,9 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
 
   async function enqueue(
     urls: Parameters<CrawlContext['enqueue']>[0],
-    options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier; scoped: string[] | undefined; handOn: JobHandOn | undefined },
+    options: EnqueueOptions & { from: CrawlRequest; frontier: Frontier; scoped: string[] | undefined },
   ): Promise<EnqueueResult> {
-    const { from, frontier, label, userData, sameGroupOnly, priority, scoped, handOn } = options;
+    const { from, frontier, label, userData, sameGroupOnly, priority, scoped } = options;
     if (label !== undefined && !Object.hasOwn(crawler.routes, label)) {
       throw new CrawlerDefinitionError(`enqueue: no route ${JSON.stringify(label)} (routes: ${Object.keys(crawler.routes).join(', ')})`);
     }
@@ -289,7 +286,7 @@ export function createPageHandler(options: PageHandlerOptions): PageHandler {
     let duplicate = 0;
     let skipped = otherGroup;
     const admitted = new Set<string>();
-    const admitOptions = { ...(priority === undefined ? {} : { priority }), handOn };
+    const admitOptions = priority === undefined ? {} : { priority };
     try {
       for (let start = 0; start < kept.length; start += ADMIT_CHUNK) {
         const result = await frontier.addDiscovered(kept.slice(start, start + ADMIT_CHUNK), from.depth, admitOptions);

@@ -10,7 +10,7 @@ import { FRONTIER_LUA } from './files.js';
  */
 export const admitScript = defineLuaScript({
   name: 'frontier-admit',
-  keys: 9,
+  keys: 5,
   file: FRONTIER_LUA.file('lua/admit.lua'),
 });
 

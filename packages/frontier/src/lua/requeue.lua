@@ -24,35 +24,18 @@
   ARGV[4] the job's new data ('' = as is)
   ARGV[5] the job's new progress ('' = as is)
   ARGV[6] the release window (ms)
-  ARGV[7] URLs the caller knows the job carries ('' = not asked): any its data
-          holds past them (handed on by an admission whose answer the caller
-          did not get) go back too, after the others, so none is lost with the job
-  ARGV[8..] per URL 5 values: its backlog bucket (its depth, and its priority when not 0: see backlog.lua), id, url, redirect hops, its slot ('' = none: it was due at its release)
+  ARGV[7..] per URL 5 values: its backlog bucket (its depth, and its priority when not 0: see backlog.lua), id, url, redirect hops, its slot ('' = none: it was due at its release)
   Reply: 1 done, 0 the lock is not the caller's (nothing written)
 ]]
 --- @include "@crawlq/redis/lua/clock.lua"
 --- @include "@crawlq/redis/lua/args.lua"
 --- @include "backlog.lua"
 if redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
--- Each URL to hand back: bucket, id, url, hops, slot.
-local back = {}
-for at = 8, #ARGV, 5 do back[#back + 1] = {ARGV[at], ARGV[at + 1], ARGV[at + 2], tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4])} end
-local carried = tonumber(ARGV[7])
-if carried then
-  local data = redis.call('HGET', KEYS[2], 'data')
-  local batch = data and cjson.decode(data).batch
-  if type(batch) == 'table' then
-    for i = carried, #batch do
-      local unit = batch[i]
-      back[#back + 1] = {backlog_bucket(unit.depth, unit.priority), unit.id, unit.url, tonumber(unit.redirects) or 0, tonumber(unit.due)}
-    end
-  end
-end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'data', ARGV[4]) end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 'progress', ARGV[5]) end
 local prefix, group = ARGV[1], ARGV[2]
 local window = tonumber(ARGV[6])
-local units = #back
+local units = (#ARGV - 6) / 5
 if units == 0 then return 1 end
 local now = now_ms()
 -- The earliest slot handed back: a URL without one was due at its release, before now.
@@ -60,9 +43,11 @@ local earliest = now
 -- Last first: LPUSH puts each in front of the one after it.
 local buckets = {}
 for u = units, 1, -1 do
-  local bucket, id, url, hops, slot = unpack(back[u])
-  redis.call('LPUSH', prefix .. 'q:' .. group .. ':' .. bucket, backlog_entry(id, url, hops))
+  local at = 6 + (u - 1) * 5
+  local bucket = ARGV[at + 1]
+  redis.call('LPUSH', prefix .. 'q:' .. group .. ':' .. bucket, backlog_entry(ARGV[at + 2], ARGV[at + 3], tonumber(ARGV[at + 4])))
   buckets[bucket] = true
+  local slot = tonumber(ARGV[at + 5])
   if slot and slot < earliest then earliest = slot end
 end
 for bucket in pairs(buckets) do

@@ -17,15 +17,31 @@
   ARGV[6] adaptive rise per second
   ARGV[6+5(i-1)+1..5] group i: name, interval, tolerance, '1' = adapts, concurrency cap or 0
   ARGV[PACED_ARGS+1..] the caller's arguments
-  Defines PACED_D, PACED_KEYS, PACED_ARGS and paced_group(i, now): group
-  i's state and limits, as paced_group_of (paced-group.lua) gives them.
+  Defines PACED_D, PACED_KEYS, PACED_ARGS and paced_group(i, now):
+  the group's name, keys, current interval, tolerance and cap (Crawl-delay and
+  adaptive pace applied), whether it adapts its pace, tat, wakeAt, pausedUntil, hold (the mean time a
+  request holds its slot, 0 before the first release), lag (how far its
+  starts run behind the release step's slots, as admissions last saw it) and
+  listed (admitted before, so already in the groups set).
 ]]
---- @include "paced-group.lua"
+--- @include "pacing.lua"
 local PACED_D = tonumber(ARGV[2])
 local PACED_KEYS = 2 + 2 * PACED_D
 local PACED_ARGS = 6 + 5 * PACED_D
 local function paced_group(i, now)
   local base = 6 + (i - 1) * 5
-  local limits = {ARGV[base + 2], ARGV[base + 3], ARGV[base + 4], ARGV[base + 5], ARGV[4], ARGV[5], ARGV[6]}
-  return paced_group_of(ARGV[base + 1], KEYS[2 + i], KEYS[2 + PACED_D + i], limits, now)
+  local key = KEYS[2 + i]
+  local h = redis.call('HMGET', key, 'tat', 'wakeAt', 'pausedUntil', 'minInterval', 'pace', 'cutAt', 'holdMs', 'lagMs', 'admitted')
+  local interval, tau = effective_pacing(tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), num(h[4], 0), tonumber(ARGV[4]))
+  local f = pace_factor(ARGV[base + 4], h[5], h[6], now, tonumber(ARGV[5]), tonumber(ARGV[6]))
+  local conc
+  interval, tau, conc = paced_limits(interval, tau, tonumber(ARGV[base + 5]), f)
+  return {
+    name = ARGV[base + 1], key = key, leases = KEYS[2 + PACED_D + i],
+    interval = interval, tau = tau, conc = conc, adaptive = ARGV[base + 4] == '1',
+    tat = num(h[1], 0), wake_at = num(h[2], 0), paused_until = num(h[3], 0),
+    hold = num(h[7], 0), lag = num(h[8], 0),
+    -- Admitted before: listed in the groups set already (acquire lists a group at its first admission).
+    listed = h[9] ~= false,
+  }
 end
