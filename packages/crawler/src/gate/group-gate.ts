@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AcquireRequest, GroupLimiter, Lease, Outcome, PaceChange, RetakenStart } from '@crawlq/group-limiter';
 import { ServerLookupError, type GateDenialReason } from '../errors.js';
 import { BoundedMap } from './bounded-map.js';
+import { processEventLoopStalls, type EventLoopStalls } from './event-loop-stalls.js';
 
 /** In-process sleeps for a group slot up to this long; longer waits become BullMQ deferrals. */
 export const MAX_INLINE_WAIT_MS = 500;
@@ -77,6 +78,8 @@ export interface GateOptions {
    * fails once the error is overdue; it never goes out uncounted.
    */
   readonly addressOf?: (host: string) => Promise<string | undefined>;
+  /** How late the event loop runs, left out of a response's latency (default: the process's own tracker). */
+  readonly eventLoopStalls?: EventLoopStalls;
 }
 
 /**
@@ -95,6 +98,7 @@ export class GateLease {
   #sentAt: number | undefined;
   #sentAtLocal = 0;
   #latencyMs: number | undefined;
+  #stalls: EventLoopStalls | undefined;
   #released = false;
 
   constructor(limiter: GateLimiter, admitted: { readonly lease: Lease; readonly startBy: number }, options: GateOptions = {}) {
@@ -125,6 +129,7 @@ export class GateLease {
     if (this.#sentAt !== undefined || this.#released) return;
     this.#sentAt = Date.now();
     this.#sentAtLocal = performance.now();
+    this.#stalls = this.#options.eventLoopStalls ?? processEventLoopStalls();
     const lateMs = this.#sentAtLocal - this.#startBy;
     if (lateMs > 0) this.#limiter.reportSlip(this.group, lateMs, this.#lease.server).catch(() => undefined);
   }
@@ -151,10 +156,17 @@ export class GateLease {
     return true;
   }
 
-  /** The admitted request's response head arrived: its latency is what adaptive pacing judges. */
+  /**
+   * The admitted request's response head arrived: its latency is what
+   * adaptive pacing judges, less the stall that held this process's event
+   * loop up just before it saw the head (a busy process must not slow a
+   * healthy site down).
+   */
   markResponseHead(): void {
     if (this.#sentAt === undefined || this.#latencyMs !== undefined || this.#released) return;
-    this.#latencyMs = performance.now() - this.#sentAtLocal;
+    const now = performance.now();
+    const elapsed = now - this.#sentAtLocal;
+    this.#latencyMs = elapsed - Math.min(elapsed, this.#stalls?.stallBefore(now) ?? 0);
   }
 
   /** Gives the slot back and reports the outcome (a 429 pauses the group). Idempotent. */

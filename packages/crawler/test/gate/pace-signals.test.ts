@@ -5,6 +5,7 @@ import { createFetcher, type Fetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type GroupLimiter, type Outcome, type PaceChange } from '@crawlq/group-limiter';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventLoopStalls } from '../../src/gate/event-loop-stalls.js';
 import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
 import { GroupGate, type GateLimiter } from '../../src/gate/group-gate.js';
 import { createGatedFetch } from '../../src/gate/one-off-fetch.js';
@@ -72,9 +73,11 @@ describe('a gated fetch reports what adaptive pacing watches', () => {
   it('the latency to the response head, with the status', async () => {
     const { limiter, outcomes } = await recorded({ defaults: { rate: null, concurrency: 4 } });
     const fetcher = createFetcher({ allowPrivateNetwork: true });
+    // A tracker never started: the raw time to the head, whatever the machine's load.
+    const raw = { eventLoopStalls: new EventLoopStalls() };
     try {
-      await fetchVia(new GroupGate(limiter), fetcher, `${origin}/slow`);
-      await fetchVia(new GroupGate(limiter), fetcher, `${origin}/fast`);
+      await fetchVia(new GroupGate(limiter, raw), fetcher, `${origin}/slow`);
+      await fetchVia(new GroupGate(limiter, raw), fetcher, `${origin}/fast`);
     } finally {
       fetcher.close();
     }
@@ -84,6 +87,32 @@ describe('a gated fetch reports what adaptive pacing watches', () => {
     expect(outcomes[0]?.latencyMs).toBeGreaterThanOrEqual(145);
     expect(outcomes[1]?.latencyMs).toBeLessThan(outcomes[0]?.latencyMs ?? 0);
     expect(outcomes.every((outcome) => outcome.failure === undefined)).toBe(true);
+  });
+
+  it('leaves out of the latency the stall that held the process up before it saw the head', async () => {
+    const { limiter, outcomes } = await recorded({ defaults: { rate: null, concurrency: 4 } });
+    const stalls = new EventLoopStalls().start();
+    const blocked = async (gate: GroupGate): Promise<void> => {
+      const admission = await gate.pass('signals.test', { maxInlineWaitMs: 500 });
+      if (!admission.admitted) throw new Error('not admitted');
+      admission.lease.markSent();
+      // The process is busy for 150 ms (no timer, no socket read can run), as a loaded worker is.
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+      admission.lease.markResponseHead();
+      await admission.lease.release({ status: 200 });
+    };
+    try {
+      await blocked(new GroupGate(limiter, { eventLoopStalls: new EventLoopStalls() }));
+      await blocked(new GroupGate(limiter, { eventLoopStalls: stalls }));
+    } finally {
+      stalls.stop();
+    }
+    // Unstarted, the tracker leaves the whole 150 ms in; started, the stall
+    // since its last tick (at most one 20 ms tick before the send) is left out.
+    expect(outcomes.map((outcome) => outcome.latencyMs)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(outcomes[0]?.latencyMs).toBeGreaterThanOrEqual(150);
+    expect(outcomes[1]?.latencyMs).toBeLessThanOrEqual(20);
   });
 
   it('no latency from one-off fetches of static files (robots.txt, sitemaps), their status still', async () => {
