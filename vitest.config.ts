@@ -22,17 +22,19 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Files share their worker process one after another, loading the
-    // workspace's modules once per worker rather than once per file: on a slow
-    // 2-core machine loading them took 370 s of the packages' 423 s of worker
-    // time and 206 s of the end-to-end files'. Tests keep their state in
+    // workspace's modules once per worker rather than once per file. On a slow
+    // 2-core machine, in `pnpm test`, the packages' files spent 370 s importing
+    // (summed over files) and that lane took 423 s; shared, 95 s and 301 s
+    // (the end-to-end files': 206 s, then 55 s). Tests keep their state in
     // their own servers and prefixes, not in module globals.
     isolate: false,
     // Two cores: for a package's own tests run alone. `pnpm test` runs the
-    // end-to-end files four at a time and the packages' files three at a time
+    // end-to-end files five at a time and the packages' files three at a time
     // (test/package.json, package.json): those files mostly wait (rates,
-    // restarts, timeouts). On a quiet 2-core machine `pnpm test` took 8m35s
-    // with the end-to-end files three at a time, 7m02s with four and 6m53s
-    // with five; four passed in 8m25s beside a busy core, where five failed a wait.
+    // restarts, timeouts). On a slow 2-core machine `pnpm test` took 12m38s
+    // with the end-to-end files four at a time and 10m47s with five (one run
+    // each); on a faster one, four had passed beside a busy core where five
+    // once failed a wait.
     maxWorkers: 2,
     fileParallelism: true,
     // The longest files first (test/durations.json): the run ends with short ones.

@@ -76,7 +76,12 @@ describe('the PostgreSQL sink with a fleet of worker processes', () => {
       throw new Error(`${error.message} (${atKill} at the kill): ${await diagnose()}`);
     });
     await database.crash();
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // Down until a write has met the outage (a fixed 2 s passed without one on
+    // a slow machine): the sink holds its records and retries meanwhile.
+    await waitFor(() => (fleet.logs.join('\n').includes('cannot write to PostgreSQL') ? true : undefined), { timeoutMs: 120_000, intervalMs: 100, what: 'a write refused by the stopped database' }).catch(async (error: Error) => {
+      await database.start();
+      throw new Error(`${error.message}: ${await diagnose()}`);
+    });
     await database.start();
 
     await fleet.waitUntilDone(300_000).catch(async (error: Error) => {
