@@ -22,7 +22,9 @@ export function frontierKeys(namespace: string) {
     admittedPerGroup: `${prefix}:admitted:group`,
     /**
      * Start of the backlog's keys (stage one of the frontier; see `lua/backlog.lua`):
-     * `<backlog>groups`, `<backlog>count`, and per group `q:`, `d:` and `r:` keys.
+     * `<backlog>groups`, `<backlog>count`, `<backlog>idSeq` (numbers the ids of
+     * jobs whose first URL's id is taken by a job still there), and per group
+     * `q:`, `d:` and `r:` keys.
      */
     backlog: `${prefix}:bk:`,
     /** Entries in all backlogs (URLs admitted and not yet released as jobs). */

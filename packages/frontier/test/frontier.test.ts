@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { urlFingerprint } from '@crawlq/urls';
 import { limiterKeys } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { Frontier, enqueueLines, frontierKeys, readBacklogEntries, readCrawlProgress, type FrontierSettings, type RejectedUrl } from '../src/index.js';
+import { Frontier, RevisitStore, enqueueLines, frontierKeys, readBacklogEntries, readCrawlProgress, revisitBuckets, type FrontierSettings, type RejectedUrl } from '../src/index.js';
 import { releaseAll, testPacer, UNPACED } from './support.js';
 
 let redis: TestRedis;
@@ -92,6 +92,24 @@ describe('Frontier', () => {
       { url: 'http://fast.test/', depth: 0, group: 'fast.test' },
       { url: 'http://other.test/', depth: 0, group: 'other.test' },
     ]);
+  });
+
+  it('a URL that comes back while the job that fetched it is still there gets a job of its own, not a duplicate BullMQ drops', async () => {
+    const f = frontier();
+    await f.addSeeds(['http://again.test/']);
+    expect(await releaseAll(f)).toBe(1);
+    const id = urlFingerprint('http://again.test/');
+    expect((await queue.getJobs(['prioritized'])).map((job) => job.id)).toEqual([id]);
+    // A revisit of it comes due while that job still runs (here: still waits).
+    const keys = frontierKeys(namespace);
+    const store = new RevisitStore({ redis: redis.client(), namespace, buckets: revisitBuckets(1_000) });
+    await store.pushToBacklog(keys.backlog, keys.backlogCount, [{ group: 'again.test', depth: 0, id, url: 'http://again.test/' }]);
+    expect(await releaseAll(f)).toBe(1);
+    const jobs = await queue.getJobs(['prioritized']);
+    expect(jobs.map((job) => job.data.url)).toEqual(['http://again.test/', 'http://again.test/']);
+    expect(new Set(jobs.map((job) => job.id)).size).toBe(2);
+    expect(jobs.map((job) => job.id)).toContain(id);
+    expect(await f.backlogSize()).toBe(0);
   });
 
   it('packs a group into jobs of several URLs, breadth-first, while the backlogs hold that many times the queue target; one URL per job once they do not', async () => {

@@ -129,17 +129,23 @@ local function unit_json(url, depth, priority, hops, due, lag)
   end
   return json
 end
--- One job of the group: its first URL's fields, the others as its batch; its id is the first URL's.
+-- One job of the group: its first URL's fields, the others as its batch; its
+-- id is the first URL's. Unless a job with that id still exists (the job that
+-- fetched the URL last, still on its other URLs or deferred, when a revisit of
+-- it comes due): BullMQ would keep that job and drop this one, and every URL it
+-- carries with it. This one then gets the id with a number of its own.
 local function write_units(group, units, ready_key)
   local first = units[1]
+  local id = first.id
+  if redis.call('EXISTS', job_prefix .. id) == 1 then id = id .. '-' .. redis.call('INCR', prefix .. 'idSeq') end
   local data = '{"group":' .. cjson.encode(group) .. first.json
   if #units > 1 then
     local more = {}
     for u = 2, #units do more[u - 1] = '{"id":"' .. units[u].id .. '"' .. units[u].json .. '}' end
     data = data .. ',"batch":[' .. table.concat(more, ',') .. ']'
   end
-  write_crawl_job(queue_keys, job_prefix, first.id, data .. '}', opts_json, math.min(first.depth + 1, max_priority), timestamp)
-  redis.call('SADD', ready_key, first.id)
+  write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(first.depth + 1, max_priority), timestamp)
+  redis.call('SADD', ready_key, id)
 end
 
 for i = 1, PACED_D do
