@@ -15,16 +15,25 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/** Where freePortPair draws from: above the well-known and common service ports, below the ephemeral range. */
+const PAIR_LOW = 20_000;
+const PAIR_HIGH = 32_000;
+
 /**
  * Two consecutive TCP ports (`port`, `port + 1`) that were both free on
  * 127.0.0.1 a moment ago: for a command that gives its Nth process the port
  * `--port + N`. A port from {@link freePort} alone says nothing of the next one,
  * which another test's server may hold.
+ *
+ * Drawn below Linux's ephemeral range (32768 and up by default), where
+ * neither outgoing connections nor `listen(0)` take ports: on a busy machine
+ * one of those took the second port in the seconds before the command's
+ * second process listened on it.
  */
 export async function freePortPair(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const port = await freePort(host);
-    if (port < 65_535 && (await canListen(port + 1, host))) return port;
+    const port = PAIR_LOW + Math.floor(Math.random() * (PAIR_HIGH - PAIR_LOW));
+    if ((await canListen(port, host)) && (await canListen(port + 1, host))) return port;
   }
   throw new Error('no two consecutive free ports found in 50 tries');
 }
