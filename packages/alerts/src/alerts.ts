@@ -308,11 +308,14 @@ class RedisAlerts implements Alerts {
           continue;
         }
         const state = await job.getState();
+        // Read again once settled: a job that finished between the read and its
+        // state has its result only in a fresh read (the first said not sent).
+        const settled = state === 'completed' || state === 'failed' ? ((await this.#queue.getJob(id)) ?? job) : job;
         if (state === 'completed') {
-          const result = job.returnvalue as DigestJobResult | null;
+          const result = settled.returnvalue as DigestJobResult | null;
           outcomes.set(id, { sent: result?.sent ?? false, ...(result?.outboxFile ? { outboxFile: result.outboxFile } : {}) });
-        } else if (state === 'failed' || job.attemptsMade > attemptsBefore) {
-          outcomes.set(id, { sent: false, pendingInRedis: true, error: job.failedReason || 'delivery failed' });
+        } else if (state === 'failed' || settled.attemptsMade > attemptsBefore) {
+          outcomes.set(id, { sent: false, pendingInRedis: true, error: settled.failedReason || 'delivery failed' });
         }
       }
       if (outcomes.size < baseline.size) await sleep(50);
