@@ -38,8 +38,19 @@ async function hammer(limiter: GroupLimiter, group: string, address: string, unt
       await sleep(Math.min(admission.retryInMs, 100));
       continue;
     }
+    // A start reserved further ahead is checked again when it comes (its slot
+    // was not counted against the caps yet), as a worker's gate does.
+    if (admission.confirmBeforeStart) {
+      await sleep(Math.max(0, admission.localStartAt - performance.now()));
+      const check = await limiter.confirmStart(admission.lease);
+      if (!check.go) {
+        out.reasons.add(check.reason);
+        await sleep(Math.min(check.retryInMs, 100));
+        continue;
+      }
+    }
     out.starts.push(admission.startAt);
-    await sleep(admission.startInMs);
+    await sleep(Math.max(0, admission.localStartAt - performance.now()));
     if (out.inFlight) {
       out.inFlight.now += 1;
       out.inFlight.peak = Math.max(out.inFlight.peak, out.inFlight.now);
