@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFetcher, RetryableFetchError, type Fetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type GroupLimiter } from '@crawlq/group-limiter';
-import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { maxCertainlyInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
 import { startArrivalServer, type HostArrival, type ArrivalServer } from '../support/arrival-server.js';
@@ -104,8 +104,9 @@ describe('the server gate when a DNS lookup fails', () => {
     // Every name reached the server once, and only after a lookup that answered.
     expect(arrivals.map((arrival) => arrival.host).sort()).toEqual([...names].sort());
     expect(on.lookups.filter((host) => host === names[0]).length).toBe(2);
-    // The server, whose rate is 4/s, saw no more than that in any second...
-    expect(maxInWindow(arrivals.map((arrival) => arrival.at), 1000)).toBeLessThanOrEqual(SERVER_RATE);
+    // The server, whose rate is 4/s, saw no more than that in any second (counted
+    // as certainly inside it: this process's own stalls bunch the handler times)...
+    expect(maxCertainlyInWindow(arrivals, 1000)).toBeLessThanOrEqual(SERVER_RATE);
     // ...as each failed lookup held its request back as a server-level denial (none went out counted by its group alone).
     expect(denials.filter((reason) => reason === 'server-lookup').length).toBe(names.length);
     // The server level counted every one of them.
