@@ -143,7 +143,7 @@ export async function benchWide(log: Log): Promise<void> {
       lines.push(costLine(`wide ${wide.hosts} hosts`, m));
       if (process.env.BENCH_BREAKDOWN) lines.push(...scriptLines(m.trips.scripts, pages));
       const { startSeconds, crawlSeconds, exitSeconds } = m.run.phases;
-      lines.push(`wide ${wide.hosts} hosts: spawn to first request ${fmt(startSeconds, 2)} s, first request to last record ${fmt(crawlSeconds, 2)} s, last record to exit ${fmt(exitSeconds, 2)} s`);
+      lines.push(`wide ${wide.hosts} hosts: spawn to first request ${fmt(startSeconds, 2)} s, first request to last record ${fmt(crawlSeconds, 2)} s, last record to exit ${fmt(exitSeconds, 2)} s; CPU of crawl and its workers ${fmt(m.run.cpuSeconds, 2)} s`);
       lines.push(`wide ${wide.hosts} hosts at the server: ${hostTimeline(requests)}`);
     } finally {
       await site.close();

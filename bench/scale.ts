@@ -106,7 +106,9 @@ export function spawnCrawlq(args: readonly string[]): ChildProcess {
 function underTimes(args: readonly string[], extraEnv: Record<string, string>): ChildProcess {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) if (!/^(CRAWLQ_|REDIS_URL$)/.test(name)) env[name] = value;
-  return spawn('bash', ['-c', '"$0" "$@"; code=$?; times >&2; exit $code', process.execPath, ...args], {
+  // Inherited by the workers `crawl` spawns (they run with its execArgv).
+  const profile = process.env.CRAWLQ_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CRAWLQ_BENCH_PROFILE}`] : [];
+  return spawn('bash', ['-c', '"$0" "$@"; code=$?; times >&2; exit $code', process.execPath, ...profile, ...args], {
     cwd: REPO_ROOT,
     env: { ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],

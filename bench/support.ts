@@ -127,7 +127,7 @@ export interface CountedRoundTrips {
 }
 
 /** One line per script: runs and inner commands per page, then its most run inner commands. */
-export function scriptLines(scripts: CountedRoundTrips['scripts'], pages: number, top = 6): string[] {
+export function scriptLines(scripts: CountedRoundTrips['scripts'], pages: number, top = Number(process.env.BENCH_SCRIPT_TOP ?? 6)): string[] {
   return scripts.map(({ name, runs, inner }) => {
     const total = Object.values(inner).reduce((sum, count) => sum + count, 0);
     const most = Object.entries(inner)
