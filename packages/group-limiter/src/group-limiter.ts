@@ -420,7 +420,9 @@ class RedisGroupLimiter implements GroupLimiter {
     checkDuration(lateMs, 'lateMs', 'reportSlip');
     try {
       const key = this.#keys.group(group);
-      await this.#runScript(slipScript, { keys: [key, this.#keys.global, server === undefined ? key : this.#serverKeys.server(server)], args: [lateMs, server ?? ''] });
+      // The crawl-wide pacing moves too only while a cap is in force (a read less per slip without one).
+      const global = this.#globalIntervalMs > 0 ? this.#keys.global : key;
+      await this.#runScript(slipScript, { keys: [key, global, server === undefined ? key : this.#serverKeys.server(server)], args: [lateMs, server ?? ''] });
     } catch (error) {
       throw redisFailure('reportSlip', error);
     }

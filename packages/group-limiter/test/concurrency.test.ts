@@ -104,6 +104,21 @@ describe('concurrency leases across instances', () => {
     expect((await a.status(group)).inFlight).toBe(2);
   });
 
+  it('a crashed worker\'s expired lease does not count against the cap when a start reserved ahead is confirmed', async () => {
+    const group = 'confirm-past-crash.test';
+    const a = createGroupLimiter({ redis: server.client(), prefix: testPrefix() });
+    await a.setPolicy({ defaults: { rate: { max: 1, durationMs: 2000 }, concurrency: 1 }, leaseMs: 300 });
+    const maxInlineWaitMs = 10_000;
+    // Admitted and never released: its worker died with the slot.
+    expect(await a.acquire({ group, leaseId: 'lost', maxInlineWaitMs })).toMatchObject({ admitted: true, startInMs: 0 });
+    await sleep(400); // past leaseMs = 300, well before the group's next start 2 s after the first
+    const next = await a.acquire({ group, leaseId: 'next', maxInlineWaitMs });
+    expect(next).toMatchObject({ admitted: true, confirmBeforeStart: true });
+    if (!next.admitted) return;
+    await sleep(next.localStartAt - performance.now());
+    expect(await a.confirmStart(next.lease)).toEqual({ go: true });
+  });
+
   it('starts reserved less than 50 ms ahead are checked at admission, and the cap holds with them', async () => {
     const group = 'near.test';
     const prefix = testPrefix();

@@ -165,6 +165,22 @@ describe('globalRate: a crawl-wide cap on request starts', () => {
     expect(Number(await inspector.hget(keys.global, 'tat'))).toBeCloseTo(before + 300, 1);
   });
 
+  it('without a cap, a slip moves the group\'s pacing and reads nothing of the crawl-wide key', async () => {
+    const { limiters, prefix } = await fleet(1, { defaults: { rate: { max: 5, durationMs: 1000 }, concurrency: null } });
+    const keys = limiterKeys(prefix);
+    expect((await limiters[0]!.acquire({ group: 'slip.test', leaseId: randomUUID() })).admitted).toBe(true);
+    const before = Number(await inspector.hget(keys.group('slip.test'), 'tat'));
+    // The crawl-wide key exists (left by an earlier cap, say): it is still not read.
+    await inspector.hset(keys.global, 'tat', '1');
+    const reads = async () => Number(/cmdstat_hget:calls=(\d+)/.exec(await inspector.info('commandstats'))?.[1] ?? 0);
+    const readsBefore = await reads();
+    await limiters[0]!.reportSlip('slip.test', 300);
+    // One HGET, the group's tat (the INFO call itself is no HGET).
+    expect((await reads()) - readsBefore).toBe(1);
+    expect(Number(await inspector.hget(keys.group('slip.test'), 'tat'))).toBeCloseTo(before + 300, 1);
+    expect(await inspector.hget(keys.global, 'tat')).toBe('1');
+  });
+
   it('without a cap, acquire does not touch the crawl-wide key', async () => {
     const { limiters, prefix } = await fleet(1, { defaults: { rate: { max: 5, durationMs: 1000 }, concurrency: null } });
     await limiters[0]!.acquire({ group: 'x.test', leaseId: randomUUID() });

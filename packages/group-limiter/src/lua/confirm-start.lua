@@ -41,15 +41,16 @@ end
 local _, _, conc = paced_limits(0, 0, tonumber(ARGV[2]), pace_factor(ARGV[5], h[4], h[5], now, tonumber(ARGV[6]), tonumber(ARGV[7])))
 if conc > 0 then
   local lease_ms = tonumber(ARGV[3])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', fmt(now))
   -- This start counts as started from now on for everyone, even if the
   -- caller's clock woke it early. A start within the near window is counted
   -- already, and keeps its score: it still names its reserved start (a late
   -- start is retaken by it).
   local own = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
   if not own or own > now + lease_ms + tonumber(ARGV[8]) then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
-  -- Counted as acquire counts: started, or starting within the near window.
-  local started = redis.call('ZCOUNT', KEYS[2], '-inf', fmt(now + lease_ms + tonumber(ARGV[8])))
+  -- Counted as acquire counts: started, or starting within the near window;
+  -- expired leases (a crashed worker's) left out by their score, not removed
+  -- here (acquire drops them every 32nd admission: a command less per confirm).
+  local started = redis.call('ZCOUNT', KEYS[2], '(' .. fmt(now), fmt(now + lease_ms + tonumber(ARGV[8])))
   if started > conc then
     give_back()
     local step = math.max(tonumber(ARGV[4]), num(h[3], 0) / conc)

@@ -7,7 +7,7 @@
   the pacing of the server the start was admitted at (ARGV 2), whose next
   starts may belong to other groups.
   KEYS[1] group hash
-  KEYS[2] global hash
+  KEYS[2] global hash (KEYS[1] again when no crawl-wide cap is in force: not read)
   KEYS[3] server hash (KEYS[1] again when there is no server)
   ARGV[1] ms late beyond the allowance
   ARGV[2] server ('' = none)
@@ -17,8 +17,10 @@
 --- @include "@crawlq/redis/lua/args.lua"
 local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
 if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
-local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
-if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
+if KEYS[2] ~= KEYS[1] then
+  local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
+  if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
+end
 if (ARGV[2] or '') ~= '' then
   local server_tat = tonumber(redis.call('HGET', KEYS[3], 'tat'))
   if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + tonumber(ARGV[1]))) end
