@@ -119,6 +119,31 @@ describe('concurrency leases across instances', () => {
     expect(await a.confirmStart(next.lease)).toEqual({ go: true });
   });
 
+  it('a start confirmed after its own lease ran out (a stalled process) takes a lease anew', async () => {
+    const group = 'confirm-after-stall.test';
+    const prefix = testPrefix();
+    const a = createGroupLimiter({ redis: server.client(), prefix });
+    await a.setPolicy({ defaults: { rate: { max: 1, durationMs: 2000 }, concurrency: 1 }, leaseMs: 300 });
+    const maxInlineWaitMs = 10_000;
+    const first = await a.acquire({ group, leaseId: 'first', maxInlineWaitMs });
+    if (!first.admitted) throw new Error('first start denied');
+    await a.release(first.lease);
+    const stalled = await a.acquire({ group, leaseId: 'stalled', maxInlineWaitMs });
+    expect(stalled).toMatchObject({ admitted: true, confirmBeforeStart: true });
+    if (!stalled.admitted) return;
+    // Past its start and its whole lease before it is confirmed.
+    await sleep(stalled.localStartAt + 400 - performance.now());
+    expect(await a.confirmStart(stalled.lease)).toEqual({ go: true });
+    const redis = server.client();
+    try {
+      const score = Number(await redis.zscore(limiterKeys(prefix).leases(group), 'stalled'));
+      // Scored from the confirm (at least 400 ms after the start) plus a lease, not from the reserved start.
+      expect(score).toBeGreaterThan(stalled.startAt + 300 + 300);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('starts reserved less than 50 ms ahead are checked at admission, and the cap holds with them', async () => {
     const group = 'near.test';
     const prefix = testPrefix();

@@ -44,9 +44,10 @@ if conc > 0 then
   -- This start counts as started from now on for everyone, even if the
   -- caller's clock woke it early. A start within the near window is counted
   -- already, and keeps its score: it still names its reserved start (a late
-  -- start is retaken by it).
+  -- start is retaken by it). Its own lease expired meanwhile (a process
+  -- stalled longer than a lease) is taken anew, as one never held.
   local own = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-  if not own or own > now + lease_ms + tonumber(ARGV[8]) then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
+  if not own or own <= now or own > now + lease_ms + tonumber(ARGV[8]) then redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1]) end
   -- Counted as acquire counts: started, or starting within the near window;
   -- expired leases (a crashed worker's) left out by their score, not removed
   -- here (acquire drops them every 32nd admission: a command less per confirm).
