@@ -12,9 +12,7 @@
 // `pnpm test` runs its static checks at a lower priority (nice 10): they wait on
 // nothing, so they can fill the end-to-end files' idle time, where at equal
 // priority they took CPU from the end-to-end files, the lane that sets the
-// suite's time on a busy 2-core machine. They run as three lanes (types, lint,
-// docs), not one chain: starved until the tests end, a chain then ran its
-// rest on one core while the other stood partly idle.
+// suite's time on a busy 2-core machine.
 // Plain JavaScript on purpose: it runs before anything is built.
 import { spawn } from 'node:child_process';
 
