@@ -92,8 +92,9 @@ describe('WARC files always resolve', () => {
     const enqueued = await fleet.cli(['enqueue', ...site.seeds, ...definitionAt(KILL_RATE)]);
     expect(enqueued.code, enqueued.stderr).toBe(0);
     // Small files: the victim leaves closed files and an open one, the survivor rotates while the third one starts.
-    const warcFlags = ['--warc', warcDir, '--warc-max-size', '24kb', '--concurrency', '4'];
-    const survivorFlags = ['--warc', warcDir, '--warc-max-size', '24kb', '--concurrency', '1'];
+    const archiveFlags = ['--warc', warcDir, '--warc-max-size', '24kb'];
+    const warcFlags = [...archiveFlags, '--concurrency', '4'];
+    const survivorFlags = [...archiveFlags, '--concurrency', '1'];
     // The survivor first: its own start-up recovery must not see the victim's files (that is the third worker's job).
     // One job at a time: with four, on a slow machine it took nearly every job
     // before the victim was up (4 of 160 pages were the victim's).
