@@ -82,6 +82,12 @@ export interface CrawlJobContext {
   readonly revisit?: RevisitHooks;
   /** Runs a job's sleep until its next start (see PassOptions.idle): its worker's request slot is free meanwhile. */
   readonly idle?: <T>(wait: () => Promise<T>) => Promise<T>;
+  /**
+   * A job done with its URLs goes on with its group's next ones (the
+   * frontier's `continueJob`) while at most this many jobs wait in the crawl
+   * queue for a worker (asked each time). Absent: every job completes with the URLs it came with.
+   */
+  readonly continueWhileWaiting?: () => number;
 }
 
 /** One URL as a job fetches it. */
@@ -126,6 +132,20 @@ export async function processCrawlJob(
   token: string | undefined,
   context: CrawlJobContext,
 ): Promise<CrawlJobResult> {
+  // The links its pages add to its own group wait for it (see Frontier.holdBacklog).
+  const goesOn = token !== undefined && context.continueWhileWaiting !== undefined && job.attemptsMade === 0 && job.stalledCounter === 0;
+  const unhold = goesOn ? context.frontier.holdBacklog(job.data.group) : undefined;
+  if (token === undefined || unhold === undefined) return (await processOwnUrls(job, token, context)).result;
+  try {
+    const first = await processOwnUrls(job, token, context);
+    return first.finished ? await goOn({ job, token, result: first.result }, context) : first.result;
+  } finally {
+    unhold();
+  }
+}
+
+/** The URLs the job came with; `finished`: every one was handled, none handed back. */
+async function processOwnUrls(job: Job<CrawlJobData>, token: string | undefined, context: CrawlJobContext): Promise<BatchOutcome> {
   let units = crawlJobUnits(String(job.id), job.data);
   const stalledOut = job.stalledCounter > MAX_STALLS_OF_A_URL;
   if (units.length > 1) {
@@ -134,17 +154,51 @@ export async function processCrawlJob(
     if (job.stalledCounter > 0) units = await endAtUrlInHand({ job, units, token, alone: stalledOut }, context);
     // Every URL handled (the last one's worker died before the job completed): it completes.
     if (units.length > 1 && (!stalledOut || resumeAt(job.progress, units.length) >= units.length)) {
-      return processBatch({ job, units, token, jobMeta: readJobMeta(units.slice(resumeAt(job.progress, units.length)), context) }, context);
+      return processBatch({ job, units, token, continued: false, jobMeta: readJobMeta(units.slice(resumeAt(job.progress, units.length)), context) }, context);
     }
   }
   if (stalledOut) {
     throw new PermanentJobError('stalled', `stalled ${job.stalledCounter} times: each worker that had it in hand died or hung (lock lost)`);
   }
+  const [own] = units;
   try {
-    return await crawlUrl({ data: job.data, owner: String(job.id), ...attemptOf(job), jobMeta: readJobMeta([job.data], context) }, context);
+    const result = await crawlUrl({ data: job.data, owner: own?.id ?? String(job.id), ...attemptOf(job), jobMeta: readJobMeta([job.data], context) }, context);
+    return { result, finished: true };
   } catch (error) {
     throw await translateError(error, { job, token, context });
   }
+}
+
+/**
+ * A job done with its URLs takes its group's next ones from the backlog, as
+ * long as the frontier gives it some (see CrawlJobContext.continueWhileWaiting):
+ * the URLs its own pages found go out without BullMQ's work for a job of their
+ * own. Only a job on its first attempt that never stalled: a URL it takes on
+ * gets every attempt and stall a job of its own would. Each of those URLs is
+ * one the job may hand back (a failure, a deferral, a stop): it goes back to
+ * the front of the backlog and comes again as a job of its own, with BullMQ's
+ * retries and dead letters, while this job completes.
+ */
+async function goOn({ job, token, result }: { job: Job<CrawlJobData>; token: string; result: CrawlJobResult }, context: CrawlJobContext): Promise<CrawlJobResult> {
+  let total = result;
+  while (context.draining?.aborted !== true && context.signal?.aborted !== true) {
+    const maxWaiting = context.continueWhileWaiting?.() ?? 0;
+    const data = await context.frontier.continueJob({ group: job.data.group, jobId: String(job.id), token, maxWaiting });
+    if (data === undefined) break;
+    job.data = data;
+    job.progress = 0;
+    const units = crawlJobUnits(String(job.id), data);
+    const next = await processBatch({ job, units, token, continued: true, jobMeta: readJobMeta(units, context) }, context);
+    total = { status: next.result.status, links: total.links + next.result.links, enqueued: total.enqueued + next.result.enqueued };
+    if (!next.finished) break;
+  }
+  return total;
+}
+
+/** What a job's pass over some of its URLs did; `finished`: every one handled, none handed back. */
+interface BatchOutcome {
+  readonly result: CrawlJobResult;
+  readonly finished: boolean;
 }
 
 /**
@@ -159,9 +213,9 @@ export async function processCrawlJob(
  *   tried once more before its failures take the path above.
  */
 async function processBatch(
-  { job, units, token, jobMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; jobMeta: Promise<JobMeta> | undefined },
+  { job, units, token, continued, jobMeta }: { job: Job<CrawlJobData>; units: readonly CrawlJobUnit[]; token: string; continued: boolean; jobMeta: Promise<JobMeta> | undefined },
   context: CrawlJobContext,
-): Promise<CrawlJobResult> {
+): Promise<BatchOutcome> {
   const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
   // The requeue changes nothing when another worker holds the job now (its
   // lock expired): that one resumes from the job's progress, so nothing is
@@ -176,26 +230,27 @@ async function processBatch(
     if (unit === undefined) break;
     if (index > from && context.draining?.aborted === true) {
       await handBack({ units: units.slice(index), progress: units.length });
-      return total;
+      return { result: total, finished: false };
     }
     const data = unitJobData(job.data, unit);
     try {
-      const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : {};
+      // A URL after the first records the job's progress as its admission moves it on (a continued job's starts at 0 already).
+      const later = index > 0 ? { progress: { jobKey, value: index }, dueWait: context.draining } : continued ? { dueWait: context.draining } : {};
       const result = await crawlUrl({ data, owner: unit.id, ...attemptOf(job), ...later, jobMeta }, context);
       total = { status: result.status, links: total.links + result.links, enqueued: total.enqueued + result.enqueued };
     } catch (error) {
       // Not this worker's job any more: nothing to hand back, the holder resumes from its progress.
       if (error instanceof JobLostError) throw await translateError(error, { job, token, context });
-      if (index === 0) {
+      if (index === 0 && !continued) {
         await handBack({ units: units.slice(1), data });
         job.data = data;
         throw await translateError(error, { job, token, context });
       }
       await handBack({ units: units.slice(index), progress: units.length });
-      return total;
+      return { result: total, finished: false };
     }
   }
-  return total;
+  return { result: total, finished: true };
 }
 
 /**

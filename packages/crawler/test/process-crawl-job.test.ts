@@ -279,6 +279,26 @@ describe('jobs of several URLs', () => {
     for (let i = 1; i < 8; i += 1) expect(firstEight[i]!.startedAt).toBeGreaterThanOrEqual(firstEight[i - 1]!.endedAt);
   });
 
+  it("a paced job done with its URLs goes on with the links its pages found: far fewer jobs than pages, each page fetched once, the group's spacing held at the server", async () => {
+    batchSite.setFaults([]);
+    batchSite.resetRecords();
+    const seed = batchSite.urlOf(BATCH_HOST, 0);
+    const reachable = batchSite.reachable({ seeds: [seed], maxDepth: 100, scope: 'host' });
+    const { pages, config: cfg } = await run({ allowPrivateNetwork: true, rate: '10/1s', domainConcurrency: 2, concurrency: 2, maxDepth: 100 }, [seed]);
+    expect(pages.map((page) => page.url).sort()).toEqual([...reachable].sort());
+    for (const url of reachable) expect(batchSite.requestCount(url), url).toBe(1);
+    // Jobs made, as BullMQ's event stream tells: the first runs alone (slow
+    // start); after it, a job takes its pages' links itself as it ends.
+    const events = await redis.client().xrange(services!.queue.toKey('events'), '-', '+');
+    const added = events.filter(([, fields]) => fields[0] === 'event' && fields[1] === 'added').length;
+    expect(added).toBeGreaterThan(0);
+    expect(added, `${added} jobs for ${reachable.size} pages`).toBeLessThanOrEqual(reachable.size / 4);
+    // 10 a second: starts 100 ms apart at the server (the gate's safety margin aside), whoever fetched them.
+    const starts = batchSite.requests.filter((request) => request.url !== `http://${BATCH_HOST}:${new URL(seed).port}/robots.txt`).map((request) => request.startedAt).sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i += 1) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(90);
+    expect(cfg.rate).not.toBeNull();
+  });
+
   it("a crawler's job reads its URLs' routes and data in one HMGET: no read of its own per page, and each page still gets its own", async () => {
     batchSite.setFaults([]);
     const crawler = inlineCrawler(

@@ -4,6 +4,7 @@ import { crawlJobOptionsJson, crawlJobWriteKeys, crawlQueueKey, type CrawlCounts
 import type { RedisClient } from '@crawlq/redis';
 import { releaseScript } from './lua/release.js';
 import { requeueScript } from './lua/requeue.js';
+import { continueJobScript } from './lua/continue-job.js';
 import { FrontierError } from './errors.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
 import { readShardNamespaces } from './shard-layout.js';
@@ -83,10 +84,34 @@ export interface RequeueRequest {
   readonly progress?: number;
 }
 
+/** A job done with its URLs asking for its group's next ones (see {@link Frontier.continueJob}). */
+export interface ContinueRequest {
+  readonly group: string;
+  /** The job, and the caller's lock on it. */
+  readonly jobId: string;
+  readonly token: string;
+  /**
+   * Jobs the crawl queue may hold waiting for a worker and still let this one
+   * go on: with more, going on would make a waiting job (another group's) wait.
+   */
+  readonly maxWaiting: number;
+  /** As {@link ReleaseOptions.slowStart}. @default true */
+  readonly slowStart?: boolean;
+  /** As {@link ReleaseOptions.maxUrlsPerJob}. */
+  readonly maxUrlsPerJob?: number;
+  /** As {@link ReleaseOptions.maxReadyPerGroup}. */
+  readonly maxReadyPerGroup?: number;
+}
+
 /** A URL's backlog bucket, as `lua/backlog.lua`'s backlog_bucket names it. */
 function backlogBucket(depth: number, priority: number | undefined): string {
   return priority === undefined || priority === 0 ? String(depth) : `${depth}p${priority}`;
 }
+
+/** How long a group whose pace one job cannot keep is not asked for (its hold time or pace may change). */
+const UNPACED_FOR_MS = 10_000;
+/** Groups remembered as such at most. */
+const UNPACED_KEPT = 10_000;
 
 /** A releaser that has not released for this long no longer counts. */
 export const RELEASER_TTL_MS = 3_000;
@@ -127,6 +152,14 @@ export class Backlog {
   readonly #pacer: BacklogPacer;
   readonly #keys: FrontierKeys;
   readonly #queueKeys: readonly string[];
+  readonly #prioritizedKey: string;
+  /**
+   * Groups whose pace is not one job's (no rate, one too fast to bind, slots
+   * further apart than the window), until when (epoch ms): their jobs neither
+   * hold their links nor ask to go on, which would cost a round trip per job
+   * for nothing.
+   */
+  readonly #unpaced = new Map<string, number>();
   readonly #jobPrefix: string;
   readonly #options: string;
 
@@ -136,6 +169,8 @@ export class Backlog {
     this.#keys = frontierKeys(options.namespace);
     const { queueKeys, jobPrefix } = crawlJobWriteKeys(options.queue);
     this.#queueKeys = queueKeys;
+    // BullMQ's addPrioritizedJob keys: marker, meta, id, prioritized, ...
+    this.#prioritizedKey = queueKeys[3] ?? '';
     this.#jobPrefix = jobPrefix;
     this.#options = crawlJobOptionsJson(options.jobPolicy);
   }
@@ -178,6 +213,41 @@ export class Backlog {
     for (const unit of request.units) args.push(backlogBucket(unit.depth, unit.priority), unit.id, unit.url, unit.redirects ?? 0, unit.due ?? '');
     const reply = await requeueScript.run(this.#redis, [this.#keys.backlogCount, jobKey, `${jobKey}:lock`], args);
     return Number(reply) === 1;
+  }
+
+  /** False for a group whose pace one job could not keep when it last asked (see {@link continueJob}): no use asking again yet. */
+  mayContinue(group: string): boolean {
+    const unpacedUntil = this.#unpaced.get(group);
+    if (unpacedUntil === undefined) return true;
+    if (Date.now() < unpacedUntil) return false;
+    this.#unpaced.delete(group);
+    return true;
+  }
+
+  /** See {@link Frontier.continueJob}. */
+  async continueJob(request: ContinueRequest): Promise<CrawlJobData | undefined> {
+    const jobKey = `${this.#jobPrefix}${request.jobId}`;
+    const reply = await this.#pacer.runPaced(continueJobScript, [request.group], {
+      operation: 'continue',
+      keys: [this.#keys.backlogCount, jobKey, `${jobKey}:lock`, this.#prioritizedKey],
+      args: [
+        this.#keys.backlog,
+        request.token,
+        RELEASE_WINDOW_MS,
+        request.maxUrlsPerJob ?? MAX_URLS_PER_JOB,
+        request.maxWaiting,
+        request.slowStart === false ? '0' : '1',
+        request.maxReadyPerGroup ?? MAX_READY_PER_GROUP,
+      ],
+    });
+    const taken = Number(reply[0]);
+    if (!Number.isInteger(taken) || taken < 0) throw new FrontierError(`job continuation: unexpected script reply ${JSON.stringify(reply).slice(0, 200)}`, { retryable: false });
+    if (Number(reply[2]) === 1) {
+      // A bounded memory of groups not to ask for: a crawl of millions of hosts forgets them all at once.
+      if (this.#unpaced.size >= UNPACED_KEPT) this.#unpaced.clear();
+      this.#unpaced.set(request.group, Date.now() + UNPACED_FOR_MS);
+    }
+    return taken === 0 ? undefined : (JSON.parse(String(reply[1])) as CrawlJobData);
   }
 
   /**

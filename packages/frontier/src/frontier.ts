@@ -1,7 +1,7 @@
-import type { CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
+import type { CrawlJobData, CrawlJobPolicy, CrawlQueue } from '@crawlq/queue';
 import { createScopeFilter, normalizeUrl, politenessGroupOf, tryNormalizeUrl, urlFingerprint, type GroupBy, type GroupRule, type ScopeMode } from '@crawlq/urls';
 import { shardOfGroup, type RedisClient } from '@crawlq/redis';
-import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
+import { Backlog, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type ContinueRequest } from './backlog.js';
 import { grantPagesScript } from './lua/admit.js';
 import { ReserveCode } from './lua/seen-script-status.js';
 import { frontierKeys, type FrontierKeys } from './keys.js';
@@ -129,6 +129,8 @@ export class Frontier {
   readonly #settings: FrontierSettings;
   readonly #shards: readonly { readonly seen: SeenSet; readonly backlog: Backlog }[];
   readonly #knownSeen: KnownSeen;
+  /** Groups with a job in hand here that will ask to go on (see holdBacklog), and how many such jobs each has. */
+  readonly #held = new Map<string, number>();
   /** The continuous crawl's schedule of known URLs (used only with a revisit policy). */
   readonly revisits: RevisitSchedule;
   /** Shards this process found no --max-pages left to grant to. */
@@ -184,6 +186,44 @@ export class Frontier {
    */
   async requeue(request: RequeueRequest): Promise<boolean> {
     return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.requeue(request);
+  }
+
+  /**
+   * A job done with its URLs goes on with its group's next ones: they move
+   * from the group's backlog into the job's data, atomically, with the start
+   * slots a release would give them now, and the job's progress starts again
+   * at the first. Resolves with the job's new data, or undefined (nothing
+   * changed: the job completes) when the caller no longer holds the job's
+   * lock, jobs wait in the queue for a worker (more than `maxWaiting`), or a
+   * release would not move the group's URLs now (not due, paused, in its slow
+   * start, or paced by more than one job at a time).
+   */
+  async continueJob(request: ContinueRequest): Promise<CrawlJobData | undefined> {
+    return this.#shardAt(shardOfGroup(request.group, this.#shards.length)).backlog.continueJob(request);
+  }
+
+  /**
+   * A job in hand that will ask to go on with its group's next URLs (see
+   * continueJob) holds its group's backlog until it ends: the links its pages
+   * add there are due for a release only BACKLOG_HOLD_MS later, so the job
+   * takes them itself instead of a release making each a job of its own. A
+   * job that does not go on after all gives them to the release at once (the
+   * continuation script does, when it declines); one whose worker dies leaves
+   * them to the release after the hold. Call the function returned when the
+   * job ends. Undefined (nothing held, and no use asking continueJob) for a
+   * group whose pace was not one job's when a job of it last asked.
+   */
+  holdBacklog(group: string): (() => void) | undefined {
+    if (!this.#shardAt(shardOfGroup(group, this.#shards.length)).backlog.mayContinue(group)) return undefined;
+    this.#held.set(group, (this.#held.get(group) ?? 0) + 1);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const left = (this.#held.get(group) ?? 1) - 1;
+      if (left > 0) this.#held.set(group, left);
+      else this.#held.delete(group);
+    };
   }
 
   /** URLs admitted and not yet released as jobs. */
@@ -320,7 +360,7 @@ export class Frontier {
     }
     if (unique.size === 0) return emptyResult({ ...counts, duplicate });
     const entries = [...unique.values()];
-    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0 });
+    const codes = await this.#admitInShards(entries, { depth: counts.depth, priority: counts.priority ?? 0, held: this.#held });
     entries.forEach(({ fingerprint }, i) => {
       if (codes[i] === ReserveCode.Admitted || codes[i] === ReserveCode.Duplicate) this.#knownSeen.add(fingerprint);
     });

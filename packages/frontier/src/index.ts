@@ -1,5 +1,5 @@
 export { Frontier, type FrontierShard, type FrontierOptions, type FrontierSettings, type AddResult, type DiscoveredResult, type RejectedUrl } from './frontier.js';
-export { RELEASE_WINDOW_MS, DUE_WINDOW_MS, readBacklogSize, readBacklogEntries, readCrawlProgress, type CrawlProgress, type BacklogEntry, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest } from './backlog.js';
+export { RELEASE_WINDOW_MS, DUE_WINDOW_MS, readBacklogSize, readBacklogEntries, readCrawlProgress, type CrawlProgress, type BacklogEntry, type BacklogPacer, type ReleaseOptions, type ReleaseResult, type RequeueRequest, type ContinueRequest } from './backlog.js';
 export { enqueueLines, type EnqueueStreamOptions } from './enqueue-stream.js';
 export { addEnqueueCounts, emptyEnqueueCounts, type EnqueueCounts, type EnqueueTotals } from './enqueue-totals.js';
 export { frontierKeys } from './keys.js';

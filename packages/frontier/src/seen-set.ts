@@ -60,7 +60,16 @@ export type SeenSetInfo =
 export interface BacklogPlace {
   readonly depth: number;
   readonly priority?: number;
+  /**
+   * Groups a job in this process has in hand and will ask to go on with (see
+   * Frontier.holdBacklog): one that starts waiting is due for a release
+   * only BACKLOG_HOLD_MS later.
+   */
+  readonly held?: ReadonlyMap<string, number>;
 }
+
+/** How long a held group's new links wait for its job to take them before a release may (see admit.lua). */
+export const BACKLOG_HOLD_MS = 2_000;
 
 /** Fingerprints per script call, so one call never blocks Redis for long. */
 const CHUNK = 10_000;
@@ -97,11 +106,12 @@ export class SeenSet {
    * their groups' backlogs at `depth` and `priority` (see `admitScript`). Candidates must be
    * distinct. One code per candidate, in order.
    */
-  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0 }: BacklogPlace): Promise<ReserveCode[]> {
+  async admit(candidates: readonly SeenSetCandidate[], budgets: PageBudgets, { depth, priority = 0, held }: BacklogPlace): Promise<ReserveCode[]> {
     const codes: ReserveCode[] = [];
     for (let start = 0; start < candidates.length; start += CHUNK) {
       const chunk = candidates.slice(start, start + CHUNK);
-      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0, priority];
+      const heldHere = held === undefined || held.size === 0 ? [] : [...new Set(chunk.map(({ group }) => group))].filter((group) => held.has(group));
+      const args: LuaArg[] = [...this.#config, budgets.maxPages, budgets.maxPagesPerGroup, depth, this.#keys.backlog, budgets.granted ?? 0, priority, BACKLOG_HOLD_MS, heldHere.length, ...heldHere];
       for (const { fingerprint, group, url } of chunk) args.push(fingerprintBytes(fingerprint), fingerprint, group, url);
       const reply = await this.#run('admit', () =>
         admitScript.run(this.#redis, [this.#keys.seen, this.#keys.admitted, this.#keys.admittedPerGroup, this.#keys.backlogCount, this.#keys.pagesGranted], args),

@@ -342,6 +342,90 @@ describe('Frontier', () => {
     expect(await f.backlogSize()).toBe(17);
   });
 
+  it("lets a job done with its URLs go on with its group's next ones, with the slots a release would give them: only under its lock, while no job waits for a worker, for a group one job can pace", async () => {
+    // 5 a second, requests of 10 ms: one job keeps the pace (its slots one after another).
+    const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2 }] };
+    const limiter = testPacer(redis.client(), namespace, policy);
+    for (const group of ['go.test', 'long.test']) {
+      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+      if (!probe.admitted) throw new Error('the probe was not admitted');
+      await limiter.release(probe.lease, { sent: true, status: 200 });
+    }
+    const groupKey = (group: string) => limiterKeys(gateKeyPrefix(namespace)).group(group);
+    await redis.client().hset(groupKey('go.test'), 'holdMs', '10');
+    // Requests of 250 ms against slots 200 ms apart: two jobs take the slots in turn, which one job cannot.
+    await redis.client().hset(groupKey('long.test'), 'holdMs', '250');
+    const f = frontier({ scope: 'any' }, policy);
+    await f.addSeeds(['http://go.test/0', 'http://long.test/0']);
+    let released: Awaited<ReturnType<CrawlQueue['getJobs']>> = [];
+    for (let i = 0; i < 40 && released.length < 2; i += 1) {
+      if (i > 0) await sleep(50);
+      await f.release({ room: 10, readyTarget: 10, slowStart: false, maxUrlsPerJob: 4 });
+      released = await queue.getJobs(['prioritized']);
+    }
+    const job = released.find((j) => j.data.group === 'go.test');
+    const other = released.find((j) => j.data.group === 'long.test');
+    const jobId = String(job?.id);
+    const firstSlot = job?.data.due ?? Date.now();
+    const client = redis.client();
+    const prioritized = queue.toKey('prioritized');
+    await client.set(`${queue.toKey(jobId)}:lock`, 'token-1');
+    await client.set(`${queue.toKey(String(other?.id))}:lock`, 'token-1');
+    // The pages of both jobs found more links of their groups.
+    await f.addSeeds(Array.from({ length: 6 }, (_, i) => `http://go.test/${i + 1}`));
+    await f.addSeeds(['http://long.test/1']);
+    const request = { group: 'go.test', jobId, token: 'token-1', maxWaiting: 0, slowStart: false, maxUrlsPerJob: 4 } as const;
+    // Both jobs still wait in the queue: a worker going on would make them wait longer.
+    expect(await f.continueJob(request)).toBeUndefined();
+    await client.zrem(prioritized, jobId, String(other?.id));
+    // Another worker's token changes nothing.
+    expect(await f.continueJob({ ...request, token: 'token-2' })).toBeUndefined();
+    expect(await f.backlogSize()).toBe(7);
+    // The group whose requests last most of its spacing is not one job's to go on with.
+    expect(await f.continueJob({ ...request, group: 'long.test', jobId: String(other?.id) })).toBeUndefined();
+    // Past the released job's slot, the group's next one is within the window at any speed.
+    await sleep(Math.max(0, firstSlot + 1 - Date.now()));
+    const data = await f.continueJob(request);
+    expect(data).toBeDefined();
+    const units = crawlJobUnits(jobId, data!);
+    // The next four URLs in order, the first named by its own id (the job keeps its id).
+    expect(units.map((unit) => unit.url)).toEqual([1, 2, 3, 4].map((i) => `http://go.test/${i}`));
+    expect(units.map((unit) => unit.id)).toEqual(units.map((unit) => urlFingerprint(unit.url)));
+    const job2 = await queue.getJob(jobId);
+    expect(job2?.data).toEqual(data);
+    expect(job2?.progress).toBe(0);
+    expect(await f.backlogSize()).toBe(3);
+    // Slots after the one the released job holds, one interval apart, as a release gives them
+    // (a slot already past when taken goes without one: due at once).
+    const dues = units.flatMap((unit) => (unit.due === undefined ? [] : [unit.due]));
+    expect(dues.length).toBeGreaterThanOrEqual(2);
+    expect(dues[0]!).toBeGreaterThanOrEqual(firstSlot + 199);
+    for (let i = 1; i < dues.length; i += 1) expect(dues[i]! - dues[i - 1]!).toBeGreaterThanOrEqual(199);
+    // A group whose next slot is past the window (its pacing far ahead): the job completes, and the release takes the rest later.
+    await client.hset(groupKey('go.test'), 'tat', String(Date.now() + 60_000));
+    expect(await f.continueJob(request)).toBeUndefined();
+    expect(await f.backlogSize()).toBe(3);
+    // A group without a rate gets as many URLs per job from the release already: no going on,
+    // and its jobs hold nothing for a while after (no use asking).
+    await f.addSeeds(['http://free.example/0', 'http://free.example/1']);
+    f.holdBacklog('free.example')?.();
+    expect(await f.continueJob({ ...request, group: 'free.example' })).toBeUndefined();
+    expect(f.holdBacklog('free.example')).toBeUndefined();
+    expect(await f.backlogSize()).toBe(5);
+    // While a job of its group is in hand here, a group that starts waiting is due only after the hold...
+    const groups = frontierKeys(namespace).backlogGroups;
+    const unhold = f.holdBacklog('held.test');
+    expect(unhold).toBeDefined();
+    await f.addSeeds(['http://held.test/0']);
+    unhold?.();
+    expect(Number(await client.zscore(groups, 'held.test'))).toBeGreaterThanOrEqual(Date.now() + 1_000);
+    await f.addSeeds(['http://other.test/0']);
+    expect(Number(await client.zscore(groups, 'other.test'))).toBeLessThanOrEqual(Date.now() + 1);
+    // ...unless the job declines to go on: the release has them at once.
+    expect(await f.continueJob({ ...request, group: 'held.test' })).toBeUndefined();
+    expect(Number(await client.zscore(groups, 'held.test'))).toBeLessThanOrEqual(Date.now() + 1);
+  });
+
   it("puts a drained group's next slots after the ones its jobs hold: links added while those jobs wait do not get slots on top of theirs; a group that adapts its pace forgets them and probes again", async () => {
     // 5 a second, short requests: a job takes every slot of the backlog, 200 ms apart.
     const policy = {

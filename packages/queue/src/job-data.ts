@@ -39,6 +39,12 @@ export interface CrawlJobData {
    * shared by several pages. Absent on a job of one URL.
    */
   readonly batch?: readonly CrawlJobUnit[];
+  /**
+   * The first URL's fingerprint, when it is not the job's id: a job that went
+   * on with more URLs of its group keeps its id (see the frontier's
+   * `continueJob`). Absent: the job's id is its first URL's.
+   */
+  readonly id?: string;
 }
 
 /** One URL of a job: the job's own (`url`, ...) or one of its `batch`. */
@@ -61,14 +67,18 @@ function urlFields(source: Omit<CrawlJobUnit, 'id'>): Omit<CrawlJobUnit, 'id'> {
 
 /** The URLs a job carries, in the order they are fetched; the first is the job's own (its id is the job's). */
 export function crawlJobUnits(id: string, data: CrawlJobData): readonly CrawlJobUnit[] {
-  const own: CrawlJobUnit = { id, ...urlFields(data) };
+  const own: CrawlJobUnit = { id: data.id ?? id, ...urlFields(data) };
   return data.batch === undefined ? [own] : [own, ...data.batch];
 }
 
-/** A job's data for one of its URLs alone: what the job becomes when that URL is the one left to it. */
+/**
+ * A job's data for one of its URLs alone: what the job becomes when that URL
+ * is the one left to it. It names the URL's id when the job's data named its
+ * first URL's (a job that went on: its id is another URL's).
+ */
 export function unitJobData(data: CrawlJobData, unit: CrawlJobUnit): CrawlJobData {
-  const { batch: _batch, url: _url, depth: _depth, priority: _priority, redirects: _redirects, due: _due, lag: _lag, ...rest } = data;
-  return { ...rest, ...urlFields(unit) };
+  const { batch: _batch, url: _url, depth: _depth, priority: _priority, redirects: _redirects, due: _due, lag: _lag, id, ...rest } = data;
+  return { ...rest, ...urlFields(unit), ...(id === undefined ? {} : { id: unit.id }) };
 }
 
 /** Result summary a completed crawl job returns (the full record goes to the sink). */

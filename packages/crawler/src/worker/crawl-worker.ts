@@ -40,11 +40,17 @@ import { RequestMetaStore } from '../handlers/request-meta.js';
  */
 const JOBS_PER_REQUEST_SLOT = 4;
 
+/** Some rate paces the crawl: the default, --global-rate or a --limit rule's. */
+function isPaced(config: CrawlqConfig): boolean {
+  return config.rate !== null || config.globalRate !== null || config.limitRules.some((rule) => rule.rate !== undefined && rule.rate !== null);
+}
+
 /** Jobs the process takes at once: more than its request slots when some rate paces the crawl (see JOBS_PER_REQUEST_SLOT). */
 function jobSlotsFor(config: CrawlqConfig, concurrency: number): number {
-  const paced = config.rate !== null || config.globalRate !== null || config.limitRules.some((rule) => rule.rate !== undefined && rule.rate !== null);
-  return paced ? concurrency * JOBS_PER_REQUEST_SLOT : concurrency;
+  return isPaced(config) ? concurrency * JOBS_PER_REQUEST_SLOT : concurrency;
 }
+
+
 
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
@@ -256,6 +262,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
   // job of several URLs asleep until its next start gives its request slot up
   // (PassOptions.idle), so its process may hold more jobs than slots.
   const requestSlots = new JobSlots(config.concurrency);
+  /** Jobs this process has taken and not yet finished (its BullMQ workers' slots in use). */
+  let jobsInHand = 0;
   const idle = <T>(wait: () => Promise<T>): Promise<T> => requestSlots.idle(wait);
   const handler = crawler
     ? createPageHandler({ crawler: crawler.crawler, metaStore: new RequestMetaStore(services.redis, config.namespace), sortQuery: config.sortQuery, log })
@@ -299,6 +307,11 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
       renderer: rendering.renderer,
       revisit,
       idle,
+      // A paced crawl's job done with its URLs goes on with its group's next
+      // ones while the jobs waiting in the queue are fewer than this process's
+      // free job slots: it would take them all at once anyway, so going on
+      // takes no turn from another group (see the frontier's continueJob).
+      ...(isPaced(services.config) ? { continueWhileWaiting: () => Math.max(0, jobSlotsFor(services.config, config.concurrency) - jobsInHand) } : {}),
       onCrawlDelay: (group, crawlDelayMs) => applyCrawlDelay(group, crawlDelayMs),
       onSkipped: (record) => stats.skipped(record.skipped),
       onDeferred: (reason, retryInMs) => telemetry?.denied?.(reason, retryInMs),
@@ -317,7 +330,8 @@ export async function startCrawlWorker(options: CrawlWorkerOptions): Promise<Cra
     (job, token) => {
       // BullMQ took it (and its lock, for a whole lock period) just now.
       const takenAt = performance.now();
-      return requestSlots.run(() => processJob(job, token, takenAt));
+      jobsInHand += 1;
+      return requestSlots.run(() => processJob(job, token, takenAt)).finally(() => (jobsInHand -= 1));
     },
     {
       connection,

@@ -18,7 +18,10 @@
   ARGV[10] backlog prefix
   ARGV[11] a grant this shard was given that KEYS[5] may not hold yet (0 = none)
   ARGV[12] priority (0 = none: see backlog.lua)
-  ARGV[13..] per candidate 4 values: fingerprint (16 bytes), job id (the fingerprint's text), group, URL
+  ARGV[13] hold ms: a held group that starts waiting is due only this much later
+  ARGV[14] n, the held groups: those a job in hand will ask to go on with (see continue-job.lua)
+  ARGV[15..14+n] the held groups
+  ARGV[15+n..] per candidate 4 values: fingerprint (16 bytes), job id (the fingerprint's text), group, URL
   Reply: {Ok, one ReserveCode per candidate} | {ModeMismatch, stored}
   Codes: 1 Ok, 2 ModeMismatch (SeenScriptStatus); per candidate 1 Admitted,
          0 Duplicate, -1 OverPageLimit, -2 OverGroupLimit (ReserveCode)
@@ -33,6 +36,15 @@ local maxPerGroup = tonumber(ARGV[8])
 local depth = tonumber(ARGV[9])
 local prefix = ARGV[10]
 local bucket = backlog_bucket(depth, tonumber(ARGV[12]))
+-- A job of the group in hand takes its pages' links itself when it ends (it
+-- goes on with them): a release moving them into a job of their own first
+-- would cost BullMQ's work for a job. So the group is due that much later,
+-- should the job not go on after all (it asks the release to take them then).
+local hold_ms = tonumber(ARGV[13])
+local held = {}
+local held_count = tonumber(ARGV[14])
+for i = 1, held_count do held[ARGV[14 + i]] = true end
+local function held_clock() return now_ms() + hold_ms end
 -- The page cap, if any: the crawl's, or a shard's grant (raised to a grant
 -- given since, which a process that died before this call never stored).
 local cap = nil
@@ -55,7 +67,7 @@ local new = 0
 -- group: the answer OverPageLimit means "admissible with more pages", which a
 -- shard asks its grant for, so it must not count a page its group cannot use.
 local wouldTake = {}
-for at = 13, #ARGV, 4 do
+for at = 15 + held_count, #ARGV, 4 do
   local fp, group = ARGV[at], ARGV[at + 2]
   local over = nil
   if maxPerGroup > 0 and tonumber(redis.call('HGET', KEYS[3], group) or '0') + (wouldTake[group] or 0) >= maxPerGroup then
@@ -79,7 +91,7 @@ for at = 13, #ARGV, 4 do
     admitted = admitted + 1
     new = new + 1
     if maxPerGroup > 0 then redis.call('HINCRBY', KEYS[3], group, 1) end
-    backlog_push(prefix, group, bucket, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), now_ms)
+    backlog_push(prefix, group, bucket, backlog_entry(ARGV[at + 1], ARGV[at + 3], 0), held[group] and held_clock or now_ms)
     code = 1
   end
   result[#result + 1] = code

@@ -48,6 +48,7 @@
 --- @include "@crawlq/group-limiter/lua/paced-groups.lua"
 --- @include "@crawlq/queue/lua/write-crawl-job.lua"
 --- @include "backlog.lua"
+--- @include "release-units.lua"
 --- @include "@crawlq/group-limiter/lua/policy-check.lua"
 local now = now_ms()
 local K, A = PACED_KEYS, PACED_ARGS
@@ -95,56 +96,16 @@ local function ready_members(ready_key)
   return #ids - #gone
 end
 
--- How much later than its slot a job of the group asks (a slot that is now: not at all).
--- A group whose starts run behind its slots (its pacing is ahead of now) gets
--- each job that much later, so no job waits in a worker much longer than the
--- window. Half the window at most, so the group is never held back by a lag
--- alone; none once its pacing has caught up with now (the lag recorded is then old).
--- A rate too fast to bind a capped group's jobs: its cap holds it back
--- first (a request holds its slot longer than cap intervals), or using the
--- rate would take more of its jobs at once than a group may have waiting
--- (each job's URLs go one after another, one hold each; 1.5 holds with the
--- parse). Such a group is released as one without a rate is (several URLs
--- per job, no start slots, at most its cap in flight): its jobs could hardly
--- start faster than its rate, and the gate still checks every start against
--- it (a start a little early waits there, in-process). Without a cap the
--- group keeps its slots: the release alone bounds its jobs in flight.
-local function rate_loose(g)
-  if g.interval <= 0 or g.hold <= 0 or g.conc <= 0 then return false end
-  return g.hold > g.conc * g.interval or 1.5 * g.hold > max_ready * g.interval
-end
-local function slot_lag(g, slot)
-  if slot > now then return math.min(g.lag, window / 2) end
-  return 0
-end
--- A URL's fields in its job's data (due: its start slot, for a group its rate
--- holds back; priority: kept so that a URL handed back returns to its bucket).
-local function unit_json(url, depth, priority, hops, due, lag)
-  local json = ',"url":' .. cjson.encode(url) .. ',"depth":' .. depth
-  if priority ~= 0 then json = json .. ',"priority":' .. priority end
-  if hops > 0 then json = json .. ',"redirects":' .. hops end
-  if due then
-    json = json .. ',"due":' .. math.floor(due)
-    if lag >= 1 then json = json .. ',"lag":' .. math.floor(lag) end
-  end
-  return json
-end
 -- One job of the group: its first URL's fields, the others as its batch; its
 -- id is the first URL's. Unless a job with that id still exists (the job that
 -- fetched the URL last, still on its other URLs or deferred, when a revisit of
 -- it comes due): BullMQ would keep that job and drop this one, and every URL it
--- carries with it. This one then gets the id with a number of its own.
+-- carries with it. This one then gets the id with a number of its own (its
+-- data names its first URL's id then).
 local function write_units(group, units, ready_key)
-  local first = units[1]
-  local id = first.id
+  local id = units[1].id
   if redis.call('EXISTS', job_prefix .. id) == 1 then id = id .. '-' .. redis.call('INCR', prefix .. 'idSeq') end
-  local data = '{"group":' .. cjson.encode(group) .. first.json
-  if #units > 1 then
-    local more = {}
-    for u = 2, #units do more[u - 1] = '{"id":"' .. units[u].id .. '"' .. units[u].json .. '}' end
-    data = data .. ',"batch":[' .. table.concat(more, ',') .. ']'
-  end
-  write_crawl_job(queue_keys, job_prefix, id, data .. '}', opts_json, math.min(first.depth + 1, max_priority), timestamp)
+  write_crawl_job(queue_keys, job_prefix, id, units_data(group, units, id ~= units[1].id and units[1].id or nil), opts_json, math.min(units[1].depth + 1, max_priority), timestamp)
   redis.call('SADD', ready_key, id)
 end
 
@@ -175,7 +136,7 @@ for i = 1, PACED_D do
       -- every slot of the window at once, whatever is in flight: the cap does
       -- not bind, and larger releases wake idle workers fewer times. Each job
       -- carries its slot, so its worker asks the gate only when it is near.
-      if g.interval > 0 and g.hold > 0 and (g.conc <= 0 or g.hold * 2 <= g.interval * (g.conc - 1)) and not rate_loose(g) then
+      if g.interval > 0 and g.hold > 0 and (g.conc <= 0 or g.hold * 2 <= g.interval * (g.conc - 1)) and not rate_loose(g, max_ready) then
         rate_bound = true
         bound = max_ready
       end
@@ -252,7 +213,7 @@ for i = 1, PACED_D do
     -- group whose requests outlast its cap's share) one URL per job.
     local per_job = 1
     local interleave = 1
-    local loose = not paused and started and rate_loose(g)
+    local loose = not paused and started and rate_loose(g, max_ready)
     if not paused and started then
       if g.interval <= 0 or loose then
         per_job = pack
@@ -271,7 +232,7 @@ for i = 1, PACED_D do
         if interleave > max_ready - ready then ready = ready_members(ready_key) end
         if interleave > 0 and interleave <= math.min(max_ready - ready, room) then
           local first = math.max(wake, now, g.tat - g.tau)
-          local last_first = first + (interleave - 1) * g.interval + slot_lag(g, first)
+          local last_first = first + (interleave - 1) * g.interval + slot_lag(g, first, now, window)
           if last_first <= now + window then
             per_job = max_per_job
           else
@@ -286,19 +247,11 @@ for i = 1, PACED_D do
     if per_job > 1 and g.interval > 0 and not loose then
       local carriers = {}
       for c = 1, interleave do carriers[c] = {} end
-      local taken = 0
-      while taken < interleave * per_job do
-        local slot = math.max(wake, now, g.tat - g.tau)
-        local entry, depth, priority = backlog_pop(prefix, g.name, cursor)
-        if not entry then
-          empty = true
-          break
-        end
-        wake = slot + g.interval
-        local id, url, hops = backlog_decode(entry)
-        local units = carriers[(taken % interleave) + 1]
-        units[#units + 1] = {id = id, depth = depth, json = unit_json(url, depth, priority, hops, slot > now and slot or nil, slot_lag(g, slot))}
-        taken = taken + 1
+      local taken
+      taken, wake, empty = pop_slotted(prefix, g, cursor, wake, now, window, interleave * per_job)
+      for t, unit in ipairs(taken) do
+        local units = carriers[((t - 1) % interleave) + 1]
+        units[#units + 1] = unit
       end
       for c = 1, interleave do
         if #carriers[c] > 0 then
@@ -311,7 +264,7 @@ for i = 1, PACED_D do
       end
       -- Its next release comes when the next jobs' first slots are within the window.
       if not empty then
-        next_score = math.max(next_score, wake + (interleave - 1) * g.interval + slot_lag(g, wake) - window)
+        next_score = math.max(next_score, wake + (interleave - 1) * g.interval + slot_lag(g, wake, now, window) - window)
         slot_bound = true
       end
     end
@@ -324,7 +277,7 @@ for i = 1, PACED_D do
         local lag = 0
         if not paused and g.interval > 0 then
           slot = math.max(wake, now, g.tat - g.tau)
-          if rate_bound then lag = slot_lag(g, slot) end
+          if rate_bound then lag = slot_lag(g, slot, now, window) end
           if slot + lag > now + window then
             next_score = slot + lag - window
             slot_bound = true
@@ -356,26 +309,10 @@ for i = 1, PACED_D do
     -- the queue may hold (not by its pace or its cap): the caller releases
     -- again soon, since workers take such jobs faster than the fleet's pace.
     if not empty and not slot_bound and (bound >= max_ready or room <= 0) then saturated = 1 end
-    if not started then
-      if moved > 0 then redis.call('HSET', release_at_key, g.name, 'probe:' .. math.floor(now)) end
-    elseif wake ~= wake_before or probing then
-      redis.call('HSET', release_at_key, g.name, fmt(wake))
-    end
+    settle_group(prefix, g, {started = started, empty = empty, paused = paused, wake = wake, wake_before = wake_before,
+      probing = probing, moved = moved, next_score = next_score, now = now, window = window})
     -- Listed for `group list` from its first job on (a group admitted before is listed already).
     if moved > 0 and not g.listed then redis.call('SADD', KEYS[2], g.name) end
-    if empty then
-      redis.call('ZREM', groups_key, g.name)
-      redis.call('DEL', ready_key)
-      -- Slots it gave out that are still ahead stay taken: the links its jobs'
-      -- pages add meanwhile get slots after them, not on them (two jobs on one
-      -- slot: a start the gate reserves ahead, a confirmation, a lag that
-      -- grows). One that adapts its pace forgets them: after a dry spell it probes again.
-      if not (started and not g.adaptive and wake > now) then redis.call('HDEL', release_at_key, g.name) end
-    elseif paused then
-      redis.call('ZADD', groups_key, fmt(math.min(g.paused_until - window, next_score)), g.name)
-    else
-      redis.call('ZADD', groups_key, fmt(next_score), g.name)
-    end
   end
 end
 
