@@ -1,5 +1,5 @@
 import type { Cluster } from 'ioredis';
-import { Queue, Worker, type ConnectionOptions, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
+import { ConnectionClosedError, Queue, Worker, type ConnectionOptions, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { CrawlJobData } from './job-data.js';
 import { clusterClientFor, queuePrefix } from '@crawlq/redis';
 import { QUEUE_NAMES, type CRAWL_JOB_NAME, type QueueName } from './names.js';
@@ -88,10 +88,11 @@ export function openWorker<Data = unknown, Result = unknown, JobName extends str
   if (cluster !== undefined) boundBlockingReads(cluster);
   const worker = new Worker<Data, Result, JobName>(name, processor, { ...settings, connection: cluster ?? connection, prefix: queuePrefix(namespace) });
   worker.on('error', onError ?? dropErrors);
-  if (cluster !== undefined) {
-    boundBlockingWaits(worker);
-    closeWith(worker, cluster);
-  }
+  if (cluster !== undefined) boundBlockingWaits(worker);
+  closeBlockingClientSafely(worker);
+  // A client instance the caller passed in is the caller's to end; the clients made from options are the worker's.
+  boundQuit(worker, cluster !== undefined || typeof (connection as { duplicate?: unknown }).duplicate !== 'function');
+  if (cluster !== undefined) closeWith(worker, cluster);
   return worker;
 }
 
@@ -133,19 +134,137 @@ const BLOCKING_WAIT_SLACK_MS = 11_000 + 2 * BLOCKING_RECOVERY_MS + 5_000;
 interface BlockingBackend {
   reconnectBlocking(): Promise<void>;
   waitForJob(blockTimeoutSeconds: number): Promise<unknown>;
+  disconnectBlocking(wait?: boolean): Promise<void>;
+  close(force?: boolean): Promise<void>;
+  /** BullMQ's dedicated blocking client (an ioredis Redis, or a Cluster duplicated from ours). */
+  readonly blockingClient: Promise<IoredisClient> | undefined;
+  /** The Worker's other client: ours (a cluster), the caller's (an instance passed in), or BullMQ's (made from options). */
+  readonly client: Promise<IoredisClient>;
+}
+
+/** What {@link endClient} uses of an ioredis Redis or Cluster client. */
+interface IoredisClient {
+  readonly status: string;
+  readonly isCluster?: boolean;
+  connect(): Promise<void>;
+  disconnect(): void;
+  once(event: string, listener: () => void): unknown;
+}
+
+/** The Worker's backend, with the `methods` given and its clients. */
+function blockingBackendOf(worker: object, methods: readonly ('reconnectBlocking' | 'waitForJob' | 'disconnectBlocking' | 'close')[]): BlockingBackend {
+  const backend = (worker as unknown as { backend?: Partial<BlockingBackend> }).backend;
+  const missing: string[] = methods.filter((method) => typeof backend?.[method] !== 'function');
+  for (const client of ['blockingClient', 'client'] as const) if (!(backend !== undefined && client in backend)) missing.push(client);
+  // Pinned BullMQ: a version without these would need this looked at again, not silently skipped.
+  if (missing.length > 0) throw new Error(`BullMQ Worker internals changed: backend.${missing.join('/')} not found`);
+  return backend as BlockingBackend;
 }
 
 /** Bounds the blocking waits of a Worker on a cluster (see BLOCKING_RECOVERY_MS); BullMQ's own promises are left to settle whenever they do. */
 function boundBlockingWaits(worker: object): void {
-  const backend = (worker as unknown as { backend?: Partial<BlockingBackend> }).backend;
-  if (typeof backend?.reconnectBlocking !== 'function' || typeof backend.waitForJob !== 'function') {
-    // Pinned BullMQ: a version without these would need this looked at again, not silently skipped.
-    throw new Error('BullMQ Worker internals changed: backend.reconnectBlocking/waitForJob not found');
-  }
+  const backend = blockingBackendOf(worker, ['reconnectBlocking', 'waitForJob']);
   const reconnect = backend.reconnectBlocking.bind(backend);
   const waitForJob = backend.waitForJob.bind(backend);
   backend.reconnectBlocking = () => within(reconnect(), BLOCKING_RECOVERY_MS, undefined);
   backend.waitForJob = (blockTimeoutSeconds: number) => within(waitForJob(blockTimeoutSeconds), blockTimeoutSeconds * 1_000 + BLOCKING_WAIT_SLACK_MS, null);
+}
+
+/**
+ * BullMQ's close interrupts the Worker's blocking read by disconnecting its
+ * blocking client and waiting for ioredis' 'end'. A client that lost its
+ * server and waits between two reconnect attempts has no socket to close:
+ * ioredis' disconnect() then only cancels the next attempt, so neither 'end'
+ * nor the failure of the read it holds ever comes, and close() waited for
+ * good. Seen after a master restart (the client still waited out its backoff
+ * when the test closed it) and at every close during an outage, on a single
+ * node and on a cluster alike. Such a client is ended through an attempt of
+ * its own instead, which disconnect() stops as it stops any attempt.
+ */
+const BLOCKING_DISCONNECT_MS = 5_000;
+
+function closeBlockingClientSafely(worker: { once(event: 'closing', listener: () => void): unknown }): void {
+  const backend = blockingBackendOf(worker, ['disconnectBlocking', 'reconnectBlocking', 'waitForJob']);
+  const disconnect = backend.disconnectBlocking.bind(backend);
+  const disconnectOrEnd = async (wait?: boolean): Promise<void> => {
+    const client = await backend.blockingClient;
+    await (client?.status === 'reconnecting' ? endClient(client) : disconnect(wait));
+  };
+  // Whatever state ioredis is in, the close goes on: the waits below no longer depend on this client.
+  backend.disconnectBlocking = (wait?: boolean) => within(disconnectOrEnd(wait), BLOCKING_DISCONNECT_MS, undefined);
+
+  // Once the Worker closes, its fetch loop stops waiting on that client: a
+  // read it still holds fails as on a closed connection (BullMQ then neither
+  // retries nor reads a job), and a recovery it waits for is given up.
+  let closing = false;
+  const onClose = new Set<() => void>();
+  worker.once('closing', () => {
+    closing = true;
+    onClose.forEach((settle) => settle());
+    onClose.clear();
+  });
+  const untilClosing = <T>(promise: () => Promise<T>, settle: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const settleNow = (): void => settle(resolve, reject);
+      if (closing) return settleNow();
+      onClose.add(settleNow);
+      promise()
+        .then(resolve, reject)
+        .finally(() => onClose.delete(settleNow));
+    });
+  const waitForJob = backend.waitForJob.bind(backend);
+  backend.waitForJob = (blockTimeoutSeconds: number) => untilClosing(() => waitForJob(blockTimeoutSeconds), (_, reject) => reject(new ConnectionClosedError('the worker is closing')));
+  const reconnect = backend.reconnectBlocking.bind(backend);
+  backend.reconnectBlocking = () => untilClosing(reconnect, (resolve) => resolve());
+}
+
+/**
+ * BullMQ's close ends by quitting the clients it opened, and waits for the
+ * replies. A client that waits to reconnect holds QUIT behind the commands it
+ * queued meanwhile (the stalled-job check runs every 30 s), so a close during
+ * an outage waited as long as the outage. As for the cluster client crawlq
+ * owns (see closeWith), QUIT gets QUIT_WAIT_MS; then the worker's own clients
+ * are ended, which fails what they still held.
+ */
+function boundQuit(worker: object, ownsClient: boolean): void {
+  const backend = blockingBackendOf(worker, ['close']);
+  const close = backend.close.bind(backend);
+  const late = Symbol('late');
+  backend.close = async (force?: boolean) => {
+    if ((await within(close(force), QUIT_WAIT_MS, late)) !== late) return;
+    const clients = ownsClient ? [backend.blockingClient, backend.client] : [backend.blockingClient];
+    const ending = clients.map(async (client) => {
+      const resolved = await client;
+      if (resolved !== undefined) await endClient(resolved);
+    });
+    await within(Promise.all(ending), BLOCKING_DISCONNECT_MS, undefined);
+  };
+}
+
+/** Ends an ioredis client whatever its state; ioredis' disconnect() alone does not end one between reconnect attempts. */
+function endClient(client: IoredisClient): Promise<void> {
+  if (client.status === 'end') return Promise.resolve();
+  if (client.status === 'reconnecting') return endBetweenAttempts(client);
+  return new Promise<void>((resolve) => {
+    client.once('end', resolve);
+    client.disconnect();
+  });
+}
+
+/**
+ * Ends a client that waits between reconnect attempts. connect() starts an
+ * attempt now; disconnect() stops it before it opens a socket (a single
+ * node) or once its pool of startup nodes is set up (a cluster sets it up
+ * after resolving their names, so not in the same tick). Either way ioredis
+ * then ends the client: 'end', and the commands it held fail.
+ */
+function endBetweenAttempts(client: IoredisClient): Promise<void> {
+  return new Promise<void>((resolve) => {
+    client.once('end', resolve);
+    if (client.isCluster === true) client.once('+node', () => process.nextTick(() => client.disconnect()));
+    else client.once('connecting', () => client.disconnect());
+    client.connect().catch(() => undefined);
+  });
 }
 
 /** `promise`, or `fallback` once `ms` passed; a late rejection of `promise` is dropped. */

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import type { Worker } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWorker, QUEUE_NAMES } from '../src/index.js';
+
+// Its own server: the tests stop and start it.
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startTestRedis();
+});
+afterAll(async () => redis?.stop());
+
+/** Resolves with what `promise` settled to, or 'still waiting' after `ms` (far beyond any close that is not stuck). */
+function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> {
+  return Promise.race([promise, sleep(ms, 'still waiting' as const)]);
+}
+
+/**
+ * An idle Worker whose clients, once Redis is gone, wait a minute between
+ * reconnect attempts: at the close below its blocking client is surely
+ * between two attempts, as a client deep into BullMQ's default backoff (up to
+ * 20 s) was when a close after a master restart never finished. Its other
+ * client keeps the commands it could not send, as a worker's does
+ * (`maxRetriesPerRequest: null`), and its stalled-job check, every 30 s
+ * otherwise, queues one there while Redis is away.
+ */
+function idleWorker(): Worker<unknown, void> {
+  return openWorker(QUEUE_NAMES.alerts, () => Promise.resolve(), {
+    connection: { url: redis.url, maxRetriesPerRequest: null, retryStrategy: () => 60_000 },
+    namespace: `test-${randomUUID()}`,
+    stalledInterval: 300,
+  });
+}
+
+/** Long enough for the clients to see the server go and queue a stalled-job check. */
+const NOTICE_MS = 2_000;
+
+describe('openWorker close while its blocking client waits to reconnect', () => {
+  it('closes while Redis is away', async () => {
+    const worker = idleWorker();
+    try {
+      await worker.waitUntilReady();
+      await redis.halt();
+      await sleep(NOTICE_MS);
+      expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
+    } finally {
+      await redis.start();
+      await within(worker.close(true), 5_000);
+    }
+  });
+
+  it('closes once Redis is back, before its next attempt', async () => {
+    const worker = idleWorker();
+    try {
+      await worker.waitUntilReady();
+      await redis.halt();
+      await sleep(NOTICE_MS);
+      await redis.start();
+      expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
+    } finally {
+      await within(worker.close(true), 5_000);
+    }
+  });
+});
