@@ -473,6 +473,7 @@ class RedisGroupLimiter implements GroupLimiter {
           latencySlackMs: adaptive.latencySlackMs,
           admittedAt: lease.admittedAt,
           startAt: lease.startAt,
+          nowMs: this.#clock.toRedis(performance.now()),
         }),
       };
     });

@@ -25,6 +25,11 @@ export class RedisClock {
     this.#bestAtMs = receivedAtMs;
   }
 
+  /** The Redis-clock time of a local monotonic time, or undefined before any sample. */
+  toRedis(localMs: number): number | undefined {
+    return this.#offsetMs === undefined ? undefined : localMs + this.#offsetMs;
+  }
+
   /** The local monotonic time of a Redis-clock time, or undefined before any sample. */
   toLocal(redisMs: number): number | undefined {
     return this.#offsetMs === undefined ? undefined : redisMs - this.#offsetMs;

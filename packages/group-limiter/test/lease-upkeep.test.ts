@@ -111,3 +111,24 @@ describe('a release given the lease start', () => {
     expect((await limiter.acquire({ group: 'hold.test', leaseId: randomUUID(), maxInlineWaitMs: 0 })).admitted).toBe(true);
   });
 });
+
+describe("a release on the caller's clock", () => {
+  it("reads no TIME once an admission showed the clock's offset, and still records how long the request held its slot", async () => {
+    const prefix = testPrefix();
+    const redis = server.client();
+    const limiter = createGroupLimiter({ redis, prefix });
+    await limiter.setPolicy({ defaults: { rate: null, concurrency: 10 } });
+    const admission = await limiter.acquire({ group: 'clock.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
+    expect(admission.admitted).toBe(true);
+    if (!admission.admitted) return;
+    await sleep(60);
+    const before = await calls('time');
+    await limiter.release(admission.lease, { status: 200, sent: true });
+    // INFO itself reads no TIME: only the release could have.
+    expect(await calls('time')).toBe(before);
+    const held = Number(await redis.hget(limiterKeys(prefix).group('clock.test'), 'holdMs'));
+    expect(held).toBeGreaterThanOrEqual(55);
+    expect(held).toBeLessThan(60_000);
+    expect(await redis.zcard(limiterKeys(prefix).leases('clock.test'))).toBe(0);
+  });
+});

@@ -51,13 +51,16 @@ local prefix, token = ARGV[A + 1], ARGV[A + 2]
 local window = tonumber(ARGV[A + 3])
 local max_per_job = tonumber(ARGV[A + 4])
 if redis.call('GET', lock_key) ~= token then return {1, 0, '', 0} end
+-- ARGV[7]: the one group's name (paced-groups.lua's layout). Its backlog dry
+-- (a job's last pages often find nothing new): nothing to take, nothing held.
+local group = ARGV[7]
+if redis.call('EXISTS', prefix .. 'd:' .. group) == 0 then return {1, 0, '', 0} end
 local now = now_ms()
 -- Declined: the links the job's pages added, held for it (see admit.lua), are
 -- the release's from now on: the group is due at once if it waits (a release
 -- finds its slots later than that itself).
 local function decline(pace)
-  -- ARGV[7]: the one group's name (paced-groups.lua's layout).
-  redis.call('ZADD', prefix .. 'groups', 'XX', 'LT', fmt(now), ARGV[7])
+  redis.call('ZADD', prefix .. 'groups', 'XX', 'LT', fmt(now), group)
   return {1, 0, '', pace}
 end
 if redis.call('ZCARD', KEYS[K + 4]) > tonumber(ARGV[A + 5]) then return decline(0) end
