@@ -16,6 +16,7 @@ const openGate: GroupLimiter = {
   localTimeOf: () => undefined,
   confirmStart: () => Promise.resolve({ go: true }),
   release: () => Promise.resolve(null),
+  flush: () => Promise.resolve(),
   abandon: () => Promise.resolve(),
   retakeLateStart: () => Promise.resolve(null),
   reportSlip: () => Promise.resolve(),

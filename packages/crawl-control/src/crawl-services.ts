@@ -110,6 +110,8 @@ export function openShardedParts(redis: RedisClient, namespaces: readonly string
     },
     limiter: shardLimiters.length === 1 && only ? only : createShardedGroupLimiter(shardLimiters, shardOf),
     async close() {
+      // What the limiters' releases left to write (hold times, requests sent) goes before the connection does.
+      await Promise.all(shardLimiters.map((limiter) => limiter.flush().catch(() => undefined)));
       await Promise.all(queues.map((queue) => queue.close()));
     },
   };

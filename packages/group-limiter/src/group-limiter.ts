@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { LuaArg, LuaScript } from '@crawlq/redis';
 import type { Admission, Lease, Outcome, PaceChange, RetakenStart, StartCheck } from './admission.js';
-import { acquireArgs, acquireScript } from './lua/acquire.js';
+import { acquireArgs, acquireScript, foldedReleasesArgs, type FoldedReleases } from './lua/acquire.js';
+import { writeReleasesScript } from './lua/write-releases.js';
 import { confirmStartScript } from './lua/confirm-start.js';
 import { retakeStartScript } from './lua/retake-start.js';
 import { pauseScript } from './lua/pause.js';
@@ -141,6 +142,14 @@ export interface GroupLimiter {
    * first report of being back at full pace), or `null`.
    */
   release(lease: Lease, outcome?: Outcome): Promise<PaceChange | null>;
+  /**
+   * Writes what this limiter's releases left to write: a release with nothing
+   * to report but the end of its request only removes its lease, and its hold
+   * time and request count go with the process's next admission of the group,
+   * or here (on a one-second beat, before a status read, and when its process
+   * closes: call it before closing the connection).
+   */
+  flush(): Promise<void>;
   /** Gives back an admission that was not used because its start came past `startBy`; counted in `lateStarts`. */
   abandon(lease: Lease): Promise<void>;
   /**
@@ -193,6 +202,10 @@ export interface GroupLimiter {
   servers(): Promise<ServerStatus[]>;
 }
 
+/** The weight an old hold time keeps against a new sample (the release script's moving average). */
+const HOLD_KEEP = 0.8;
+/** How often a limiter writes what its releases left to write, for groups it admits nothing of meanwhile. */
+const FLUSH_EVERY_MS = 1_000;
 /** Version a limiter assumes while no policy is stored. */
 const NO_POLICY_VERSION = '0';
 /** Spacing of deferrals for groups without a rate limit (paused or concurrency-bound). */
@@ -225,6 +238,17 @@ class RedisGroupLimiter implements GroupLimiter {
   #version = NO_POLICY_VERSION;
   readonly #limits = new Map<string, ResolvedLimits>();
   readonly #clock = new RedisClock();
+  /** Per group, what this process's releases of it left to write (see #release), until its next admission or flush writes it. */
+  readonly #unwritten = new Map<string, FoldedReleases>();
+  /** When each group in #unwritten was first left unwritten (performance.now()). */
+  readonly #unwrittenSince = new Map<string, number>();
+  /**
+   * Groups whose last admission here said their releases must run the script:
+   * 429 strikes to reset, or no hold time yet (the release step plans a
+   * group's jobs by it, so the first is written at once).
+   */
+  readonly #scripted = new Set<string>();
+  #flushBeat: NodeJS.Timeout | undefined;
   readonly #shard: { readonly index: number; readonly count: number };
   readonly #serverKeys: ServerKeys;
   #serverLevel: ServerLevel;
@@ -282,10 +306,35 @@ class RedisGroupLimiter implements GroupLimiter {
     this.#serverCall(request.address);
     let sentAt = 0;
     let server: ReturnType<ServerLevel['call']> | undefined;
-    const reply = await this.#call('acquire', acquireScript, () => {
-      sentAt = performance.now();
+    // Taken now, so two admissions of the group at once do not both write them; put back unless written.
+    const released = this.#takeUnwritten(group);
+    let reply: unknown[];
+    try {
+      reply = await this.#acquireCall({ request, maxInlineWaitMs, released }, (at, level) => {
+        sentAt = at;
+        server = level;
+      });
+    } catch (error) {
+      this.#restore(group, released);
+      throw error;
+    }
+    const receivedAt = performance.now();
+    const code = reply[0];
+    if (code !== ScriptCode.Ok) this.#restore(group, released);
+    else if (asNumber(reply[8] ?? 0) !== 0) this.#scripted.add(group);
+    else this.#scripted.delete(group);
+    return this.#admission(request, { reply, sentAt, receivedAt, server });
+  }
+
+  #acquireCall(
+    { request, maxInlineWaitMs, released }: { request: AcquireRequest; maxInlineWaitMs: number; released: FoldedReleases | undefined },
+    onSend: (sentAt: number, server: ReturnType<ServerLevel['call']>) => void,
+  ): Promise<unknown[]> {
+    const { group, leaseId } = request;
+    return this.#call('acquire', acquireScript, () => {
+      const server = this.#serverCall(request.address);
+      onSend(performance.now(), server);
       const limits = this.#resolved(group);
-      server = this.#serverCall(request.address);
       return {
         keys: [this.#keys.policy, this.#keys.group(group), this.#keys.leases(group), this.#keys.groups, this.#keys.global, request.progress?.jobKey ?? this.#keys.group(group), ...server.keys],
         args: acquireArgs({
@@ -308,10 +357,15 @@ class RedisGroupLimiter implements GroupLimiter {
           progress: request.progress?.value,
           server: server.args,
           graceMs: request.graceMs ?? 0,
+          released,
         }),
       };
     });
-    const receivedAt = performance.now();
+  }
+
+  #admission(request: AcquireRequest, answer: { reply: unknown[]; sentAt: number; receivedAt: number; server: ReturnType<ServerLevel['call']> | undefined }): Admission {
+    const { group, leaseId } = request;
+    const { reply, sentAt, receivedAt, server } = answer;
     const code = reply[0];
     if (code === ScriptCode.Ok) {
       const startInMs = asNumber(reply[1]);
@@ -449,6 +503,11 @@ class RedisGroupLimiter implements GroupLimiter {
     if (!this.#policyKnown) await this.#reload('release');
     // The server's slot goes back in parallel: its own round trip, only for a server with a concurrency cap.
     const server = this.#releaseServer(lease);
+    const nowMs = this.#clock.toRedis(performance.now());
+    if (nowMs !== undefined && lease.startAt !== undefined && this.#onlyEnds(lease.group, outcome)) {
+      await Promise.all([this.#endLease(lease, { nowMs, startAt: lease.startAt, sent: outcome.sent === true }), server]);
+      return null;
+    }
     const reply = await this.#call('release', releaseScript, () => {
       const adaptive = this.#adaptive;
       return {
@@ -473,12 +532,104 @@ class RedisGroupLimiter implements GroupLimiter {
           latencySlackMs: adaptive.latencySlackMs,
           admittedAt: lease.admittedAt,
           startAt: lease.startAt,
-          nowMs: this.#clock.toRedis(performance.now()),
         }),
       };
     });
     await server;
     return paceChangeOf(lease.group, reply);
+  }
+
+  /**
+   * A release that reports nothing but the end of its request: a status that
+   * pauses nothing (no 429, no 503), no failure, a group that does not adapt
+   * and that its last admission here did not mark (see #scripted).
+   */
+  #onlyEnds(group: string, outcome: Outcome): boolean {
+    return outcome.status !== 429 && outcome.status !== 503 && outcome.failure === undefined && !this.#scripted.has(group) && !this.#resolved(group).adaptive;
+  }
+
+  /**
+   * Removes the lease, one command and no script; the hold time it measured
+   * (on this process's estimate of Redis' clock) and its request are folded
+   * into what the group's next admission here, or a flush, writes.
+   */
+  async #endLease(lease: Lease, end: { nowMs: number; startAt: number; sent: boolean }): Promise<void> {
+    let removed: number;
+    try {
+      removed = await this.#redis.zrem(this.#keys.leases(lease.group), lease.leaseId);
+    } catch (error) {
+      throw redisFailure('release', error);
+    }
+    if (removed !== 1) return;
+    const held = end.nowMs - end.startAt;
+    const sample = held >= 0 && held <= this.#policy.leaseMs ? held : undefined;
+    this.#putBack(lease.group, {
+      // A sample moves the average as the release script's does: 0.2 of it, 0.8 of the old.
+      holdDecay: sample === undefined ? 1 : HOLD_KEEP,
+      holdAddend: sample === undefined ? 0 : (1 - HOLD_KEEP) * sample,
+      ...(sample === undefined ? {} : { lastHoldMs: sample }),
+      sent: end.sent ? 1 : 0,
+    });
+    this.#flushBeat ??= setInterval(() => void this.#flushOld().catch(() => undefined), FLUSH_EVERY_MS).unref();
+  }
+
+  #takeUnwritten(group: string): FoldedReleases | undefined {
+    const released = this.#unwritten.get(group);
+    this.#unwritten.delete(group);
+    this.#unwrittenSince.delete(group);
+    return released;
+  }
+
+  /** Puts back what was taken to be written and was not, before the releases recorded since. */
+  #restore(group: string, taken: FoldedReleases | undefined): void {
+    const since = this.#takeUnwritten(group);
+    this.#putBack(group, taken);
+    this.#putBack(group, since);
+  }
+
+  /** Adds `later` (releases after those unwritten already) to what the group has unwritten. */
+  #putBack(group: string, later: FoldedReleases | undefined): void {
+    if (later === undefined) return;
+    const earlier = this.#unwritten.get(group);
+    if (!this.#unwrittenSince.has(group)) this.#unwrittenSince.set(group, performance.now());
+    this.#unwritten.set(group, earlier === undefined ? later : {
+      holdDecay: earlier.holdDecay * later.holdDecay,
+      holdAddend: earlier.holdAddend * later.holdDecay + later.holdAddend,
+      ...((later.lastHoldMs ?? earlier.lastHoldMs) === undefined ? {} : { lastHoldMs: later.lastHoldMs ?? earlier.lastHoldMs }),
+      sent: earlier.sent + later.sent,
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.#write([...this.#unwritten.keys()]);
+  }
+
+  /** The beat's flush: only groups left unwritten a whole beat (one admitted meanwhile had them written with it). */
+  #flushOld(): Promise<void> {
+    const before = performance.now() - FLUSH_EVERY_MS;
+    return this.#write([...this.#unwrittenSince].filter(([, since]) => since <= before).map(([group]) => group));
+  }
+
+  async #write(groups: readonly string[]): Promise<void> {
+    if (this.#unwritten.size === 0 && this.#flushBeat !== undefined) {
+      // Nothing left: the beat stops until a release leaves something again.
+      clearInterval(this.#flushBeat);
+      this.#flushBeat = undefined;
+    }
+    const taken = groups.flatMap((group) => {
+      const released = this.#takeUnwritten(group);
+      return released === undefined ? [] : [[group, released] as const];
+    });
+    for (let start = 0; start < taken.length; start += STATUS_CHUNK) {
+      const chunk = taken.slice(start, start + STATUS_CHUNK);
+      try {
+        await this.#runScript(writeReleasesScript, { keys: chunk.map(([group]) => this.#keys.group(group)), args: chunk.flatMap(([, released]) => foldedReleasesArgs(released)) });
+      } catch (error) {
+        // Kept for the next beat; releases since then come after them.
+        for (const [group, released] of taken.slice(start)) this.#restore(group, released);
+        throw redisFailure('flush', error);
+      }
+    }
   }
 
   async runPaced(script: LuaScript, groups: readonly string[], call: PacedCall): Promise<unknown[]> {
@@ -567,6 +718,7 @@ class RedisGroupLimiter implements GroupLimiter {
 
   async status(group: string): Promise<GroupStatus> {
     checkName(group, 'group', 'status');
+    await this.flush();
     const [status] = await this.#readStatus([group]);
     if (!status) throw unexpectedReply('status', []);
     return status;
@@ -582,6 +734,7 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   async list(): Promise<GroupStatus[]> {
+    await this.flush();
     let groups: string[];
     try {
       groups = await this.#redis.smembers(this.#keys.groups);

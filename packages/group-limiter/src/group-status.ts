@@ -68,7 +68,9 @@ export interface GroupStatus {
   /**
    * Admitted requests that reached the socket (released with `sent`): with
    * every request of a crawl passing the gate, this equals what the group's
-   * server was sent.
+   * server was sent. A release with nothing else to report is counted with
+   * its process's next admission of the group, or within two seconds (see
+   * GroupLimiter.flush), so this may trail by that much.
    */
   readonly started: number;
   /** Planned start of the latest admission, or `null` if none yet. */

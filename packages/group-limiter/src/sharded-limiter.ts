@@ -43,6 +43,9 @@ export function createShardedGroupLimiter(shards: readonly GroupLimiter[], shard
     acquire: (request) => of(request.group).acquire(request),
     localTimeOf: (group, redisMs) => of(group).localTimeOf(group, redisMs),
     release: (lease, outcome) => of(lease.group).release(lease, outcome),
+    async flush() {
+      await Promise.all(shards.map((limiter) => limiter.flush()));
+    },
     abandon: (lease) => of(lease.group).abandon(lease),
     retakeLateStart: (lease) => of(lease.group).retakeLateStart(lease),
     reportSlip: (group, lateMs, server) => of(group).reportSlip(group, lateMs, server),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter, type LimitPolicyInput } from '../src/index.js';
 import { limiterKeys } from '../src/keys.js';
@@ -107,28 +107,70 @@ describe('a release given the lease start', () => {
     const lookups = await calls('zscore');
     await limiter.release(first.lease, { status: 200, sent: true });
     expect(await calls('zscore')).toBe(lookups);
-    expect(Number(await server.client().hget(limiterKeys(prefix).group('hold.test'), 'holdMs'))).toBeGreaterThanOrEqual(119);
     expect((await limiter.acquire({ group: 'hold.test', leaseId: randomUUID(), maxInlineWaitMs: 0 })).admitted).toBe(true);
+    // Written by that admission, with its own fields.
+    expect(Number(await server.client().hget(limiterKeys(prefix).group('hold.test'), 'holdMs'))).toBeGreaterThanOrEqual(119);
   });
 });
 
-describe("a release on the caller's clock", () => {
-  it("reads no TIME once an admission showed the clock's offset, and still records how long the request held its slot", async () => {
+describe('a release with nothing to report but the end of its request', () => {
+  it("runs no script and reads no TIME: its lease goes with one ZREM, and its hold time and request are written by the group's next admission or a flush", async () => {
     const prefix = testPrefix();
     const redis = server.client();
     const limiter = createGroupLimiter({ redis, prefix });
     await limiter.setPolicy({ defaults: { rate: null, concurrency: 10 } });
+    const groupKey = limiterKeys(prefix).group('clock.test');
+    // The group's first release writes its hold time at once: the release step plans its jobs by it.
+    const first = await limiter.acquire({ group: 'clock.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
+    if (!first.admitted) throw new Error('not admitted');
+    await limiter.release(first.lease, { status: 200, sent: true });
+    expect(await redis.hget(groupKey, 'started')).toBe('1');
     const admission = await limiter.acquire({ group: 'clock.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
     expect(admission.admitted).toBe(true);
     if (!admission.admitted) return;
     await sleep(60);
-    const before = await calls('time');
+    const before = { time: await calls('time'), evalsha: await calls('evalsha'), zrem: await calls('zrem') };
     await limiter.release(admission.lease, { status: 200, sent: true });
-    // INFO itself reads no TIME: only the release could have.
-    expect(await calls('time')).toBe(before);
-    const held = Number(await redis.hget(limiterKeys(prefix).group('clock.test'), 'holdMs'));
-    expect(held).toBeGreaterThanOrEqual(55);
-    expect(held).toBeLessThan(60_000);
+    expect({ time: await calls('time'), evalsha: await calls('evalsha'), zrem: await calls('zrem') }).toEqual({ ...before, zrem: before.zrem + 1 });
     expect(await redis.zcard(limiterKeys(prefix).leases('clock.test'))).toBe(0);
+    expect(await redis.hget(groupKey, 'started')).toBe('1');
+    const firstHold = Number(await redis.hget(groupKey, 'holdMs'));
+    await limiter.flush();
+    // The moving average: 0.8 of the first hold, 0.2 of this one (about 60 ms).
+    expect(Number(await redis.hget(groupKey, 'holdMs'))).toBeGreaterThanOrEqual(firstHold * 0.8 + 0.2 * 55);
+    expect(Number(await redis.hget(groupKey, 'holdMs'))).toBeLessThan(60_000);
+    expect(await redis.hget(groupKey, 'started')).toBe('2');
+    // A second flush has nothing left to write.
+    const evalsBefore = await calls('evalsha');
+    await limiter.flush();
+    expect(await calls('evalsha')).toBe(evalsBefore);
+  });
+
+  it('a group the process admits nothing more of gets them written on its own beat, within a few seconds', async () => {
+    const prefix = testPrefix();
+    const redis = server.client();
+    const limiter = createGroupLimiter({ redis, prefix });
+    await limiter.setPolicy({ defaults: { rate: null, concurrency: 10 } });
+    for (let i = 0; i < 2; i += 1) {
+      const admission = await limiter.acquire({ group: 'idle.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
+      if (!admission.admitted) throw new Error('not admitted');
+      await limiter.release(admission.lease, { status: 200, sent: true });
+    }
+    const groupKey = limiterKeys(prefix).group('idle.test');
+    expect(await redis.hget(groupKey, 'started')).toBe('1');
+    await waitFor(async () => (await redis.hget(groupKey, 'started')) === '2', { what: 'the beat to write the second request', timeoutMs: 15_000, intervalMs: 50 });
+  });
+
+  it('a 429 runs the release script at once: the pause is in force for the next admission, whoever asks', async () => {
+    const prefix = testPrefix();
+    const limiter = createGroupLimiter({ redis: server.client(), prefix });
+    await limiter.setPolicy({ defaults: { rate: null, concurrency: 10 } });
+    const admission = await limiter.acquire({ group: 'busy.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
+    if (!admission.admitted) throw new Error('not admitted');
+    await limiter.release(admission.lease, { status: 429, retryAfterMs: 5_000, sent: true });
+    const other = createGroupLimiter({ redis: server.client(), prefix });
+    const next = await other.acquire({ group: 'busy.test', leaseId: randomUUID(), maxInlineWaitMs: 0 });
+    expect(next).toMatchObject({ admitted: false, reason: 'paused' });
+    expect((await other.status('busy.test')).started).toBe(1);
   });
 });

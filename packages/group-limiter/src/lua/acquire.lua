@@ -36,17 +36,23 @@
   ARGV[17] the job's progress ('' = none): written to KEYS[6] if that job still exists, whatever the answer, so a job of several URLs records each one it moves on to in the same round trip
   ARGV[18..20] the server level's (see server-gate.lua)
   ARGV[21] grace ms ('' or 0 = none): the caller's starts have lately run this late (a busy event loop); a start that keeps spacing (the group's rate, no crawl-wide cap) moves the group's pacing, and its server's, back by that much more, at most a quarter of either's interval, so it may go that late without a retake's round trip
+  ARGV[22..25] what the caller's own releases of the group left to write (see release.lua: a release with nothing else to
+           report only removes its lease): the hold-time samples folded as decay and addend (new = old * decay + addend;
+           the last sample alone when the group has no hold time yet), and the requests that went out ('' = none)
   An adapting group's limits (the longer of its interval and minimum interval,
   its concurrency cap) are scaled by its pace factor (see `paced_limits`).
   Reply: {Ok, startInMs, startAt (string), now (string), confirm (1 = call confirm-start), interval (string: the group's spacing
          in force, Crawl-delay and adaptive pace applied; 0 = none), grace (string: the grace taken, ms),
-         next start (string: the earliest the group's next start can be, its burst allowed for; 0 = no spacing)}
+         next start (string: the earliest the group's next start can be, its burst allowed for; 0 = no spacing),
+         release flags (1: the group has 429 strikes a release must reset; 2: it has no hold time yet, which the
+         release step needs to plan its jobs: either way the caller's releases of it run the script)}
          | {Denied*, wakeInMs, pausedForMs, stepMs (string)} | {StalePolicy, version}
   Codes: 0 StalePolicy, 1 Ok, 2 DeniedRate, 3 DeniedConcurrency, 4 DeniedPaused, 6 DeniedGlobalRate
 ]]
 --- @include "@crawlq/redis/lua/clock.lua"
 --- @include "pacing.lua"
 --- @include "leases.lua"
+--- @include "fold-releases.lua"
 --- @include "server-gate.lua"
 --- @include "policy-check.lua"
 -- Written only into a job that still exists: a write that made a new hash holding nothing else
@@ -59,11 +65,14 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted', 'leasesKeptTo')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted', 'leasesKeptTo', 'started', 'strikes')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
 local hold_ms = num(h[4], 0)
+-- The caller's releases since its last admission of the group, written with it (admitted only: a denial leaves them to the caller).
+local released = fold_releases(h[4], h[11], ARGV[22], ARGV[23], ARGV[24], ARGV[25])
+if released and released[4] then hold_ms = tonumber(released[4]) end
 interval, tau = effective_pacing(interval, tau, num(h[5], 0), tonumber(ARGV[10]))
 local f = pace_factor(ARGV[13], h[6], h[7], now, tonumber(ARGV[14]), tonumber(ARGV[15]))
 interval, tau, conc = paced_limits(interval, tau, conc, f)
@@ -147,6 +156,7 @@ server_take(start, now, grace)
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 -- The group's fields change in one write (every command counts: this runs once per request).
 local fields = {'admitted', admitted + 1, 'lastAdmitAt', fmt(start)}
+if released then for _, v in ipairs(released) do fields[#fields + 1] = v end end
 local extended_to = extend_leases(KEYS[3], start + lease_ms, kept_to, now, lease_ms)
 if extended_to then
   fields[#fields + 1] = 'leasesKeptTo'
@@ -175,5 +185,8 @@ redis.call('HSET', KEYS[2], unpack(fields))
 -- is checked again when it comes, for a pause and against the cap.
 local confirm = 0
 if start - now >= near then confirm = 1 end
+local release_flags = 0
+if num(h[12], 0) > 0 then release_flags = release_flags + 1 end
+if hold_ms <= 0 then release_flags = release_flags + 2 end
 -- The group's spacing in force (0: none), so the caller knows whether a late start could crowd the next.
-return {1, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval), fmt(grace), fmt(next_start)}
+return {1, math.ceil(start - now), fmt(start), fmt(now), confirm, fmt(interval), fmt(grace), fmt(next_start), release_flags}

@@ -44,6 +44,27 @@ export interface AcquireArgs {
   /** The server level's: server ('' = none), its interval ms, its concurrency cap. */
   readonly server: readonly [string, number, number];
   readonly graceMs: number;
+  /** What the caller's own releases of the group left to write (see `lua/fold-releases.lua`); undefined: none. */
+  readonly released?: FoldedReleases | undefined;
+}
+
+/**
+ * Releases of one group that only removed their leases, folded: their hold-time
+ * samples as `old * holdDecay + holdAddend` (`lastHoldMs` alone for a group
+ * without a hold time yet), and how many of their requests went out.
+ */
+export interface FoldedReleases {
+  readonly holdDecay: number;
+  readonly holdAddend: number;
+  /** Undefined: none of them measured a hold time (their leases had gone, or lasted beyond the lease time). */
+  readonly lastHoldMs?: number;
+  readonly sent: number;
+}
+
+/** The four values a script takes for folded releases, as `lua/fold-releases.lua` reads them. */
+export function foldedReleasesArgs(released: FoldedReleases | undefined): LuaArg[] {
+  if (released === undefined) return ['', '', '', ''];
+  return [released.holdDecay.toPrecision(12), released.holdAddend.toFixed(3), released.lastHoldMs === undefined ? '' : released.lastHoldMs.toFixed(3), released.sent];
 }
 
 /** acquire's ARGV, in the order the script reads them. */
@@ -68,5 +89,6 @@ export function acquireArgs(a: AcquireArgs): LuaArg[] {
     a.progress ?? '',
     ...a.server, // 18-20
     a.graceMs, // 21
+    ...foldedReleasesArgs(a.released), // 22-25
   ];
 }

@@ -45,8 +45,8 @@
   ARGV[17] latency slack ms
   ARGV[18] admitted at (Redis ms, '' = take the lease's start)
   ARGV[19] the lease's start (Redis ms, '' or absent = read from its score; given, the lease is removed without being looked up first: a command less on every request)
-  ARGV[20] now (Redis ms) as the caller's clock estimates it from its admissions' replies ('' or absent = read TIME): off by
-           a fraction of a round trip at most, which the hold time and a pause's end can take, and a command less on every request
+  A release with nothing to report but the end of its request does not run
+  this script: the caller removes its lease alone (see fold-releases.lua).
   No policy version check: the arguments a release takes from the policy
   (lease time, backoff, adaptive settings) may be one call old (the caller's
   next admission reloads a changed policy), and the check cost a command on
@@ -58,7 +58,7 @@
 --- @include "@crawlq/redis/lua/args.lua"
 --- @include "pacing.lua"
 --- @include "leases.lua"
-local now = tonumber(ARGV[20] or '') or now_ms()
+local now = now_ms()
 local lease_ms = tonumber(ARGV[5])
 local started = nil
 if ARGV[9] == '1' then

@@ -38,8 +38,6 @@ export interface ReleaseArgs {
   readonly latencySlackMs: number;
   readonly admittedAt: number | undefined;
   readonly startAt: number | undefined;
-  /** Now on the Redis clock, as the caller's clock says (undefined: the script reads Redis' own). */
-  readonly nowMs?: number | undefined;
 }
 
 /** release's ARGV, in the order the script reads them. */
@@ -64,6 +62,5 @@ export function releaseArgs(a: ReleaseArgs): LuaArg[] {
     a.latencySlackMs,
     a.admittedAt ?? '',
     a.startAt ?? '', // 19
-    a.nowMs === undefined ? '' : a.nowMs.toFixed(3),
   ];
 }
