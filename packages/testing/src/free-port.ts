@@ -1,18 +1,18 @@
 import { createServer } from 'node:net';
 
-/** A TCP port that was free on 127.0.0.1 a moment ago. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not read the probe port'));
-      });
-    });
-  });
+/**
+ * A TCP port that was free on 127.0.0.1 a moment ago, for a server that a
+ * test starts later (often in another process). Drawn below Linux's ephemeral
+ * range, as {@link freePortPair}: a port `listen(0)` handed out is one that
+ * outgoing connections and other `listen(0)` calls take next, and on a busy
+ * machine one did take it before the test's server listened (EADDRINUSE).
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = PAIR_LOW + Math.floor(Math.random() * (PAIR_HIGH - PAIR_LOW + 1));
+    if (await canListen(port, host)) return port;
+  }
+  throw new Error('no free port found in 50 tries');
 }
 
 /** Where freePortPair draws from: above the well-known and common service ports, below the ephemeral range. */
