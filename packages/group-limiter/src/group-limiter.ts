@@ -243,11 +243,14 @@ class RedisGroupLimiter implements GroupLimiter {
   /** When each group in #unwritten was first left unwritten (performance.now()). */
   readonly #unwrittenSince = new Map<string, number>();
   /**
-   * Groups whose last admission here said their releases must run the script:
-   * 429 strikes to reset, or no hold time yet (the release step plans a
-   * group's jobs by it, so the first is written at once).
+   * Groups whose last admission here said their releases need not run the
+   * script: no 429 strikes to reset, and a hold time already (the release
+   * step plans a group's jobs by it, so the first is written at once). Any
+   * other group's releases run it. At most LIMITS_CACHE_SIZE, the oldest
+   * forgotten first (a crawl of millions of hosts): a forgotten group only
+   * runs the script again until its next admission here.
    */
-  readonly #scripted = new Set<string>();
+  readonly #quietReleases = new Set<string>();
   #flushBeat: NodeJS.Timeout | undefined;
   readonly #shard: { readonly index: number; readonly count: number };
   readonly #serverKeys: ServerKeys;
@@ -321,8 +324,11 @@ class RedisGroupLimiter implements GroupLimiter {
     const receivedAt = performance.now();
     const code = reply[0];
     if (code !== ScriptCode.Ok) this.#restore(group, released);
-    else if (asNumber(reply[8] ?? 0) !== 0) this.#scripted.add(group);
-    else this.#scripted.delete(group);
+    else if (asNumber(reply[8] ?? 0) !== 0) this.#quietReleases.delete(group);
+    else if (!this.#quietReleases.has(group)) {
+      if (this.#quietReleases.size >= LIMITS_CACHE_SIZE) this.#quietReleases.delete(this.#quietReleases.values().next().value ?? '');
+      this.#quietReleases.add(group);
+    }
     return this.#admission(request, { reply, sentAt, receivedAt, server });
   }
 
@@ -542,10 +548,10 @@ class RedisGroupLimiter implements GroupLimiter {
   /**
    * A release that reports nothing but the end of its request: a status that
    * pauses nothing (no 429, no 503), no failure, a group that does not adapt
-   * and that its last admission here did not mark (see #scripted).
+   * and that its last admission here said so of (see #quietReleases).
    */
   #onlyEnds(group: string, outcome: Outcome): boolean {
-    return outcome.status !== 429 && outcome.status !== 503 && outcome.failure === undefined && !this.#scripted.has(group) && !this.#resolved(group).adaptive;
+    return outcome.status !== 429 && outcome.status !== 503 && outcome.failure === undefined && this.#quietReleases.has(group) && !this.#resolved(group).adaptive;
   }
 
   /**
