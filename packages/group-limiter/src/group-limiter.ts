@@ -238,10 +238,12 @@ class RedisGroupLimiter implements GroupLimiter {
   #version = NO_POLICY_VERSION;
   readonly #limits = new Map<string, ResolvedLimits>();
   readonly #clock = new RedisClock();
-  /** Per group, what this process's releases of it left to write (see #release), until its next admission or flush writes it. */
-  readonly #unwritten = new Map<string, FoldedReleases>();
-  /** When each group in #unwritten was first left unwritten (performance.now()). */
-  readonly #unwrittenSince = new Map<string, number>();
+  /**
+   * Per group, what this process's releases of it left to write (see
+   * #release), until its next admission or flush writes it, and since when
+   * (performance.now() of the first of them).
+   */
+  readonly #unwritten = new Map<string, { readonly released: FoldedReleases; readonly since: number }>();
   /**
    * Groups whose last admission here said their releases need not run the
    * script: no 429 strikes to reset, and a hold time already (the release
@@ -580,10 +582,9 @@ class RedisGroupLimiter implements GroupLimiter {
   }
 
   #takeUnwritten(group: string): FoldedReleases | undefined {
-    const released = this.#unwritten.get(group);
+    const unwritten = this.#unwritten.get(group);
     this.#unwritten.delete(group);
-    this.#unwrittenSince.delete(group);
-    return released;
+    return unwritten?.released;
   }
 
   /** Puts back what was taken to be written and was not, before the releases recorded since. */
@@ -596,13 +597,20 @@ class RedisGroupLimiter implements GroupLimiter {
   /** Adds `later` (releases after those unwritten already) to what the group has unwritten. */
   #putBack(group: string, later: FoldedReleases | undefined): void {
     if (later === undefined) return;
-    const earlier = this.#unwritten.get(group);
-    if (!this.#unwrittenSince.has(group)) this.#unwrittenSince.set(group, performance.now());
-    this.#unwritten.set(group, earlier === undefined ? later : {
-      holdDecay: earlier.holdDecay * later.holdDecay,
-      holdAddend: earlier.holdAddend * later.holdDecay + later.holdAddend,
-      ...((later.lastHoldMs ?? earlier.lastHoldMs) === undefined ? {} : { lastHoldMs: later.lastHoldMs ?? earlier.lastHoldMs }),
-      sent: earlier.sent + later.sent,
+    const unwritten = this.#unwritten.get(group);
+    if (unwritten === undefined) {
+      this.#unwritten.set(group, { released: later, since: performance.now() });
+      return;
+    }
+    const earlier = unwritten.released;
+    this.#unwritten.set(group, {
+      released: {
+        holdDecay: earlier.holdDecay * later.holdDecay,
+        holdAddend: earlier.holdAddend * later.holdDecay + later.holdAddend,
+        ...((later.lastHoldMs ?? earlier.lastHoldMs) === undefined ? {} : { lastHoldMs: later.lastHoldMs ?? earlier.lastHoldMs }),
+        sent: earlier.sent + later.sent,
+      },
+      since: unwritten.since,
     });
   }
 
@@ -613,7 +621,7 @@ class RedisGroupLimiter implements GroupLimiter {
   /** The beat's flush: only groups left unwritten a whole beat (one admitted meanwhile had them written with it). */
   #flushOld(): Promise<void> {
     const before = performance.now() - FLUSH_EVERY_MS;
-    return this.#write([...this.#unwrittenSince].filter(([, since]) => since <= before).map(([group]) => group));
+    return this.#write([...this.#unwritten].filter(([, { since }]) => since <= before).map(([group]) => group));
   }
 
   async #write(groups: readonly string[]): Promise<void> {
