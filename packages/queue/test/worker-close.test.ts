@@ -38,28 +38,23 @@ function idleWorker(): Worker<unknown, void> {
 const NOTICE_MS = 2_000;
 
 describe('openWorker close while its blocking client waits to reconnect', () => {
-  it('closes while Redis is away', async () => {
+  it.each([
+    ['while Redis is away', false],
+    ['once Redis is back, before its next attempt', true],
+  ] as const)('closes %s', async (_when, backFirst) => {
     const worker = idleWorker();
+    let back = false;
     try {
       await worker.waitUntilReady();
       await redis.halt();
       await sleep(NOTICE_MS);
+      if (backFirst) {
+        await redis.start();
+        back = true;
+      }
       expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
     } finally {
-      await redis.start();
-      await within(worker.close(true), 5_000);
-    }
-  });
-
-  it('closes once Redis is back, before its next attempt', async () => {
-    const worker = idleWorker();
-    try {
-      await worker.waitUntilReady();
-      await redis.halt();
-      await sleep(NOTICE_MS);
-      await redis.start();
-      expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
-    } finally {
+      if (!back) await redis.start();
       await within(worker.close(true), 5_000);
     }
   });

@@ -7,17 +7,13 @@ import { createServer } from 'node:net';
  * outgoing connections and other `listen(0)` calls take next, and on a busy
  * machine one did take it before the test's server listened (EADDRINUSE).
  */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const port = PAIR_LOW + Math.floor(Math.random() * (PAIR_HIGH - PAIR_LOW + 1));
-    if (await canListen(port, host)) return port;
-  }
-  throw new Error('no free port found in 50 tries');
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return freeRun(host, 1);
 }
 
-/** Where freePortPair draws from: above the well-known and common service ports, below the ephemeral range. */
-const PAIR_LOW = 20_000;
-const PAIR_HIGH = 32_000;
+/** Where ports are drawn from: above the well-known and common service ports, below the ephemeral range. */
+const DRAW_LOW = 20_000;
+const DRAW_HIGH = 32_000;
 
 /**
  * Two consecutive TCP ports (`port`, `port + 1`) that were both free on
@@ -30,12 +26,19 @@ const PAIR_HIGH = 32_000;
  * one of those took the second port in the seconds before the command's
  * second process listened on it.
  */
-export async function freePortPair(host = '127.0.0.1'): Promise<number> {
+export function freePortPair(host = '127.0.0.1'): Promise<number> {
+  return freeRun(host, 2);
+}
+
+/** The first of `count` consecutive ports, all free a moment ago, drawn at random from DRAW_LOW..DRAW_HIGH. */
+async function freeRun(host: string, count: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const port = PAIR_LOW + Math.floor(Math.random() * (PAIR_HIGH - PAIR_LOW));
-    if ((await canListen(port, host)) && (await canListen(port + 1, host))) return port;
+    const port = DRAW_LOW + Math.floor(Math.random() * (DRAW_HIGH - DRAW_LOW - count + 2));
+    let free = true;
+    for (let next = port; free && next < port + count; next += 1) free = await canListen(next, host);
+    if (free) return port;
   }
-  throw new Error('no two consecutive free ports found in 50 tries');
+  throw new Error(`no ${count} consecutive free port${count === 1 ? '' : 's'} found in 50 tries`);
 }
 
 function canListen(port: number, host: string): Promise<boolean> {

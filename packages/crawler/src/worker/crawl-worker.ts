@@ -50,8 +50,6 @@ function jobSlotsFor(config: CrawlqConfig, concurrency: number): number {
   return isPaced(config) ? concurrency * JOBS_PER_REQUEST_SLOT : concurrency;
 }
 
-
-
 export interface CrawlWorkerOptions {
   readonly config: CrawlqConfig;
   readonly redisUrl: string;
