@@ -38,14 +38,19 @@ export class ArrivalClock {
   #lastTick = Date.now();
   #tickBefore = this.#lastTick;
   #longestGapMs = 0;
+  /** Every tick, kept only when asked for (see {@link notBeforeAt}). */
+  readonly #ticks: number[] | undefined;
   readonly #timer: NodeJS.Timeout;
 
-  constructor() {
+  /** `keepTicks`: remember every tick, so that arrivals stamped elsewhere can be bounded afterwards (a few seconds' worth: 1 ms each). */
+  constructor(options: { keepTicks?: boolean } = {}) {
+    this.#ticks = options.keepTicks === true ? [this.#lastTick] : undefined;
     this.#timer = setInterval(() => {
       const now = Date.now();
       this.#longestGapMs = Math.max(this.#longestGapMs, now - this.#lastTick);
       this.#tickBefore = this.#lastTick;
       this.#lastTick = now;
+      this.#ticks?.push(now);
     }, 1);
     this.#timer.unref();
   }
@@ -53,6 +58,27 @@ export class ArrivalClock {
   /** Called first thing in a request handler. */
   arrival(): Arrival {
     return { at: Date.now(), notBefore: this.#tickBefore };
+  }
+
+  /**
+   * The earliest a request whose handler stamped it at `at` (epoch ms, by this
+   * process's loop) can have arrived: the tick before the last tick up to
+   * `at`, as {@link arrival} gives it at the time. For a server that stamps
+   * its own requests (a site that knows no clock); needs `keepTicks`.
+   */
+  notBeforeAt(at: number): number {
+    const ticks = this.#ticks;
+    if (ticks === undefined) throw new Error('ArrivalClock.notBeforeAt needs a clock made with { keepTicks: true }');
+    // Index of the last tick at or before `at` (binary search: ticks only grow).
+    let low = 0;
+    let high = ticks.length - 1;
+    if ((ticks[0] ?? Number.POSITIVE_INFINITY) > at) return Number.NEGATIVE_INFINITY;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if ((ticks[middle] ?? Number.POSITIVE_INFINITY) <= at) low = middle;
+      else high = middle - 1;
+    }
+    return Math.min(ticks[Math.max(0, low - 1)] ?? at, at);
   }
 
   /** The longest the loop went without a tick so far (ms): how unsure the arrival times could be. */

@@ -51,4 +51,35 @@ describe('ArrivalClock', () => {
       clock.stop();
     }
   });
+
+  it('bounds afterwards a stamp taken elsewhere, as arrival() would have at the time', async () => {
+    const createdAt = Date.now();
+    const clock = new ArrivalClock({ keepTicks: true });
+    try {
+      expect(clock.notBeforeAt(createdAt - 1_000)).toBe(Number.NEGATIVE_INFINITY);
+      await sleep(20);
+      const blockedAt = Date.now();
+      while (Date.now() - blockedAt < 60) {
+        // the loop is busy: no tick runs
+      }
+      const stampedAfterBlock = Date.now();
+      expect(clock.notBeforeAt(stampedAfterBlock)).toBeLessThanOrEqual(blockedAt);
+      expect(clock.notBeforeAt(stampedAfterBlock)).toBe(clock.arrival().notBefore);
+      await sleep(20);
+      // A stamp before the block is bounded by ticks before it, not by the block.
+      const before = clock.notBeforeAt(blockedAt - 5);
+      expect(before).toBeLessThanOrEqual(blockedAt - 5);
+      expect(before).toBeGreaterThanOrEqual(createdAt);
+    } finally {
+      clock.stop();
+    }
+  });
+  it('refuses notBeforeAt without kept ticks', () => {
+    const clock = new ArrivalClock();
+    try {
+      expect(() => clock.notBeforeAt(Date.now())).toThrow(/keepTicks/);
+    } finally {
+      clock.stop();
+    }
+  });
 });
