@@ -87,28 +87,32 @@ describe('digests', () => {
     // A burst: the first e-mail goes out ~300 ms after it.
     await Promise.all(Array.from({ length: 6 }, (_, index) => send(index)));
     await waitFor(() => smtp.messages.length >= 1, { what: 'the first e-mail', timeoutMs: 15_000, intervalMs: 25 });
-    // The storm goes on: these wait for the window, all in one digest.
+    // The storm goes on: these wait for the window, all in one digest (if they all came before it was over).
     for (let batch = 0; batch < 4; batch++) {
       await Promise.all(Array.from({ length: 11 }, (_, index) => send(6 + batch * 11 + index)));
       await sleep(150);
     }
-    await waitFor(() => smtp.messages.length >= 2, { what: 'the digest', timeoutMs: 15_000, intervalMs: 25 });
-    await sleep(1_500); // Room for a wrong third e-mail to show up.
+    const stormOverAt = Date.now();
+    const mailed = () => smtp.messages.reduce((sum, raw) => sum + totalOf(raw), 0);
+    await waitFor(() => smtp.messages.length >= 2 && mailed() >= 50, { what: () => `every event in a digest (${mailed()} so far)`, timeoutMs: 30_000, intervalMs: 25 });
+    await sleep(1_500); // Room for a wrong further e-mail to show up.
 
-    expect(smtp.messages).toHaveLength(2);
     // Not cut before the window (3 s) was over, judged by when each digest was
     // cut (Redis clock, in the job's data): when each e-mail reached the server
     // also depends on how long the first one took to send on a loaded machine.
     const digests = openQueue(QUEUE_NAMES.alerts, { connection, namespace });
     closers.push(() => digests.close());
     const cutAt = (await digests.getJobs(['completed'])).map((job) => Date.parse((job.data as { digest?: { takenAt?: string } }).digest?.takenAt ?? '')).sort((a, b) => a - b);
-    expect(cutAt).toHaveLength(2);
-    expect((cutAt[1] ?? NaN) - (cutAt[0] ?? NaN)).toBeGreaterThanOrEqual(3_000);
-    const [first, second] = smtp.messages.map((raw) => ({ raw, text: mimePart(raw, 'text/plain') ?? '', html: mimePart(raw, 'text/html') ?? '' }));
-    expect(totalOf(first!.raw) + totalOf(second!.raw)).toBe(50);
-    expect(totalOf(first!.raw)).toBeGreaterThanOrEqual(6);
+    expect(cutAt).toHaveLength(smtp.messages.length);
+    for (let i = 1; i < cutAt.length; i += 1) expect((cutAt[i] ?? NaN) - (cutAt[i - 1] ?? NaN)).toBeGreaterThanOrEqual(3_000);
+    // One digest for the whole storm when it was over before the window was; a
+    // machine slow enough to stretch it past that puts the rest in the next.
+    if (stormOverAt < (cutAt[1] ?? NaN)) expect(smtp.messages).toHaveLength(2);
+    const messages = smtp.messages.map((raw) => ({ raw, text: mimePart(raw, 'text/plain') ?? '', html: mimePart(raw, 'text/html') ?? '' }));
+    expect(mailed()).toBe(50);
+    expect(totalOf(messages[0]!.raw)).toBeGreaterThanOrEqual(6);
     const seen: Record<string, number> = {};
-    for (const message of [first!, second!]) {
+    for (const message of messages) {
       expect(message.html).toContain('<table');
       expect(message.text).toContain('pnpm crawlq dlq list');
       expect(message.text).toContain(`namespace "${namespace}"`);
