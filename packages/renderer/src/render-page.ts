@@ -13,6 +13,9 @@ const DEFAULT_IDLE_MS = 500;
 /** Route quiet this long, with the page showing nothing left to do, is settled (see `settle`). */
 const QUICK_QUIET_MS = 100;
 const SETTLE_POLL_MS = 50;
+/** Scrolls to the bottom, then resolves after two frames (the scroll event's, and one after it), or after 200 ms. */
+const SCROLL_TO_BOTTOM = `window.scrollTo(0, document.documentElement.scrollHeight);
+new Promise((resolve) => { requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))); setTimeout(() => resolve(false), 200); })`;
 /**
  * Asks for a URL, beyond the first, made while its first request is still
  * unanswered, that mark the URL as polled: the page is not waited for its
@@ -191,7 +194,10 @@ async function renderInTab(tab: BrowserTab, options: RenderOptions, run: { start
   }
   for (let scroll = 0; scroll < (options.scrollSteps ?? 0) && performance.now() < deadline(); scroll += 1) {
     const before = await page.evaluate<number>('document.documentElement.scrollHeight');
-    await page.evaluate('window.scrollTo(0, document.documentElement.scrollHeight)');
+    // The page hears of the scroll at its next frame (scroll events are dispatched there), not at once: waited
+    // for, so that what its listener starts is in flight before the settle looks (a loaded machine's late frame
+    // made the page look done). Bounded, for a page whose frames do not run.
+    await page.evaluate(SCROLL_TO_BOTTOM);
     activity.touch();
     steps += 1;
     settled = await settle();
