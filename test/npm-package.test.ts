@@ -3,11 +3,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { maxInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT } from './support/cli.js';
 import { byHost, peakInFlight } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
+
+// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
+// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
+const clock = new ArrivalClock({ keepTicks: true });
+afterAll(() => clock.stop());
 
 // The public package as a user gets it: `pnpm pack` of apps/crawlq (its
 // prepack builds the bundle), installed with npm into a fresh project outside
@@ -149,7 +154,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     const pages = site.requests.filter((request) => request.path !== '/robots.txt');
     expect(duplicates(pages.map((request) => request.url))).toEqual([]);
     for (const [host, requests] of byHost(site.requests)) {
-      expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(maxStampedInWindow(clock, requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
     }
   });
@@ -184,7 +189,7 @@ describe('the packed crawlq package, installed with npm outside the workspace', 
     expect(items.filter((item) => item.route === 'page').length).toBeGreaterThan(expected.size / 2);
     for (const item of items) expect(item.title).toMatch(/^Page \d+ on /);
     for (const [host, requests] of byHost(site.requests)) {
-      expect(maxInWindow(requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
+      expect(maxStampedInWindow(clock, requests.map((request) => request.startedAt), 1000), host).toBeLessThanOrEqual(5);
       expect(peakInFlight(requests), host).toBeLessThanOrEqual(2);
     }
 

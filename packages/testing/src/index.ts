@@ -9,4 +9,4 @@ export { startTestRedisCluster, type TestRedisCluster, type TestClusterNode, typ
 export { startFullListener, type FullListener } from './full-listener.js';
 export { generatedPasswords, PRINTABLE_ASCII, PRINTABLE_SPECIALS, seededRandom, shuffled, type GeneratedPasswordOptions } from './generated-secrets.js';
 export { readWarcWithAllReaders, resolveWarcPointer, type WarcPointer } from './warc-readers.js';
-export { ArrivalClock, maxCertainlyInWindow, maxInWindow, type Arrival } from './windows.js';
+export { ArrivalClock, maxCertainlyInWindow, maxInWindow, maxStampedInWindow, widestGaps, type Arrival } from './windows.js';

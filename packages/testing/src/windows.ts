@@ -81,6 +81,11 @@ export class ArrivalClock {
     return Math.min(ticks[Math.max(0, low - 1)] ?? at, at);
   }
 
+  /** A stamp taken elsewhere (see {@link notBeforeAt}) as an arrival. */
+  arrivalOf(at: number): Arrival {
+    return { at, notBefore: this.notBeforeAt(at) };
+  }
+
   /** The longest the loop went without a tick so far (ms): how unsure the arrival times could be. */
   get longestGapMs(): number {
     return Math.max(this.#longestGapMs, Date.now() - this.#lastTick);
@@ -107,4 +112,30 @@ export function maxCertainlyInWindow(arrivals: readonly Arrival[], windowMs: num
     best = Math.max(best, inside);
   }
   return best;
+}
+
+/**
+ * For each two arrivals in a row (by handler time), the most they can have
+ * been apart: the later one's handler time against the earliest the first
+ * can have come. A spacing judged with these fails on a real squeeze, not on
+ * a stall that stamped the first one late.
+ */
+export function widestGaps(arrivals: readonly Arrival[]): number[] {
+  const sorted = [...arrivals].sort((a, b) => a.at - b.at);
+  const gaps: number[] = [];
+  let previous: Arrival | undefined;
+  for (const next of sorted) {
+    if (previous) gaps.push(next.at - Math.min(previous.notBefore, previous.at));
+    previous = next;
+  }
+  return gaps;
+}
+
+/**
+ * {@link maxCertainlyInWindow} of stamps a site took with this process's
+ * loop (handler times, epoch ms), each bounded by `clock`, a clock made with
+ * `keepTicks` before the first of them.
+ */
+export function maxStampedInWindow(clock: ArrivalClock, stamps: readonly number[], windowMs: number): number {
+  return maxCertainlyInWindow(stamps.map((at) => clock.arrivalOf(at)), windowMs);
 }

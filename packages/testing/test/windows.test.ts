@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { ArrivalClock, maxCertainlyInWindow, maxInWindow } from '../src/windows.js';
+import { ArrivalClock, maxCertainlyInWindow, maxInWindow, widestGaps } from '../src/windows.js';
 
 const exact = (at: number) => ({ at, notBefore: at });
 
@@ -22,6 +22,16 @@ describe('maxCertainlyInWindow', () => {
   it('still counts a burst that no stall explains', () => {
     const arrivals = [{ at: 500, notBefore: 400 }, ...Array.from({ length: 11 }, (_, i) => exact(10 * i))];
     expect(maxCertainlyInWindow(arrivals, 1000)).toBe(12);
+  });
+});
+
+describe('widestGaps', () => {
+  it('widens a gap by the stall that may have stamped its first arrival late, and only that one', () => {
+    // Handler times 0, 70, 200; the one at 70 ran after a stall and may have come at 40.
+    const arrivals = [exact(200), { at: 70, notBefore: 40 }, exact(0)];
+    expect(widestGaps(arrivals)).toEqual([70, 160]);
+    expect(widestGaps([exact(5)])).toEqual([]);
+    expect(widestGaps([])).toEqual([]);
   });
 });
 
