@@ -123,7 +123,9 @@ describe('fleet-wide politeness under failure and load', () => {
 
   it('admin pause and resume work while a crawl runs', { timeout: 150_000 }, async () => {
     const [paused, other] = ['127.0.0.42', '127.0.0.43'];
-    const web = await site({ hosts: [paused, other], pagesPerHost: 30, linksPerPage: 2 });
+    // 60 pages, 12 s at the rate: the other group still has pages left once the pause command has
+    // returned (a command took seconds on a loaded machine, and with 30 pages the group was nearly done).
+    const web = await site({ hosts: [paused, other], pagesPerHost: 60, linksPerPage: 2 });
     fleet = newFleet('fleet-pause', ['--rate', '5/1s', '--domain-concurrency', '2', '--max-depth', '50']);
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
     await fleet.cli(['enqueue', ...web.seeds]);
@@ -137,7 +139,7 @@ describe('fleet-wide politeness under failure and load', () => {
     // The other group goes on: four of its requests after the pause (counted,
     // not timed: a loaded machine takes longer, not fewer), and at least 3 s.
     const after = (host: string) => (byHost(web.requests).get(host) ?? []).filter((request) => request.startedAt > pausedAt + 700);
-    await Promise.all([sleep(3_000), waitFor(() => (after(other).length > 3 ? true : undefined), { timeoutMs: 60_000, what: 'the other group to go on' })]);
+    await Promise.all([sleep(3_000), waitFor(() => (after(other).length > 3 ? true : undefined), { timeoutMs: 60_000, what: () => `the other group to go on (${after(other).length} of its ${byHost(web.requests).get(other)?.length ?? 0} requests after the pause)` })]);
     // Requests already admitted may still land in the first moment; none after.
     expect(after(paused)).toEqual([]);
     expect((await fleet.status()).done).toBe(false);
