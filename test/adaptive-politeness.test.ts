@@ -4,16 +4,13 @@ import { join } from 'node:path';
 import { startDemoSite, type DemoSite, type RequestRecord } from '@crawlq/demo-site';
 import { createGroupLimiter, type GroupStatus } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { byHost, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // Adaptive politeness, judged at the servers: three worker
 // processes share one pace per host through Redis.

@@ -3,17 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDeadLetterAdmin } from '@crawlq/dead-letter';
-import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCatalogueSite } from './support/catalogue-site.js';
 import { cliEnv, runCli } from './support/cli.js';
 import { duplicates } from './support/records.js';
 import { startStaticSite } from './support/static-site.js';
+import { sitesArrivalClock } from './support/politeness.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // A user's crawler (two routes, typed items) run by `crawlq crawl --crawler`
 // on a fleet of three worker processes against a loopback catalogue.

@@ -2,15 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
 import { readRecords } from './support/records.js';
+import { sitesArrivalClock } from './support/politeness.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // --global-rate caps request starts of the whole crawl at the group gate, for
 // every worker, whether or not the worker was given the flag: it travels in the

@@ -3,16 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, REPO_ROOT } from './support/cli.js';
-import { byHost, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // The public package as a user gets it: `pnpm pack` of apps/crawlq (its
 // prepack builds the bundle), installed with npm into a fresh project outside

@@ -6,13 +6,10 @@ import { ArrivalClock, startTestRedis, type TestRedis, maxStampedInWindow } from
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { byHost, leakyBucketRejections, peakInFlight } from './support/politeness.js';
+import { byHost, leakyBucketRejections, peakInFlight, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // Each case runs at least three worker processes against one Redis and checks
 // what the servers saw: starts per sliding window and requests in flight.

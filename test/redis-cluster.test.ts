@@ -4,17 +4,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDemoSite, type DemoSite } from '@crawlq/demo-site';
 import { queuePrefix, shardNamespaces, shardOfGroup } from '@crawlq/redis';
-import { startTestRedisCluster, type TestRedisCluster, waitFor, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedisCluster, type TestRedisCluster, waitFor, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
-import { byHost, peakInFlight } from './support/politeness.js';
+import { byHost, peakInFlight, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, expectEveryPageOnce, readRecords } from './support/records.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // crawlq pointed at one master of a local 3-master Redis Cluster
 // (REDIS_URL, nothing else) crawls with several processes, keeps every limit

@@ -4,17 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
 import { findChromium } from '@crawlq/renderer';
-import { startTestRedis, type TestRedis, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
-import { byHost } from './support/politeness.js';
+import { byHost, sitesArrivalClock } from './support/politeness.js';
 import { duplicates } from './support/records.js';
 import type { AppItem } from './fixtures/spa-crawler.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 // A user's crawler (TypeScript, --crawler) on the loopback single-page app with
 // --render: its route's `$` is the DOM the browser left, so its items hold what

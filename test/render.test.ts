@@ -4,17 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findChromium } from '@crawlq/renderer';
 import { startSpaSite, type SpaSite } from '@crawlq/demo-site';
-import { startTestRedis, type TestRedis, waitFor, ArrivalClock, maxStampedInWindow } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor, maxStampedInWindow } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserProcessesUnder, workerCommandLines } from './support/processes.js';
 import { cliEnv, runCli, startCapturedCli } from './support/cli.js';
-import { byHost } from './support/politeness.js';
+import { byHost, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 
-// The sites stamp a request when this process's loop gets to it, and a stall of the loop stamps it
-// late: starts are counted in a window only where no stall can explain them (see ArrivalClock).
-const clock = new ArrivalClock({ keepTicks: true });
-afterAll(() => clock.stop());
+const clock = sitesArrivalClock();
 
 const chromium = findChromium();
 if (chromium === undefined) console.warn('render e2e skipped: no system Chromium (apt-get install -y chromium)');

@@ -1,4 +1,6 @@
 import type { RequestRecord } from '@crawlq/demo-site';
+import { ArrivalClock } from '@crawlq/testing';
+import { afterAll } from 'vitest';
 
 export { peakInFlight } from '@crawlq/demo-site';
 
@@ -25,4 +27,17 @@ export function leakyBucketRejections(starts: readonly number[], spacingMs: numb
     else lastAccepted = at;
   }
   return rejected;
+}
+
+/**
+ * An arrival clock for the sites a test file serves, running from now until
+ * the file's tests are over. The sites stamp a request when this process's
+ * loop gets to it, and a stall of the loop stamps it late: with this clock,
+ * starts are counted in a window only where no stall can explain them
+ * (`maxStampedInWindow`). Call it at the top of the file, before any site starts.
+ */
+export function sitesArrivalClock(): ArrivalClock {
+  const clock = new ArrivalClock({ keepTicks: true });
+  afterAll(() => clock.stop());
+  return clock;
 }
