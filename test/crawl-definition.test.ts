@@ -2,10 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoSite, type DemoSite, type RequestRecord } from '@crawlq/demo-site';
-import { ArrivalClock, startTestRedis, type TestRedis, waitFor, widestGaps } from '@crawlq/testing';
+import { startTestRedis, type TestRedis, waitFor, widestGaps } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from './support/cli.js';
 import { Fleet } from './support/fleet.js';
+import { sitesArrivalClock } from './support/politeness.js';
 import { readRecords } from './support/records.js';
 
 // crawl-shaping options are the fleet's, set where the crawl
@@ -13,8 +14,7 @@ import { readRecords } from './support/records.js';
 let redis: TestRedis;
 let fleet: Fleet | undefined;
 const sites: DemoSite[] = [];
-/** Each site's arrival clock (see `gaps`). */
-const clocks = new Map<DemoSite, ArrivalClock>();
+const clock = sitesArrivalClock();
 
 beforeAll(async () => {
   redis = await startTestRedis();
@@ -23,16 +23,12 @@ afterEach(async () => {
   await fleet?.stop();
   fleet = undefined;
   await Promise.all(sites.splice(0).map((site) => site.close()));
-  for (const clock of clocks.values()) clock.stop();
-  clocks.clear();
 });
 afterAll(async () => redis.stop());
 
 async function site(spec: Parameters<typeof startDemoSite>[0]): Promise<DemoSite> {
-  const clock = new ArrivalClock({ keepTicks: true });
   const started = await startDemoSite(spec);
   sites.push(started);
-  clocks.set(started, clock);
   return started;
 }
 
@@ -50,8 +46,7 @@ function pageRequests(requests: readonly RequestRecord[]): RequestRecord[] {
  * have been: the site stamps a request when this process's loop gets to it,
  * and a stall of the loop stamps one late (see ArrivalClock).
  */
-function gaps(site: DemoSite, requests: readonly RequestRecord[]): number[] {
-  const clock = clocks.get(site)!;
+function gaps(requests: readonly RequestRecord[]): number[] {
   return widestGaps(requests.map((request) => clock.arrivalOf(request.startedAt)));
 }
 
@@ -84,7 +79,7 @@ describe('one crawl definition for the fleet', () => {
     expect(new Set(web.requests.map((request) => request.userAgent))).toEqual(new Set(['fleet-bot/1']));
     // 1/1s from the definition (the workers' own default is 2/1s): every start at least a second after the previous.
     expect(web.requests.length).toBeGreaterThanOrEqual(expected.size);
-    for (const gap of gaps(web, web.requests)) expect(gap).toBeGreaterThanOrEqual(1_000 - TOLERANCE_MS);
+    for (const gap of gaps(web.requests)) expect(gap).toBeGreaterThanOrEqual(1_000 - TOLERANCE_MS);
 
     const shown = await fleet.cli(['config', 'show', '--json']);
     expect(shown.code, shown.stderr).toBe(0);
@@ -140,7 +135,7 @@ describe('one crawl definition for the fleet', () => {
       throw new Error(`${String(error)}; ${web.requests.length} requests in all; worker logs:\n${fleet?.logs.join('\n---\n') ?? ''}`);
     });
 
-    for (const gap of gaps(web, after())) expect(gap).toBeGreaterThanOrEqual(1_000 - TOLERANCE_MS);
+    for (const gap of gaps(after())) expect(gap).toBeGreaterThanOrEqual(1_000 - TOLERANCE_MS);
     expect(new Set(after().map((request) => request.userAgent))).toEqual(new Set(['slower-bot/2']));
     // Before the change the workers used the enqueued user agent.
     expect(web.requests[0]?.userAgent).not.toBe('slower-bot/2');

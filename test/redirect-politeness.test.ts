@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGroupLimiter } from '@crawlq/group-limiter';
 import { gateKeyPrefix } from '@crawlq/redis';
-import { ArrivalClock, maxStampedInWindow, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
+import { maxStampedInWindow, startTestRedis, waitFor, type TestRedis } from '@crawlq/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Fleet } from './support/fleet.js';
-import { peakInFlight } from './support/politeness.js';
+import { peakInFlight, sitesArrivalClock } from './support/politeness.js';
 import { duplicates, readRecords } from './support/records.js';
 import { ScriptedHosts, type Script, type ScriptedAnswer } from './support/scripted-hosts.js';
 
@@ -27,16 +27,12 @@ interface AnyRecord {
 let redis: TestRedis;
 let fleet: Fleet | undefined;
 let hosts: ScriptedHosts | undefined;
-/**
- * The hosts stamp a request when this process's loop gets to it, and a stall
- * of the loop stamps it late: starts are counted in a window only where no
- * stall can explain them (see ArrivalClock).
- */
-let clock: ArrivalClock | undefined;
+/** The hosts' arrival clock: see sitesArrivalClock. */
+const clock = sitesArrivalClock();
 
 /** The most starts certainly inside one window of `windowMs` at the server. */
 function certainlyInWindow(requests: readonly { startedAt: number }[], windowMs: number): number {
-  return maxStampedInWindow(clock!, requests.map((request) => request.startedAt), windowMs);
+  return maxStampedInWindow(clock, requests.map((request) => request.startedAt), windowMs);
 }
 
 beforeAll(async () => {
@@ -47,8 +43,6 @@ afterEach(async () => {
   fleet = undefined;
   await hosts?.close();
   hosts = undefined;
-  clock?.stop();
-  clock = undefined;
 });
 afterAll(async () => redis.stop());
 
@@ -81,7 +75,6 @@ describe('redirect hops pass the gate of the group they go to', () => {
       // Slow enough that the concurrency cap matters as well as the rate.
       return { ...html(path), delayMs: 300 };
     };
-    clock = new ArrivalClock({ keepTicks: true });
     hosts = await ScriptedHosts.start([a, b], script);
     port = hosts.port;
     fleet = newFleet('redirect-cross', ['--rate', '5/1s', '--domain-concurrency', '2']);
@@ -120,7 +113,6 @@ describe('redirect hops pass the gate of the group they go to', () => {
       if (path.startsWith('/old/')) return redirect(301, path.replace('/old/', '/new/'));
       return html(path);
     };
-    clock = new ArrivalClock({ keepTicks: true });
     hosts = await ScriptedHosts.start([c], script);
     fleet = newFleet('redirect-same', ['--rate', '4/1s', '--domain-concurrency', '2']);
     await Promise.all([fleet.start(), fleet.start(), fleet.start()]);
