@@ -132,6 +132,7 @@ const BLOCKING_RECOVERY_MS = 5_000;
 const BLOCKING_WAIT_SLACK_MS = 11_000 + 2 * BLOCKING_RECOVERY_MS + 5_000;
 
 interface BlockingBackend {
+  moveToActive(token: string, name?: string): Promise<unknown>;
   reconnectBlocking(): Promise<void>;
   waitForJob(blockTimeoutSeconds: number): Promise<unknown>;
   disconnectBlocking(wait?: boolean): Promise<void>;
@@ -149,10 +150,11 @@ interface IoredisClient {
   connect(): Promise<void>;
   disconnect(): void;
   once(event: string, listener: () => void): unknown;
+  off(event: string, listener: () => void): unknown;
 }
 
 /** The Worker's backend, with the `methods` given and its clients. */
-function blockingBackendOf(worker: object, methods: readonly ('reconnectBlocking' | 'waitForJob' | 'disconnectBlocking' | 'close')[]): BlockingBackend {
+function blockingBackendOf(worker: object, methods: readonly ('moveToActive' | 'reconnectBlocking' | 'waitForJob' | 'disconnectBlocking' | 'close')[]): BlockingBackend {
   const backend = (worker as unknown as { backend?: Partial<BlockingBackend> }).backend;
   const missing: string[] = methods.filter((method) => typeof backend?.[method] !== 'function');
   for (const client of ['blockingClient', 'client'] as const) if (!(backend !== undefined && client in backend)) missing.push(client);
@@ -183,8 +185,8 @@ function boundBlockingWaits(worker: object): void {
  */
 const BLOCKING_DISCONNECT_MS = 5_000;
 
-function closeBlockingClientSafely(worker: { once(event: 'closing', listener: () => void): unknown }): void {
-  const backend = blockingBackendOf(worker, ['disconnectBlocking', 'reconnectBlocking', 'waitForJob']);
+function closeBlockingClientSafely(worker: { once(event: 'closing' | 'closed', listener: () => void): unknown }): void {
+  const backend = blockingBackendOf(worker, ['disconnectBlocking', 'reconnectBlocking', 'waitForJob', 'moveToActive']);
   const disconnect = backend.disconnectBlocking.bind(backend);
   const disconnectOrEnd = async (wait?: boolean): Promise<void> => {
     const client = await backend.blockingClient;
@@ -216,6 +218,38 @@ function closeBlockingClientSafely(worker: { once(event: 'closing', listener: ()
   backend.waitForJob = (blockTimeoutSeconds: number) => untilClosing(() => waitForJob(blockTimeoutSeconds), (_, reject) => reject(new ConnectionClosedError('the worker is closing')));
   const reconnect = backend.reconnectBlocking.bind(backend);
   backend.reconnectBlocking = () => untilClosing(reconnect, (resolve) => resolve());
+
+  // Taking the next job runs on the other client, which keeps a command for
+  // as long as Redis is away (`maxRetriesPerRequest: null`); close() waits for
+  // the fetch loop, so a take sent just before an outage held the close for
+  // the whole outage. Once the worker closes, a take on a client that is not
+  // connected, or that loses its connection, fails as on a closed
+  // connection. A take on a connected client is left to finish: dropping its
+  // reply would leave a job active under a lock nobody renews.
+  let takesFail = false;
+  const pendingTakes = new Set<() => void>();
+  const failTakes = (): void => {
+    takesFail = true;
+    pendingTakes.forEach((fail) => fail());
+    pendingTakes.clear();
+  };
+  worker.once('closing', () => {
+    void backend.client.then((client) => {
+      if (client.status !== 'ready') return failTakes();
+      client.once('close', failTakes);
+      worker.once('closed', () => client.off('close', failTakes));
+    });
+  });
+  const moveToActive = backend.moveToActive.bind(backend);
+  backend.moveToActive = (token: string, name?: string) =>
+    new Promise((resolve, reject) => {
+      const fail = (): void => reject(new ConnectionClosedError('the worker is closing and Redis is away'));
+      if (takesFail) return fail();
+      pendingTakes.add(fail);
+      moveToActive(token, name)
+        .then(resolve, reject)
+        .finally(() => pendingTakes.delete(fail));
+    });
 }
 
 /**

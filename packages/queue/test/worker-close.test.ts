@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import type { Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openWorker, QUEUE_NAMES } from '../src/index.js';
 
 // Its own server: the tests stop and start it.
@@ -55,6 +55,36 @@ describe('openWorker close while its blocking client waits to reconnect', () => 
       expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
     } finally {
       if (!back) await redis.start();
+      await within(worker.close(true), 5_000);
+    }
+  });
+});
+
+describe('openWorker close while a take of the next job waits for Redis', () => {
+  it('closes, failing the take, when the take was sent as Redis went away', async () => {
+    const worker = idleWorker();
+    // Holds the worker's next take of a job until Redis is gone, so the
+    // command waits in a client that keeps it for as long as Redis is away.
+    const backend = (worker as unknown as { backend: { moveToActive(...args: unknown[]): Promise<unknown> } }).backend;
+    const take = backend.moveToActive.bind(backend);
+    let halted: Promise<void> | undefined;
+    let heldTake: Promise<unknown> | undefined;
+    backend.moveToActive = (...args: unknown[]) => {
+      if (halted !== undefined) return take(...args);
+      halted = redis.halt();
+      heldTake = halted.then(() => take(...args));
+      return heldTake;
+    };
+    try {
+      await worker.waitUntilReady();
+      await vi.waitFor(() => expect(heldTake).toBeDefined(), { timeout: 30_000 });
+      await halted;
+      await sleep(NOTICE_MS);
+      expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
+      // The take failed: it did not wait for Redis to come back.
+      await expect(heldTake).rejects.toThrow(/closing/);
+    } finally {
+      await redis.start();
       await within(worker.close(true), 5_000);
     }
   });
