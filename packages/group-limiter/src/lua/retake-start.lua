@@ -35,7 +35,7 @@
 local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo')
+local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo', 'slippedStarts')
 local function give_back()
   give_back_late(KEYS[1], KEYS[2], ARGV[1])
   return {2}
@@ -55,17 +55,21 @@ if server ~= '' then
   if s[1] and math.abs(num(s[2], -1) - start) <= 0.01 then server_tat = tonumber(s[1])
   elseif s[1] and now - start + grace > tonumber(ARGV[5]) then return give_back() end
 end
+-- The group's fields change in one write (this runs on every late start of a busy process).
+local fields = {'lastAdmitAt', fmt(now), 'slippedStarts', num(h[5], 0) + 1}
 local tat = tonumber(h[1])
-if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + (now - start) + grace)) end
+if tat then
+  fields[#fields + 1] = 'tat'
+  fields[#fields + 1] = fmt(tat + (now - start) + grace)
+end
 if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + (now - start) + grace), 'lastAdmitAt', fmt(now)) end
 -- A server lease (its concurrency cap) runs from the new start too.
 if server ~= '' and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
-redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
 local extended_to = extend_leases(KEYS[2], now + lease_ms, num(h[4], 0), now, lease_ms)
 if extended_to then
-  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now), 'leasesKeptTo', fmt(extended_to))
-else
-  redis.call('HSET', KEYS[1], 'lastAdmitAt', fmt(now))
+  fields[#fields + 1] = 'leasesKeptTo'
+  fields[#fields + 1] = fmt(extended_to)
 end
+redis.call('HSET', KEYS[1], unpack(fields))
 return {1, fmt(now)}

@@ -15,8 +15,15 @@
   Codes: 1 Ok
 ]]
 --- @include "@crawlq/redis/lua/args.lua"
-local tat = tonumber(redis.call('HGET', KEYS[1], 'tat'))
-if tat then redis.call('HSET', KEYS[1], 'tat', fmt(tat + tonumber(ARGV[1]))) end
+-- One read and one write of the group (this runs on every slipped start of a busy process).
+local h = redis.call('HMGET', KEYS[1], 'tat', 'slippedStarts')
+local fields = {'slippedStarts', num(h[2], 0) + 1}
+local tat = tonumber(h[1])
+if tat then
+  fields[#fields + 1] = 'tat'
+  fields[#fields + 1] = fmt(tat + tonumber(ARGV[1]))
+end
+redis.call('HSET', KEYS[1], unpack(fields))
 if KEYS[2] ~= KEYS[1] then
   local global_tat = tonumber(redis.call('HGET', KEYS[2], 'tat'))
   if global_tat then redis.call('HSET', KEYS[2], 'tat', fmt(global_tat + tonumber(ARGV[1]))) end
@@ -25,5 +32,4 @@ if (ARGV[2] or '') ~= '' then
   local server_tat = tonumber(redis.call('HGET', KEYS[3], 'tat'))
   if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + tonumber(ARGV[1]))) end
 end
-redis.call('HINCRBY', KEYS[1], 'slippedStarts', 1)
 return {1}
