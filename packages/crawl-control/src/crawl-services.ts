@@ -126,7 +126,8 @@ export interface CrawlServiceOptions {
 
 export async function openCrawlServices(config: CrawlqConfig, redisUrl: string, options: CrawlServiceOptions): Promise<CrawlServices> {
   const { role } = options;
-  const redis = await connectRedis(redisUrl, { role, name: `${role}-state` });
+  // A worker's jobs share this client for every gate and frontier call (see ConnectOptions.autoPipelining).
+  const redis = await connectRedis(redisUrl, { role, name: `${role}-state`, autoPipelining: role === 'worker' });
   // The coordinator's queue reads ride out a Redis restart like its own connection.
   const openQueue = (namespace: string) => openCrawlQueue(role === 'coordinator' ? { url: redisUrl, maxRetriesPerRequest: null } : { url: redisUrl }, namespace);
   // An outage rejects our commands and shows as the Worker's 'error' event;

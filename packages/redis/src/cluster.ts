@@ -137,7 +137,8 @@ export function rememberTopology(url: string, cluster: boolean): void {
 export function openCluster(url: string, options: RedisOptions = {}): Cluster {
   const parsed = new URL(url);
   const seed = { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: parsed.port === '' ? 6379 : Number(parsed.port) };
-  const { enableOfflineQueue, retryStrategy, enableReadyCheck, lazyConnect, ...nodeOptions } = options;
+  // Auto-pipelining stays with single nodes: the cluster client's own redirections and failovers are what its tests prove.
+  const { enableOfflineQueue, retryStrategy, enableReadyCheck, lazyConnect, enableAutoPipelining: _single, ...nodeOptions } = options;
   const auth: RedisOptions = {
     ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
     ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),

@@ -1,7 +1,7 @@
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { openRedisFrom, type RedisConnectionInput } from '../src/index.js';
+import { connectRedis, openRedisFrom, type RedisConnectionInput } from '../src/index.js';
 
 let server: TestRedis;
 
@@ -43,5 +43,26 @@ describe('openRedisFrom (a client beside BullMQ, from the same connection)', () 
   it('refuses a client it cannot duplicate as ioredis', () => {
     const foreign: RedisConnectionInput = { duplicate: () => ({}) };
     expect(() => openRedisFrom(foreign)).toThrow(TypeError);
+  });
+});
+
+describe('connectRedis with autoPipelining (a client that concurrent tasks share)', () => {
+  it('holds the commands of one turn for one write, and answers each in order', async () => {
+    const shared = (await connectRedis(server.url, { role: 'worker', autoPipelining: true })) as Redis;
+    const plain = (await connectRedis(server.url, { role: 'worker' })) as Redis;
+    try {
+      const key = `autopipeline-${process.pid}`;
+      const replies = Array.from({ length: 50 }, () => shared.incr(key));
+      // Queued, not yet written: the turn has not ended.
+      expect(shared.autoPipelineQueueSize).toBe(50);
+      expect(await Promise.all(replies)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      const unpiped = plain.incr(key);
+      expect(plain.autoPipelineQueueSize).toBe(0);
+      expect(await unpiped).toBe(51);
+      await shared.del(key);
+    } finally {
+      shared.disconnect();
+      plain.disconnect();
+    }
   });
 });
