@@ -76,7 +76,8 @@ describe('openWorker close while a take of the next job waits for Redis', () => 
       return heldTake;
     };
     try {
-      await worker.waitUntilReady();
+      // Not `worker.waitUntilReady()`: its own commands would wait for Redis
+      // when the worker's first take, which halts it, comes before them.
       await vi.waitFor(() => expect(heldTake).toBeDefined(), { timeout: 30_000 });
       await halted;
       await sleep(NOTICE_MS);
@@ -84,7 +85,10 @@ describe('openWorker close while a take of the next job waits for Redis', () => 
       // The take failed: it did not wait for Redis to come back.
       await expect(heldTake).rejects.toThrow(/closing/);
     } finally {
-      await redis.start();
+      if (halted !== undefined) {
+        await halted;
+        await redis.start();
+      }
       await within(worker.close(true), 5_000);
     }
   });
