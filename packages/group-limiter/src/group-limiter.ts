@@ -741,7 +741,7 @@ class RedisGroupLimiter implements GroupLimiter {
   async servers(): Promise<ServerStatus[]> {
     await this.#reload('servers');
     try {
-      return await readServerStatuses(this.#redis, this.#serverKeys, { level: this.#serverLevel, shards: this.#shard.count });
+      return await readServerStatuses(this.#redis, this.#serverKeys, { level: this.#serverLevel, shards: this.#shard.count, groupKey: (group) => this.#keys.group(group) });
     } catch (error) {
       throw redisFailure('servers', error);
     }

@@ -25,7 +25,11 @@ export interface ServerStatus {
 const CHUNK = 500;
 
 /** Every server the level admitted a start for under these keys, sorted by name. */
-export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, layout: { readonly level: ServerLevel; readonly shards: number }): Promise<ServerStatus[]> {
+export async function readServerStatuses(
+  redis: RedisClient,
+  keys: ServerKeys,
+  layout: { readonly level: ServerLevel; readonly shards: number; readonly groupKey: (group: string) => string },
+): Promise<ServerStatus[]> {
   const { level, shards } = layout;
   const servers = (await redis.smembers(keys.servers)).sort();
   const [seconds = '0', micros = '0'] = await redis.time();
@@ -35,12 +39,17 @@ export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, l
     const chunk = servers.slice(start, start + CHUNK);
     const pipeline = redis.pipeline();
     for (const server of chunk) {
-      pipeline.hmget(keys.server(server), 'admitted', 'deferred', 'wakeAt', 'lastAdmitAt');
+      pipeline.hmget(keys.server(server), 'admitted', 'deferred', 'wakeAt', 'lastAdmitAt', 'solo');
       pipeline.zcount(keys.leases(server), `(${now}`, '+inf');
     }
     const replies = (await pipeline.exec()) ?? [];
+    const fields = chunk.map((_, index) => (replies[index * 2]?.[1] ?? []) as (string | null)[]);
+    const held = await readHolds(redis, { servers: chunk, fields }, layout.groupKey);
     chunk.forEach((server, index) => {
-      const [admitted, deferred, wakeAt, lastAdmitAt] = (replies[index * 2]?.[1] ?? []) as (string | null)[];
+      const [stored, deferred, wakeAt, storedLastAdmitAt] = fields[index] ?? [];
+      const hold = held.get(server);
+      const admitted = Number(stored ?? 0) + (hold?.admitted ?? 0);
+      const lastAdmitAt = hold?.lastAdmitAt ?? storedLastAdmitAt;
       const leases = Number(replies[index * 2 + 1]?.[1] ?? 0);
       const target = serverTarget(level, server);
       const interval = level.intervalMs(target);
@@ -52,7 +61,7 @@ export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, l
         rule: target.rule ?? null,
         paceMs: interval / shards,
         inFlight: target.limits.concurrency === null ? null : leases,
-        admitted: Number(admitted ?? 0),
+        admitted,
         deferred: Number(deferred ?? 0),
         waiting: wake > now ? Math.ceil((wake - now) / step) : 0,
         lastAdmitAt: lastAdmitAt ? Number(lastAdmitAt) : null,
@@ -63,6 +72,33 @@ export async function readServerStatuses(redis: RedisClient, keys: ServerKeys, l
 }
 
 /** A server's name is its address, or its network with `/prefix`: the network's address stands for it. */
+/**
+ * The servers of a chunk that a group holds alone (see lua/server-gate.lua):
+ * their starts since the hold began are counted in the holder's hash, as is
+ * their last start.
+ */
+async function readHolds(
+  redis: RedisClient,
+  read: { readonly servers: readonly string[]; readonly fields: readonly (readonly (string | null)[])[] },
+  groupKey: (group: string) => string,
+): Promise<Map<string, { readonly admitted: number; readonly lastAdmitAt: string | null }>> {
+  const holds = read.servers.flatMap((server, index) => {
+    const holder = read.fields[index]?.[4];
+    return holder ? [{ server, holder }] : [];
+  });
+  const found = new Map<string, { readonly admitted: number; readonly lastAdmitAt: string | null }>();
+  if (holds.length === 0) return found;
+  const pipeline = redis.pipeline();
+  for (const { holder } of holds) pipeline.hmget(groupKey(holder), 'soloAt', 'admitted', 'soloBase', 'lastAdmitAt');
+  const replies = (await pipeline.exec()) ?? [];
+  holds.forEach(({ server }, index) => {
+    const [soloAt, admitted, soloBase, lastAdmitAt] = (replies[index]?.[1] ?? []) as (string | null)[];
+    // A holder whose fields name another server (or none) no longer holds this one.
+    if (soloAt === server) found.set(server, { admitted: Math.max(0, Number(admitted ?? 0) - Number(soloBase ?? 0)), lastAdmitAt: lastAdmitAt ?? null });
+  });
+  return found;
+}
+
 function serverTarget(level: ServerLevel, server: string): ReturnType<ServerLevel['target']> {
   const slash = server.indexOf('/');
   return level.target(slash === -1 ? server : server.slice(0, slash));

@@ -266,26 +266,81 @@ describe('the server level of the gate', () => {
     });
   });
 
-  it('costs two commands inside Redis per admission for a rate-only server level', { timeout: 60_000 }, async () => {
-    const count = async (policy: LimitPolicyInput, address: string | undefined): Promise<number> => {
-      const [limiter] = await fleet(1, policy);
-      await limiter!.acquire({ group: 'warm.test', leaseId: randomUUID(), maxInlineWaitMs: 100, ...(address ? { address } : {}) });
-      await inspector.config('RESETSTAT');
-      for (let i = 0; i < 20; i += 1) {
-        const admission = await limiter!.acquire({ group: `g${i}.test`, leaseId: randomUUID(), maxInlineWaitMs: 100, ...(address ? { address } : {}) });
-        expect(admission.admitted).toBe(true);
-      }
-      const stats = await inspector.info('commandstats');
-      let calls = 0;
-      for (const match of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
-        if (!['evalsha', 'eval', 'info', 'config', 'script'].includes(match[1]!)) calls += Number(match[2]);
-      }
-      return calls / 20;
-    };
-    const rateOnly = { defaults: { rate: null, burst: 1, concurrency: null }, servers: { defaults: { rate: { max: 1000, durationMs: 1000 } } } };
-    const without = await count({ defaults: rateOnly.defaults }, undefined);
-    const withServer = await count(rateOnly, '127.0.0.50');
+  /** Commands inside Redis per admission (scripts' own calls, not EVALSHA) for `admissions` after `warm` ones, at `address`. */
+  const commandsPerAdmission = async (policy: LimitPolicyInput, address: string | undefined, groups: { warm: readonly string[]; counted: (i: number) => string }): Promise<number> => {
+    const [limiter] = await fleet(1, policy);
+    const ask = (group: string) => limiter!.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 100, ...(address ? { address } : {}) });
+    for (const group of groups.warm) await ask(group);
+    await inspector.config('RESETSTAT');
+    for (let i = 0; i < 20; i += 1) expect((await ask(groups.counted(i))).admitted).toBe(true);
+    const stats = await inspector.info('commandstats');
+    let calls = 0;
+    for (const match of stats.matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+      if (!['evalsha', 'eval', 'info', 'config', 'script'].includes(match[1]!)) calls += Number(match[2]);
+    }
+    return calls / 20;
+  };
+  const RATE_ONLY = { defaults: { rate: null, burst: 1, concurrency: null }, servers: { defaults: { rate: { max: 1000, durationMs: 1000 } } } } satisfies LimitPolicyInput;
+
+  it('costs two commands inside Redis per admission for a rate-only server level that several groups use', { timeout: 60_000 }, async () => {
+    // Two groups warm it up: the second ends the first one's hold (see below).
+    const groups = { warm: ['warm.test', 'warm2.test'], counted: (i: number) => `g${i}.test` };
+    const without = await commandsPerAdmission({ defaults: RATE_ONLY.defaults }, undefined, groups);
+    const withServer = await commandsPerAdmission(RATE_ONLY, '127.0.0.50', groups);
     expect(withServer - without).toBeGreaterThan(0);
     expect(withServer - without).toBeLessThanOrEqual(2);
+  });
+
+  describe('a server that one group alone uses', () => {
+    it('costs no command of its own per admission, and its status still counts every start', { timeout: 60_000 }, async () => {
+      const alone = { warm: ['solo.test'], counted: () => 'solo.test' };
+      const without = await commandsPerAdmission({ defaults: RATE_ONLY.defaults }, undefined, alone);
+      const held = await commandsPerAdmission(RATE_ONLY, '127.0.0.51', alone);
+      expect(held).toBeCloseTo(without, 6);
+      // The same server used by a second group costs its two commands again (the check can tell).
+      const shared = await commandsPerAdmission(RATE_ONLY, '127.0.0.52', { warm: ['solo.test', 'other.test'], counted: () => 'solo.test' });
+      expect(shared - without).toBeGreaterThan(1);
+    });
+
+    // Groups at 1/s, the server at 10/s (100 ms apart): only the server level spaces two groups' starts.
+    const HELD: LimitPolicyInput = {
+      defaults: { rate: { max: 1, durationMs: 1000 }, burst: 1, concurrency: null },
+      safetyMarginMs: 0,
+      spacingMargin: 0,
+      servers: { defaults: { rate: { max: 10, durationMs: 1000 } } },
+    };
+    const ADDRESS = '127.0.0.53';
+
+    it('keeps its spacing when a second group comes: the first start of that group follows the holder\'s latest, reserved ahead', { timeout: 60_000 }, async () => {
+      const [holder, newcomer] = await fleet(2, HELD);
+      const starts: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const admission = await holder!.acquire({ group: 'a.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: ADDRESS });
+        if (!admission.admitted) throw new Error(`a.test was not admitted: ${admission.reason}`);
+        starts.push(admission.startAt);
+      }
+      // a.test's third start is reserved about 2 s ahead; the server must not start b.test before it and its spacing.
+      const next = await newcomer!.acquire({ group: 'b.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: ADDRESS });
+      if (!next.admitted) throw new Error(`b.test was not admitted: ${next.reason}`);
+      expect(next.startAt - Math.max(...starts)).toBeGreaterThanOrEqual(100 - 0.01);
+      // Every start is counted at the server, those of the hold included, and the last is b.test's.
+      const [status] = await newcomer!.servers();
+      expect(status).toMatchObject({ server: ADDRESS, admitted: 4, lastAdmitAt: next.startAt });
+      // And from now on both groups are spaced at the server as any two are.
+      const third = await holder!.acquire({ group: 'a.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: ADDRESS });
+      if (!third.admitted) throw new Error(`a.test was not admitted: ${third.reason}`);
+      expect(third.startAt - next.startAt).toBeGreaterThanOrEqual(100 - 0.01);
+    });
+
+    it('reports the holder\'s starts in its status while the hold lasts', async () => {
+      const [limiter] = await fleet(1, HELD);
+      let last = 0;
+      for (let i = 0; i < 2; i += 1) {
+        const admission = await limiter!.acquire({ group: 'a.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: '127.0.0.54' });
+        if (!admission.admitted) throw new Error(`a.test was not admitted: ${admission.reason}`);
+        last = admission.startAt;
+      }
+      expect(await limiter!.servers()).toEqual([expect.objectContaining({ server: '127.0.0.54', admitted: 2, lastAdmitAt: last })]);
+    });
   });
 });

@@ -65,7 +65,7 @@ local tau = tonumber(ARGV[6])
 local conc = tonumber(ARGV[7])
 local lease_ms = tonumber(ARGV[8])
 local min_step = tonumber(ARGV[9])
-local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted', 'leasesKeptTo', 'started', 'strikes')
+local h = redis.call('HMGET', KEYS[2], 'tat', 'wakeAt', 'pausedUntil', 'holdMs', 'minInterval', 'pace', 'cutAt', 'lagMs', 'admitted', 'leasesKeptTo', 'started', 'strikes', 'soloAt', 'stat')
 local tat = num(h[1], 0)
 local wake_at = num(h[2], 0)
 local paused_until = num(h[3], 0)
@@ -122,7 +122,7 @@ if wait > max_inline then return deny(2, allow_at) end
 -- A short wait is reserved now: the caller sleeps and starts at allow_at.
 local start = math.max(now, allow_at)
 local server_denial
-start, server_denial = server_check(now, start)
+start, server_denial = server_check(now, start, {h[13], h[14]})
 if server_denial then return server_denial end
 
 local global_interval = tonumber(ARGV[12])
@@ -152,11 +152,12 @@ if interval > 0 and global_interval <= 0 then
   if SERVER.name ~= '' and SERVER.interval > 0 then grace = math.min(grace, SERVER.interval / 4) end
   grace = math.max(0, grace)
 end
-server_take(start, now, grace)
+local server_fields = server_take(start, now, grace, admitted + 1)
 redis.call('ZADD', KEYS[3], fmt(start + lease_ms), ARGV[3])
 -- The group's fields change in one write (every command counts: this runs once per request).
 local fields = {'admitted', admitted + 1, 'lastAdmitAt', fmt(start)}
 if released then for _, v in ipairs(released) do fields[#fields + 1] = v end end
+for _, v in ipairs(server_fields) do fields[#fields + 1] = v end
 local extended_to = extend_leases(KEYS[3], start + lease_ms, kept_to, now, lease_ms)
 if extended_to then
   fields[#fields + 1] = 'leasesKeptTo'

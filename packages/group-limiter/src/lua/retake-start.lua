@@ -18,7 +18,7 @@
   reserved after it at the server would crowd that server's window.
   KEYS[1] group hash
   KEYS[2] leases zset
-  KEYS[3] server hash
+  KEYS[3] server hash (not read when the group holds the server alone: see server-gate.lua)
   KEYS[4] server lease zset (both KEYS[1] again when there is no server)
   ARGV[1] lease id
   ARGV[2] leaseMs
@@ -35,7 +35,7 @@
 local now = now_ms()
 local lease_ms = tonumber(ARGV[2])
 local score = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]))
-local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo', 'slippedStarts')
+local h = redis.call('HMGET', KEYS[1], 'tat', 'pausedUntil', 'lastAdmitAt', 'leasesKeptTo', 'slippedStarts', 'soloAt', 'stat')
 local function give_back()
   give_back_late(KEYS[1], KEYS[2], ARGV[1])
   return {2}
@@ -50,7 +50,12 @@ if not last or math.abs(last - start) > 0.01 or now < start then return give_bac
 local server = ARGV[4] or ''
 local grace = tonumber(ARGV[6]) or 0
 local server_tat = nil
-if server ~= '' then
+-- A server this group holds alone keeps its pacing in the group's hash (see
+-- server-gate.lua), and the group's latest admission, checked above, is the server's.
+local held = server ~= '' and h[6] == server
+if held then
+  server_tat = tonumber(h[7])
+elseif server ~= '' then
   local s = redis.call('HMGET', KEYS[3], 'tat', 'lastAdmitAt')
   if s[1] and math.abs(num(s[2], -1) - start) <= 0.01 then server_tat = tonumber(s[1])
   elseif s[1] and now - start + grace > tonumber(ARGV[5]) then return give_back() end
@@ -62,9 +67,14 @@ if tat then
   fields[#fields + 1] = 'tat'
   fields[#fields + 1] = fmt(tat + (now - start) + grace)
 end
-if server_tat then redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + (now - start) + grace), 'lastAdmitAt', fmt(now)) end
--- A server lease (its concurrency cap) runs from the new start too.
-if server ~= '' and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
+if server_tat and held then
+  fields[#fields + 1] = 'stat'
+  fields[#fields + 1] = fmt(server_tat + (now - start) + grace)
+elseif server_tat then
+  redis.call('HSET', KEYS[3], 'tat', fmt(server_tat + (now - start) + grace), 'lastAdmitAt', fmt(now))
+end
+-- A server lease (its concurrency cap, never on a held server) runs from the new start too.
+if server ~= '' and not held and redis.call('ZADD', KEYS[4], 'XX', 'CH', fmt(now + lease_ms), ARGV[1]) == 1 then keep_leases(KEYS[4], now) end
 redis.call('ZADD', KEYS[2], fmt(now + lease_ms), ARGV[1])
 local extended_to = extend_leases(KEYS[2], now + lease_ms, num(h[4], 0), now, lease_ms)
 if extended_to then
