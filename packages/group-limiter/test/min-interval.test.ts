@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupLimiter, GroupLimiterArgumentError, normalizePolicy, type GroupLimiter, type LimitPolicyInput } from '../src/index.js';
-import { pacedLimits, sleep, testPrefix } from './support.js';
+import { maxInWindow, pacedLimits, sleep, testPrefix } from './support.js';
 
 let server: TestRedis;
 beforeAll(async () => {
@@ -52,9 +52,10 @@ describe('setMinInterval (robots.txt Crawl-delay)', () => {
     expect(slow.length).toBeLessThanOrEqual(6);
     // No burst either: every start at least the Crawl-delay after the previous one.
     expect(Math.min(...gaps(slow))).toBeGreaterThanOrEqual(499.9);
+    // The other group keeps the policy's pace, not the Crawl-delay: many more starts, and
+    // within the policy's bound in every second (20, plus the 2 its burst of 3 lets go early).
     expect(fast.length).toBeGreaterThan(25);
-    // The other group still bursts at the policy pace.
-    expect(Math.min(...gaps(fast))).toBeLessThan(10);
+    expect(maxInWindow(fast, 1000)).toBeLessThanOrEqual(22);
 
     const slowStatus = await b.status('slow.test');
     expect(slowStatus.minIntervalMs).toBe(500);

@@ -233,12 +233,18 @@ function closeBlockingClientSafely(worker: { once(event: 'closing' | 'closed', l
     pendingTakes.forEach((fail) => fail());
     pendingTakes.clear();
   };
+  // The take awaits the client's first connection too: a client that never
+  // connected (Redis went away as the worker started) is not ready either.
+  let client: IoredisClient | undefined;
+  backend.client.then(
+    (resolved) => (client = resolved),
+    () => undefined,
+  );
   worker.once('closing', () => {
-    void backend.client.then((client) => {
-      if (client.status !== 'ready') return failTakes();
-      client.once('close', failTakes);
-      worker.once('closed', () => client.off('close', failTakes));
-    });
+    if (client?.status !== 'ready') return failTakes();
+    const connected = client;
+    connected.once('close', failTakes);
+    worker.once('closed', () => connected.off('close', failTakes));
   });
   const moveToActive = backend.moveToActive.bind(backend);
   backend.moveToActive = (token: string, name?: string) =>

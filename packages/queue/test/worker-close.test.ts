@@ -92,4 +92,15 @@ describe('openWorker close while a take of the next job waits for Redis', () => 
       await within(worker.close(true), 5_000);
     }
   });
+
+  it('closes when Redis went away before the worker ever connected (its take waits for the first connection)', async () => {
+    await redis.halt();
+    try {
+      const worker = idleWorker();
+      await sleep(NOTICE_MS);
+      expect(await within(worker.close().then(() => 'closed'), 15_000)).toBe('closed');
+    } finally {
+      await redis.start();
+    }
+  });
 });
