@@ -18,6 +18,18 @@ afterAll(async () => redis.stop());
 
 const GROUP_FAST: LimitPolicyInput['defaults'] = { rate: { max: 20, durationMs: 1000 }, burst: 1, concurrency: null };
 
+/**
+ * The server's spacing alone (10/s, no margins): starts exactly 100 ms apart
+ * at the server. Each group's own rate (1/s) is far slower, so only the
+ * server level can hold the next start back.
+ */
+const SERVER_SPACED: LimitPolicyInput = {
+  defaults: { rate: { max: 1, durationMs: 1000 }, burst: 1, concurrency: null },
+  safetyMarginMs: 0,
+  spacingMargin: 0,
+  servers: { defaults: { rate: { max: 10, durationMs: 1000 } } },
+};
+
 async function fleet(size: number, policy: LimitPolicyInput): Promise<GroupLimiter[]> {
   const prefix = testPrefix();
   const limiters = Array.from({ length: size }, () => createGroupLimiter({ redis: redis.client(), prefix }));
@@ -173,15 +185,7 @@ describe('the server level of the gate', () => {
   });
 
   describe('a start that goes late', () => {
-    // The server's spacing alone (10/s, no margins): starts exactly 100 ms apart
-    // at the server. Each group's own rate (1/s) is far slower, so only the
-    // server level can hold the next start back.
-    const LATE: LimitPolicyInput = {
-      defaults: { rate: { max: 1, durationMs: 1000 }, burst: 1, concurrency: null },
-      safetyMarginMs: 0,
-      spacingMargin: 0,
-      servers: { defaults: { rate: { max: 10, durationMs: 1000 } } },
-    };
+    const LATE = SERVER_SPACED;
     const SERVER = '127.0.0.70';
     const admit = async (limiter: GroupLimiter, group: string) => {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 1_000, address: SERVER });
@@ -302,13 +306,7 @@ describe('the server level of the gate', () => {
       expect(shared - without).toBeGreaterThan(1);
     });
 
-    // Groups at 1/s, the server at 10/s (100 ms apart): only the server level spaces two groups' starts.
-    const HELD: LimitPolicyInput = {
-      defaults: { rate: { max: 1, durationMs: 1000 }, burst: 1, concurrency: null },
-      safetyMarginMs: 0,
-      spacingMargin: 0,
-      servers: { defaults: { rate: { max: 10, durationMs: 1000 } } },
-    };
+    const HELD = SERVER_SPACED;
     const ADDRESS = '127.0.0.53';
 
     it('keeps its spacing when a second group comes: the first start of that group follows the holder\'s latest, reserved ahead', { timeout: 60_000 }, async () => {
