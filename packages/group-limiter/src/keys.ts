@@ -13,7 +13,8 @@ export interface LimiterKeys {
   readonly global: string;
   /**
    * Hash of a group's state: tat, wakeAt, pausedUntil, pauseReason, strikes, strikeAt, holdMs, admitted, deferred,
-   * lastAdmitAt, minInterval, leasesKeptTo (until when its lease set is kept); adaptive pacing: pace, cutAt, paceCause, paceReason, paceChangedAt, paceCuts, latency, baseline.
+   * lastAdmitAt, minInterval, leasesKeptTo (until when its lease set is kept); adaptive pacing: pace, cutAt, paceCause, paceReason, paceChangedAt, paceCuts, latency, baseline;
+   * a server it holds alone (see lua/server-gate.lua): soloAt (the server), stat (its pacing), soloBase (the group's admissions when the hold began).
    */
   group(group: string): string;
   /** Sorted set of a group's leases: member = lease id, score = expiry (Redis-clock ms). */
