@@ -71,7 +71,6 @@ export async function readServerStatuses(
   return statuses;
 }
 
-/** A server's name is its address, or its network with `/prefix`: the network's address stands for it. */
 /**
  * The servers of a chunk that a group holds alone (see lua/server-gate.lua):
  * their starts since the hold began are counted in the holder's hash, as is
@@ -99,6 +98,7 @@ async function readHolds(
   return found;
 }
 
+/** A server's name is its address, or its network with `/prefix`: the network's address stands for it. */
 function serverTarget(level: ServerLevel, server: string): ReturnType<ServerLevel['target']> {
   const slash = server.indexOf('/');
   return level.target(slash === -1 ? server : server.slice(0, slash));

@@ -198,26 +198,12 @@ function closeBlockingClientSafely(worker: { once(event: 'closing' | 'closed', l
   // Once the Worker closes, its fetch loop stops waiting on that client: a
   // read it still holds fails as on a closed connection (BullMQ then neither
   // retries nor reads a job), and a recovery it waits for is given up.
-  let closing = false;
-  const onClose = new Set<() => void>();
-  worker.once('closing', () => {
-    closing = true;
-    onClose.forEach((settle) => settle());
-    onClose.clear();
-  });
-  const untilClosing = <T>(promise: () => Promise<T>, settle: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const settleNow = (): void => settle(resolve, reject);
-      if (closing) return settleNow();
-      onClose.add(settleNow);
-      promise()
-        .then(resolve, reject)
-        .finally(() => onClose.delete(settleNow));
-    });
+  const closing = cutOff();
+  worker.once('closing', closing.cut);
   const waitForJob = backend.waitForJob.bind(backend);
-  backend.waitForJob = (blockTimeoutSeconds: number) => untilClosing(() => waitForJob(blockTimeoutSeconds), (_, reject) => reject(new ConnectionClosedError('the worker is closing')));
+  backend.waitForJob = (blockTimeoutSeconds: number) => closing.race(() => waitForJob(blockTimeoutSeconds), (_, reject) => reject(new ConnectionClosedError('the worker is closing')));
   const reconnect = backend.reconnectBlocking.bind(backend);
-  backend.reconnectBlocking = () => untilClosing(reconnect, (resolve) => resolve());
+  backend.reconnectBlocking = () => closing.race(reconnect, (resolve) => resolve());
 
   // Taking the next job runs on the other client, which keeps a command for
   // as long as Redis is away (`maxRetriesPerRequest: null`); close() waits for
@@ -226,13 +212,7 @@ function closeBlockingClientSafely(worker: { once(event: 'closing' | 'closed', l
   // connected, or that loses its connection, fails as on a closed
   // connection. A take on a connected client is left to finish: dropping its
   // reply would leave a job active under a lock nobody renews.
-  let takesFail = false;
-  const pendingTakes = new Set<() => void>();
-  const failTakes = (): void => {
-    takesFail = true;
-    pendingTakes.forEach((fail) => fail());
-    pendingTakes.clear();
-  };
+  const takesAway = cutOff();
   // The take awaits the client's first connection too: a client that never
   // connected (Redis went away as the worker started) is not ready either.
   let client: IoredisClient | undefined;
@@ -241,21 +221,42 @@ function closeBlockingClientSafely(worker: { once(event: 'closing' | 'closed', l
     () => undefined,
   );
   worker.once('closing', () => {
-    if (client?.status !== 'ready') return failTakes();
+    if (client?.status !== 'ready') return takesAway.cut();
     const connected = client;
-    connected.once('close', failTakes);
-    worker.once('closed', () => connected.off('close', failTakes));
+    connected.once('close', takesAway.cut);
+    worker.once('closed', () => connected.off('close', takesAway.cut));
   });
   const moveToActive = backend.moveToActive.bind(backend);
   backend.moveToActive = (token: string, name?: string) =>
-    new Promise((resolve, reject) => {
-      const fail = (): void => reject(new ConnectionClosedError('the worker is closing and Redis is away'));
-      if (takesFail) return fail();
-      pendingTakes.add(fail);
-      moveToActive(token, name)
-        .then(resolve, reject)
-        .finally(() => pendingTakes.delete(fail));
-    });
+    takesAway.race(() => moveToActive(token, name), (_, reject) => reject(new ConnectionClosedError('the worker is closing and Redis is away')));
+}
+
+/**
+ * A point after which waits are cut short: `race` runs a promise, settled by
+ * `settle` instead once `cut` is called (at once if it was called already).
+ */
+function cutOff(): {
+  readonly cut: () => void;
+  race<T>(promise: () => Promise<T>, settle: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T>;
+} {
+  let isCut = false;
+  const pending = new Set<() => void>();
+  return {
+    cut: () => {
+      isCut = true;
+      pending.forEach((settle) => settle());
+      pending.clear();
+    },
+    race: <T>(promise: () => Promise<T>, settle: (resolve: (value: T) => void, reject: (error: Error) => void) => void): Promise<T> =>
+      new Promise<T>((resolve, reject) => {
+        const settleNow = (): void => settle(resolve, reject);
+        if (isCut) return settleNow();
+        pending.add(settleNow);
+        promise()
+          .then(resolve, reject)
+          .finally(() => pending.delete(settleNow));
+      }),
+  };
 }
 
 /**
