@@ -1,6 +1,5 @@
 import { describeGroupWaits, formatBytes, type CrawlStatus } from '@crawlq/crawl-control';
 import { colorEnabled, colors as makeColors, type Colors } from '@crawlq/logging';
-import { createLogUpdate } from 'log-update';
 
 /** Where `crawl` writes while its progress is drawn: logs go above the progress, which is redrawn under them. */
 export interface ProgressOutput {
@@ -37,13 +36,16 @@ export interface ProgressOptions {
  * (CI logs, JSON log collectors) it hands a plain line to `fallback` every
  * 5 s instead, so stderr stays one log line per line.
  */
-export function progressWriter(fallback: (line: string) => void, options: ProgressOptions = {}): ProgressOutput {
+export async function progressWriter(fallback: (line: string) => void, options: ProgressOptions = {}): Promise<ProgressOutput> {
   const stream = options.stream ?? process.stderr;
   const tty = stream.isTTY === true;
   const color = options.color ?? colorEnabled(stream);
   const paint = makeColors(color);
-  // The cursor stays visible: hiding it would need restoring on every way out (a signal, a crash).
-  const render = tty ? createLogUpdate(stream, { showCursor: true }) : undefined;
+  // Loaded only for a terminal: log-update's text-width tables and segmenter
+  // cost every other start (a CI log, a worker host, a test's child) about
+  // 30 ms of CPU for nothing. The cursor stays visible: hiding it would need
+  // restoring on every way out (a signal, a crash).
+  const render = tty ? (await import('log-update')).createLogUpdate(stream, { showCursor: true }) : undefined;
   /** The progress as drawn now, if it is. */
   let drawn: string | undefined;
   let last = 0;

@@ -36,7 +36,7 @@ export function registerCrawl(program: Command): void {
       // Every log line, this process's and its workers', goes through the
       // progress output: on a terminal it clears the progress line, writes the
       // log line and draws the progress again below it.
-      const progress = progressWriter((line) => logger.info(line), { total: config.maxPages });
+      const progress = await progressWriter((line) => logger.info(line), { total: config.maxPages });
       const logger = processLogger(config, 'crawl', { stream: progress.logStream });
       // Workers write to a pipe, so JSON lines; shown as this process shows its own.
       const pretty = resolveFormat(config.logFormat, progress.logStream) === 'pretty';

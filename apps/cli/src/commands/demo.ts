@@ -45,7 +45,7 @@ export function registerDemo(program: Command): void {
     try {
       process.stdout.write(`demo site: ${site.seeds.join('  ')}\n`);
       const code = await withRedis(config, async (redisUrl) => {
-        const progress = progressWriter((line) => process.stderr.write(`${line}\n`), { total: config.maxPages });
+        const progress = await progressWriter((line) => process.stderr.write(`${line}\n`), { total: config.maxPages });
         // The workers' lines come through here, so they are written above the progress line, never onto it.
         const pretty = resolveFormat(config.logFormat, progress.logStream) === 'pretty';
         const launcher = createWorkerLauncher(config, redisUrl, {
