@@ -32,6 +32,8 @@ export interface CliOptions {
   readonly cwd?: string;
   readonly input?: string;
   readonly timeoutMs?: number;
+  /** Node's own flags, before crawlq's entry (e.g. `--import` of a loader hook). */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** Environment for a crawlq child: the test's Redis, nothing inherited that could change behaviour. */
@@ -45,7 +47,7 @@ export function cliEnv(redisUrl: string | undefined, extra: Record<string, strin
 
 /** Starts `crawlq <args>` as a process, as `pnpm crawlq` does (see {@link cliArgs}). */
 export function startCli(args: readonly string[], options: CliOptions = {}): ChildProcess {
-  return spawn(process.execPath, cliArgs(args), {
+  return spawn(process.execPath, [...(options.nodeFlags ?? []), ...cliArgs(args)], {
     cwd: options.cwd ?? REPO_ROOT,
     // Hints crawlq prints name it as the launcher has it named: `pnpm crawlq`.
     env: { CRAWLQ_INVOKED_AS: 'pnpm crawlq', ...(options.env ?? process.env) },

@@ -11,7 +11,11 @@ export interface CommandEntry {
 
 /**
  * Every command, loaded only when it runs: `crawlq --help` and small commands
- * must not pay for the crawler, BullMQ, express and cheerio.
+ * must not pay for the crawler, BullMQ, express and cheerio. A command's own
+ * module loads what reaches Redis, PostgreSQL or the crawl only once its
+ * options are read (dynamic imports in its actions): input it refuses is
+ * answered in about half a start's CPU. `worker` is the exception: a worker
+ * `crawl` starts ahead loads its code while it waits to be told to start.
  */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   crawl: {

@@ -1,8 +1,6 @@
 import { FLEET_OPTIONS, formatOptionValue, isFleetOption, OPTION_TABLE, optionLabel } from '@crawlq/config';
-import { definitionAuthor, openCrawlServices, publishCrawlDefinition, readFleetConfig } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
-import { withRedis } from '../redis-session.js';
 
 /**
  * The environment `config set` reads: only where the crawl is (Redis,
@@ -20,6 +18,7 @@ export function registerConfig(program: Command): void {
   addConfigOptions(config.command('show').description('Print the crawl definition in force: version, who set it and when, every fleet-wide option').option('--json', 'machine-readable output'), ADMIN_OPTIONS).action(
     async (flags: Record<string, unknown>) => {
       const own = configFrom(flags);
+      const [{ readFleetConfig }, { withRedis }] = await Promise.all([import('@crawlq/crawl-control'), import('../redis-session.js')]);
       const { definition } = await withRedis(own, (redisUrl) => readFleetConfig(own, redisUrl));
       if (definition === null) {
         process.stderr.write(`crawlq: no crawl definition in namespace "${own.namespace}" yet; the first crawl, enqueue, worker or config set stores one\n`);
@@ -52,6 +51,7 @@ export function registerConfig(program: Command): void {
       process.exitCode = 2;
       return;
     }
+    const [{ definitionAuthor, openCrawlServices, publishCrawlDefinition }, { withRedis }] = await Promise.all([import('@crawlq/crawl-control'), import('../redis-session.js')]);
     const published = await withRedis(own, async (redisUrl) => {
       const services = await openCrawlServices(own, redisUrl, { role: 'producer' });
       try {

@@ -1,13 +1,9 @@
 import { formatDuration } from '@crawlq/config';
 import { formatPrettyLine, lineLogger, resolveFormat } from '@crawlq/logging';
-import { RedisOutageError } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
 import { processLogger } from '../process-logging.js';
-import { progressWriter } from '../output.js';
 import { exitOnRedisOutage, REDIS_OUTAGE_EXIT_CODE, redisOutageLine } from '../redis-outage.js';
-import { withRedis } from '../redis-session.js';
-import { createWorkerLauncher } from '../worker-launcher.js';
 import { EXIT } from '../exit-codes.js';
 import { CLI } from '../review-command.js';
 import { everySeedRejected, printSummary, summaryExitCode } from './summary.js';
@@ -30,6 +26,12 @@ export function registerCrawl(program: Command): void {
     .option('--json', 'print the summary as one JSON object on stdout');
   addConfigOptions(command, [...WORKER_OPTIONS, 'workers']).action(async (seeds: string[], flags: Record<string, unknown>) => {
     const config = configFrom(flags);
+    const [{ RedisOutageError }, { progressWriter }, { withRedis }, { createWorkerLauncher }] = await Promise.all([
+      import('@crawlq/redis'),
+      import('../output.js'),
+      import('../redis-session.js'),
+      import('../worker-launcher.js'),
+    ]);
     let outage: string | undefined;
     let stoppedWithoutRedis: string | undefined;
     const code = await withRedis(config, async (redisUrl, handle) => {

@@ -1,10 +1,7 @@
-import { retryJobPolicyFor } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { lineLogger } from '@crawlq/logging';
-import { startObservability } from '@crawlq/metrics';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom, LOG_OPTIONS } from '../config-options.js';
 import { processLogger } from '../process-logging.js';
-import { withRedis } from '../redis-session.js';
 
 export function registerDashboard(program: Command): void {
   const command = program.command('dashboard').description('Web dashboard: crawl overview with group pause/resume, queues (Bull Board) and dead-letter review; loopback only unless credentials are set');
@@ -13,7 +10,12 @@ export function registerDashboard(program: Command): void {
     const logger = processLogger(config, 'dashboard');
     const log = lineLogger(logger);
     // Loaded on demand: express and Bull Board are heavy, and no other command needs them.
-    const { startDashboard, DashboardConfigError } = await import('@crawlq/dashboard');
+    const [{ startDashboard, DashboardConfigError }, { retryJobPolicyFor }, { startObservability }, { withRedis }] = await Promise.all([
+      import('@crawlq/dashboard'),
+      import('@crawlq/crawl-control'),
+      import('@crawlq/metrics'),
+      import('../redis-session.js'),
+    ]);
     await withRedis(config, async (redisUrl) => {
       // The fleet's gauges and health on the dashboard's own port.
       const observability = await startObservability({ redisUrl, namespace: config.namespace, logger, role: 'dashboard' });

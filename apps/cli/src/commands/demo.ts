@@ -1,12 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { PageRecord } from '@crawlq/crawl-control';
-import { runCrawl } from '@crawlq/crawler';
 import { formatPrettyLine, resolveFormat } from '@crawlq/logging';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, WORKER_OPTIONS } from '../config-options.js';
-import { progressWriter } from '../output.js';
-import { withRedis } from '../redis-session.js';
-import { createWorkerLauncher } from '../worker-launcher.js';
 import { CLI } from '../review-command.js';
 import { printSummary } from './summary.js';
 
@@ -32,7 +28,13 @@ export function registerDemo(program: Command): void {
       backoff: '200ms',
       alertDelay: '1s',
     });
-    const { startDemoSite } = await import('@crawlq/demo-site');
+    const [{ startDemoSite }, { runCrawl }, { progressWriter }, { withRedis }, { createWorkerLauncher }] = await Promise.all([
+      import('@crawlq/demo-site'),
+      import('@crawlq/crawler'),
+      import('../output.js'),
+      import('../redis-session.js'),
+      import('../worker-launcher.js'),
+    ]);
     const site = await startDemoSite({
       hosts: DEMO_HOSTS,
       pagesPerHost: 100,

@@ -1,12 +1,11 @@
 import { createInterface } from 'node:readline/promises';
 import { parseDurationMs, type CrawlqConfig } from '@crawlq/config';
-import { createDeadLetterAdmin, type DeadLetterEntry, type DeadLetterAdmin } from '@crawlq/dead-letter';
-import { openDeadLetterRetry } from '@crawlq/crawl-control';
+import type { DeadLetterEntry, DeadLetterAdmin } from '@crawlq/dead-letter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, CRAWL_OPTIONS, configFrom } from '../config-options.js';
-import { withRedis } from '../redis-session.js';
 
 async function withDeadLetters<T>(config: CrawlqConfig, body: (deadLetters: DeadLetterAdmin, redisUrl: string) => Promise<T>): Promise<T> {
+  const [{ createDeadLetterAdmin }, { withRedis }] = await Promise.all([import('@crawlq/dead-letter'), import('../redis-session.js')]);
   return withRedis(config, async (redisUrl) => {
     const deadLetters = createDeadLetterAdmin({ connection: { url: redisUrl }, namespace: config.namespace });
     try {
@@ -94,6 +93,7 @@ export function registerDlq(program: Command): void {
       flags.all === true ? ({ all: true } as const) : typeof flags.group === 'string' ? { group: flags.group } : ids.length > 0 ? { ids } : undefined;
     if (selector === undefined) return fail('dlq retry: give ids, --group G or --all');
     const { retried } = await withDeadLetters(config, async (deadLetters, redisUrl) => {
+      const { openDeadLetterRetry } = await import('@crawlq/crawl-control');
       const target = await openDeadLetterRetry(config, redisUrl);
       try {
         return await deadLetters.retry(selector, (group) => target.queueOf(group), target.policy);

@@ -1,14 +1,9 @@
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding } from '@crawlq/crawl-control';
-import { readSitemaps } from '@crawlq/crawler/sitemaps';
-import { addEnqueueCounts, emptyEnqueueCounts } from '@crawlq/frontier';
-import { checkEvictionPolicy } from '@crawlq/redis';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom, CRAWL_OPTIONS } from '../config-options.js';
 import { pathError } from '../path-errors.js';
-import { withRedis } from '../redis-session.js';
 
 export function registerEnqueue(program: Command): void {
   const command = program
@@ -29,6 +24,8 @@ export function registerEnqueue(program: Command): void {
     }
     // Opened before Redis is touched: a file that cannot be read must not leave a published definition behind.
     const fileFd = file === undefined || file === '-' ? undefined : openSeedFile(file);
+    const [{ definitionAuthor, openCrawlServices, publishCrawlDefinition, Seeding }, { readSitemaps }, { addEnqueueCounts, emptyEnqueueCounts }, { checkEvictionPolicy }, { withRedis }] =
+      await Promise.all([import('@crawlq/crawl-control'), import('@crawlq/crawler/sitemaps'), import('@crawlq/frontier'), import('@crawlq/redis'), import('../redis-session.js')]);
     const totals = await withRedis(config, async (redisUrl) => {
       const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       try {

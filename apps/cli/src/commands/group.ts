@@ -1,13 +1,12 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
-import { formatBytes, listGroupRevisits, listGroups, openCrawlServices, pauseGroup, readFleetConfig, resumeGroup, serversOfGroups, type CrawlServices, type GroupOverview } from '@crawlq/crawl-control';
-import { readRevisitProgress, readShardNamespaces, type RevisitGroupsRead } from '@crawlq/frontier';
+import type { CrawlServices, GroupOverview } from '@crawlq/crawl-control';
+import type { RevisitGroupsRead } from '@crawlq/frontier';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
-import { formatRevisits } from '../output.js';
-import { withRedis } from '../redis-session.js';
 
 async function withServices<T>(config: CrawlqConfig, body: (services: CrawlServices) => Promise<T>): Promise<T> {
+  const [{ openCrawlServices, readFleetConfig }, { withRedis }] = await Promise.all([import('@crawlq/crawl-control'), import('../redis-session.js')]);
   return withRedis(config, async (redisUrl) => {
     // The fleet's definition: a sharded crawl keeps each group in its shard's keys.
     const fleet = await readFleetConfig(config, redisUrl);
@@ -35,11 +34,16 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
+    const [{ formatBytes, listGroupRevisits, listGroups, serversOfGroups }, { readRevisitProgress, readShardNamespaces }, { formatRevisits }] = await Promise.all([
+      import('@crawlq/crawl-control'),
+      import('@crawlq/frontier'),
+      import('../output.js'),
+    ]);
     if (flags.revisits === true) {
       // The dashboard's overview shows the same figures.
       const read = await withServices(config, (services) => listGroupRevisits(services));
       if (flags.json === true) process.stdout.write(`${JSON.stringify({ groups: read.groups, dueComplete: read.dueComplete })}\n`);
-      else process.stdout.write(`${formatGroupRevisits(read)}\n`);
+      else process.stdout.write(`${formatGroupRevisits(read, formatBytes)}\n`);
       return;
     }
     // The dashboard's overview page shows the same list.
@@ -71,6 +75,7 @@ export function registerGroup(program: Command): void {
       process.exitCode = 2;
       return;
     }
+    const { pauseGroup } = await import('@crawlq/crawl-control');
     await withServices(config, (services) => pauseGroup(services, name, forMs));
     process.stdout.write(`paused ${name} for ${forMs / 1000} s\n`);
   });
@@ -78,6 +83,7 @@ export function registerGroup(program: Command): void {
   addConfigOptions(group.command('resume').description('Lift a pause on a group').argument('<group>'), ADMIN_OPTIONS).action(
     async (name: string, flags: Record<string, unknown>) => {
       const config = configFrom(flags);
+      const { resumeGroup } = await import('@crawlq/crawl-control');
       const woken = await withServices(config, (services) => resumeGroup(services, name));
       process.stdout.write(`resumed ${name} (${woken} deferred job${woken === 1 ? '' : 's'} woken)\n`);
     },
@@ -85,7 +91,7 @@ export function registerGroup(program: Command): void {
 }
 
 /** `group list --revisits`: one row per group with continuous crawl figures. */
-function formatGroupRevisits(read: RevisitGroupsRead): string {
+function formatGroupRevisits(read: RevisitGroupsRead, formatBytes: (bytes: number) => string): string {
   if (read.groups.length === 0) return 'no continuous crawl figures yet (no URL fetched under --revisit)';
   // due: schedule entries (an upper bound, as the fleet's); unchanged: 200s with the same content plus 304s.
   const header = ['group', 'known', 'due now', 'due 1h', 'changed', 'unchanged', '304', 'gone', 'bytes saved'];

@@ -2,8 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { CrawlqConfig } from '@crawlq/config';
-import { describeResults, resultsTargetOf } from '@crawlq/crawl-control';
-import { csvHeader, csvLine, openResultsStore, type ResultsStats, type ResultsStore } from '@crawlq/sink';
+import type { ResultsStats, ResultsStore } from '@crawlq/sink';
 import type { Command } from 'commander';
 import { addConfigOptions, configFrom } from '../config-options.js';
 
@@ -16,7 +15,8 @@ function fail(message: string): void {
 }
 
 /** The PostgreSQL URL, or undefined after saying what is missing. */
-function databaseOf(config: CrawlqConfig): string | undefined {
+async function databaseOf(config: CrawlqConfig): Promise<string | undefined> {
+  const { resultsTargetOf } = await import('@crawlq/crawl-control');
   const target = resultsTargetOf(config);
   if (target.kind === 'postgres') return target.url;
   fail('results are read from PostgreSQL: set --database-url or CRAWLQ_DATABASE_URL (a JSONL results file is already the export)');
@@ -24,6 +24,7 @@ function databaseOf(config: CrawlqConfig): string | undefined {
 }
 
 async function withStore<T>(url: string, body: (store: ResultsStore) => Promise<T>): Promise<T> {
+  const { openResultsStore } = await import('@crawlq/sink');
   const store = await openResultsStore({ url, log: (line) => process.stderr.write(`${line}\n`) });
   try {
     return await body(store);
@@ -51,8 +52,9 @@ export function registerResults(program: Command): void {
     const config = configFrom({ ...flags, out: undefined });
     const format = flags.format;
     if (format !== 'jsonl' && format !== 'csv') return fail(`--format: expected jsonl or csv (got ${JSON.stringify(format)})`);
-    const url = databaseOf(config);
+    const url = await databaseOf(config);
     if (url === undefined) return;
+    const [{ csvHeader, csvLine }, { describeResults }] = await Promise.all([import('@crawlq/sink'), import('@crawlq/crawl-control')]);
     const file = typeof flags.out === 'string' ? flags.out : undefined;
     const stream: Writable = file === undefined ? process.stdout : createWriteStream(file);
     const written = await withStore(url, async (store) => {
@@ -76,7 +78,7 @@ export function registerResults(program: Command): void {
     RESULTS_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const url = databaseOf(config);
+    const url = await databaseOf(config);
     if (url === undefined) return;
     const stats = await withStore(url, (store) => store.stats(config.namespace));
     process.stdout.write(flags.json === true ? `${JSON.stringify(stats)}\n` : `${formatStats(stats)}\n`);

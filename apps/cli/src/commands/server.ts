@@ -1,10 +1,10 @@
 import { formatRate, type CrawlqConfig } from '@crawlq/config';
-import { listServers, openCrawlServices, readFleetConfig, type ServerOverview } from '@crawlq/crawl-control';
+import type { ServerOverview } from '@crawlq/crawl-control';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
-import { withRedis } from '../redis-session.js';
 
 async function readServers(config: CrawlqConfig): Promise<ServerOverview[]> {
+  const [{ listServers, openCrawlServices, readFleetConfig }, { withRedis }] = await Promise.all([import('@crawlq/crawl-control'), import('../redis-session.js')]);
   return withRedis(config, async (redisUrl) => {
     const fleet = await readFleetConfig(config, redisUrl);
     const services = await openCrawlServices(fleet.config, redisUrl, { role: 'producer' });

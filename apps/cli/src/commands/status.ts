@@ -1,14 +1,16 @@
-import { openCrawlServices, readCrawlStatus } from '@crawlq/crawl-control';
-import { createDeadLetterAdmin } from '@crawlq/dead-letter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
-import { formatStatusTable } from '../output.js';
-import { withRedis } from '../redis-session.js';
 
 export function registerStatus(program: Command): void {
   const command = program.command('status').description('Queue counts; done is true when nothing is left to crawl').option('--json', 'machine-readable output');
   addConfigOptions(command, ADMIN_OPTIONS).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
+    const [{ openCrawlServices, readCrawlStatus }, { createDeadLetterAdmin }, { formatStatusTable }, { withRedis }] = await Promise.all([
+      import('@crawlq/crawl-control'),
+      import('@crawlq/dead-letter'),
+      import('../output.js'),
+      import('../redis-session.js'),
+    ]);
     const status = await withRedis(config, async (redisUrl) => {
       const services = await openCrawlServices(config, redisUrl, { role: 'producer' });
       const deadLetters = createDeadLetterAdmin({ connection: { url: redisUrl }, namespace: config.namespace });
