@@ -46,10 +46,11 @@ async function runtimeLoadedBy(args: readonly string[]): Promise<{ code: number 
   const urls = existsSync(log) ? [...new Set(readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith('file:')))] : [];
   const runtime = new Set<string>();
   for (const url of urls) {
+    // A built file is read once, for every package's marker.
+    const built = url.includes('/dist/') ? readFileSync(fileURLToPath(url), 'utf8') : '';
     for (const name of RUNTIME_PACKAGES) {
       const own = new RegExp(`/node_modules/(?:\\.pnpm/[^/]+/node_modules/)?${name}/`).test(url);
-      const inlined = url.includes('/dist/') && readFileSync(fileURLToPath(url), 'utf8').includes(`node_modules/.pnpm/${name}@`);
-      if (own || inlined) runtime.add(name);
+      if (own || built.includes(`node_modules/.pnpm/${name}@`)) runtime.add(name);
     }
   }
   return { code: result.code, stderr: result.stderr, runtime: [...runtime].sort(), modules: urls.length };

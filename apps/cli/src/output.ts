@@ -1,4 +1,5 @@
 import { describeGroupWaits, formatBytes, type CrawlStatus } from '@crawlq/crawl-control';
+import type { RevisitGroupsRead } from '@crawlq/frontier';
 import { colorEnabled, colors as makeColors, type Colors } from '@crawlq/logging';
 
 /** Where `crawl` writes while its progress is drawn: logs go above the progress, which is redrawn under them. */
@@ -180,4 +181,25 @@ export function formatRevisits(revisits: CrawlStatus['revisits']): [string, stri
     ['revisits', `${revisited}: ${revisits.changed} changed, ${revisits.unchanged + revisits.notModified} unchanged (${revisits.notModified} answered 304, ${revisits.unchanged} same content), ${revisits.gone} gone`],
     ['bytes saved', `${formatBytes(revisits.bytesSaved)} (bodies 304 answers did not send)`],
   ];
+}
+
+/** `group list --revisits`: one row per group with continuous crawl figures. */
+export function formatGroupRevisits(read: RevisitGroupsRead): string {
+  if (read.groups.length === 0) return 'no continuous crawl figures yet (no URL fetched under --revisit)';
+  // due: schedule entries (an upper bound, as the fleet's); unchanged: 200s with the same content plus 304s.
+  const header = ['group', 'known', 'due now', 'due 1h', 'changed', 'unchanged', '304', 'gone', 'bytes saved'];
+  const rows = read.groups.map((figures) => [
+    figures.group,
+    String(figures.known),
+    String(figures.dueNow ?? '-'),
+    String(figures.dueNextHour ?? '-'),
+    String(figures.changed),
+    String(figures.unchanged + figures.notModified),
+    String(figures.notModified),
+    String(figures.gone),
+    formatBytes(figures.bytesSaved),
+  ]);
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const table = [header, ...rows].map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')).join('\n');
+  return read.dueComplete ? table : `${table}\n(due counts are lower bounds: more schedule entries are due within the hour than one read takes)`;
 }

@@ -185,7 +185,6 @@ describe('the server level of the gate', () => {
   });
 
   describe('a start that goes late', () => {
-    const LATE = SERVER_SPACED;
     const SERVER = '127.0.0.70';
     const admit = async (limiter: GroupLimiter, group: string) => {
       const admission = await limiter.acquire({ group, leaseId: randomUUID(), maxInlineWaitMs: 1_000, address: SERVER });
@@ -195,7 +194,7 @@ describe('the server level of the gate', () => {
     const untilLate = (localStartAt: number, ms: number) => sleep(Math.max(0, localStartAt + ms - performance.now()));
 
     it('is not taken again at the group level when another group holds the server\'s next slot', async () => {
-      const [limiter] = await fleet(1, LATE);
+      const [limiter] = await fleet(1, SERVER_SPACED);
       const missed = await admit(limiter!, 'a.test');
       const next = await admit(limiter!, 'b.test');
       expect(next.startAt - missed.startAt).toBeGreaterThanOrEqual(100 - 0.01);
@@ -212,7 +211,7 @@ describe('the server level of the gate', () => {
     it('is taken again while within the lateness its server\'s window allows, though another group holds the server\'s next slot', async () => {
       // A 2 s safety margin: the server spaces its starts 300 ms apart, and a start may go 1 s late
       // there (10 starts 300 ms apart still span far more than 1 s).
-      const [limiter] = await fleet(1, { ...LATE, safetyMarginMs: 2_000 });
+      const [limiter] = await fleet(1, { ...SERVER_SPACED, safetyMarginMs: 2_000 });
       const missed = await admit(limiter!, 'a.test');
       const next = await admit(limiter!, 'b.test');
       expect(missed.lease.serverLateMs).toBeCloseTo(1_000, 6);
@@ -229,7 +228,7 @@ describe('the server level of the gate', () => {
     });
 
     it('taken again, moves its server\'s pacing back with it, so the next start there is a whole spacing after it', async () => {
-      const [limiter] = await fleet(1, LATE);
+      const [limiter] = await fleet(1, SERVER_SPACED);
       const missed = await admit(limiter!, 'a.test');
       expect(missed.lease.server).toBe(SERVER);
       await untilLate(missed.localStartAt, 60);
@@ -240,7 +239,7 @@ describe('the server level of the gate', () => {
     });
 
     it('taken again with a grace, moves its server\'s pacing back by the grace as well', async () => {
-      const [limiter] = await fleet(1, LATE);
+      const [limiter] = await fleet(1, SERVER_SPACED);
       const missed = await admit(limiter!, 'a.test');
       await untilLate(missed.localStartAt, 60);
       // The caller may go up to 200 ms past the retaken start: the server's next start keeps its spacing from that.
@@ -252,7 +251,7 @@ describe('the server level of the gate', () => {
 
     it('is given back when its grace would take it past the lateness its server allows a start that is not the server\'s latest', async () => {
       // As above, a start may go 1 s late at the server; 30 ms late plus a 990 ms grace is more.
-      const [limiter] = await fleet(1, { ...LATE, safetyMarginMs: 2_000 });
+      const [limiter] = await fleet(1, { ...SERVER_SPACED, safetyMarginMs: 2_000 });
       const missed = await admit(limiter!, 'a.test');
       await admit(limiter!, 'b.test');
       await untilLate(missed.localStartAt, 30);
@@ -260,7 +259,7 @@ describe('the server level of the gate', () => {
     });
 
     it('reported as a slip, moves its server\'s pacing back as well as its group\'s', async () => {
-      const [limiter] = await fleet(1, LATE);
+      const [limiter] = await fleet(1, SERVER_SPACED);
       const slipped = await admit(limiter!, 'a.test');
       // Far more than this test's own round trips take, however slow: the next start's place is the slip's doing.
       await limiter!.reportSlip('a.test', 5_000, slipped.lease.server);
@@ -306,11 +305,10 @@ describe('the server level of the gate', () => {
       expect(shared - without).toBeGreaterThan(1);
     });
 
-    const HELD = SERVER_SPACED;
     const ADDRESS = '127.0.0.53';
 
     it('keeps its spacing when a second group comes: the first start of that group follows the holder\'s latest, reserved ahead', { timeout: 60_000 }, async () => {
-      const [holder, newcomer] = await fleet(2, HELD);
+      const [holder, newcomer] = await fleet(2, SERVER_SPACED);
       const starts: number[] = [];
       for (let i = 0; i < 3; i += 1) {
         const admission = await holder!.acquire({ group: 'a.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: ADDRESS });
@@ -331,7 +329,7 @@ describe('the server level of the gate', () => {
     });
 
     it('reports the holder\'s starts in its status while the hold lasts', async () => {
-      const [limiter] = await fleet(1, HELD);
+      const [limiter] = await fleet(1, SERVER_SPACED);
       let last = 0;
       for (let i = 0; i < 2; i += 1) {
         const admission = await limiter!.acquire({ group: 'a.test', leaseId: randomUUID(), maxInlineWaitMs: 5_000, address: '127.0.0.54' });

@@ -1,6 +1,5 @@
 import { parseDurationMs, formatRate, type CrawlqConfig } from '@crawlq/config';
 import type { CrawlServices, GroupOverview } from '@crawlq/crawl-control';
-import type { RevisitGroupsRead } from '@crawlq/frontier';
 import type { GlobalStatus } from '@crawlq/group-limiter';
 import type { Command } from 'commander';
 import { addConfigOptions, ADMIN_OPTIONS, configFrom } from '../config-options.js';
@@ -34,7 +33,7 @@ export function registerGroup(program: Command): void {
     ADMIN_OPTIONS,
   ).action(async (flags: Record<string, unknown>) => {
     const config = configFrom(flags);
-    const [{ formatBytes, listGroupRevisits, listGroups, serversOfGroups }, { readRevisitProgress, readShardNamespaces }, { formatRevisits }] = await Promise.all([
+    const [{ listGroupRevisits, listGroups, serversOfGroups }, { readRevisitProgress, readShardNamespaces }, { formatGroupRevisits, formatRevisits }] = await Promise.all([
       import('@crawlq/crawl-control'),
       import('@crawlq/frontier'),
       import('../output.js'),
@@ -43,7 +42,7 @@ export function registerGroup(program: Command): void {
       // The dashboard's overview shows the same figures.
       const read = await withServices(config, (services) => listGroupRevisits(services));
       if (flags.json === true) process.stdout.write(`${JSON.stringify({ groups: read.groups, dueComplete: read.dueComplete })}\n`);
-      else process.stdout.write(`${formatGroupRevisits(read, formatBytes)}\n`);
+      else process.stdout.write(`${formatGroupRevisits(read)}\n`);
       return;
     }
     // The dashboard's overview page shows the same list.
@@ -88,27 +87,6 @@ export function registerGroup(program: Command): void {
       process.stdout.write(`resumed ${name} (${woken} deferred job${woken === 1 ? '' : 's'} woken)\n`);
     },
   );
-}
-
-/** `group list --revisits`: one row per group with continuous crawl figures. */
-function formatGroupRevisits(read: RevisitGroupsRead, formatBytes: (bytes: number) => string): string {
-  if (read.groups.length === 0) return 'no continuous crawl figures yet (no URL fetched under --revisit)';
-  // due: schedule entries (an upper bound, as the fleet's); unchanged: 200s with the same content plus 304s.
-  const header = ['group', 'known', 'due now', 'due 1h', 'changed', 'unchanged', '304', 'gone', 'bytes saved'];
-  const rows = read.groups.map((figures) => [
-    figures.group,
-    String(figures.known),
-    String(figures.dueNow ?? '-'),
-    String(figures.dueNextHour ?? '-'),
-    String(figures.changed),
-    String(figures.unchanged + figures.notModified),
-    String(figures.notModified),
-    String(figures.gone),
-    formatBytes(figures.bytesSaved),
-  ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const table = [header, ...rows].map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ')).join('\n');
-  return read.dueComplete ? table : `${table}\n(due counts are lower bounds: more schedule entries are due within the hour than one read takes)`;
 }
 
 function formatGroups(groups: readonly GroupOverview[], serversOf: (group: string) => readonly string[]): string {
