@@ -120,11 +120,12 @@ describe('GroupGate', () => {
   it('lets a start the event loop made late go at once when no later start was admitted, its group re-paced from it', async () => {
     const group = 'retaken.test';
     let calls = 0;
-    // As above: the reply to the pass's first acquire sits in a busy loop for 300 ms.
+    // As above: the reply to the pass's first acquire sits in a busy loop until 300 ms past
+    // its slot. (A fixed 300 ms was as little as 50 ms past a slot a whole spacing ahead.)
     const slowLoop: GateLimiter = {
-      ...countingLimiter(() => {
+      ...countingLimiter((admission) => {
         calls += 1;
-        if (calls === 1) busy(300);
+        if (calls === 1) busy(admission.admitted ? Math.max(0, admission.startInMs) + 300 : 0);
       }),
       retakeLateStart: (lease) => limiter.retakeLateStart(lease),
     };
