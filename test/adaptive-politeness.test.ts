@@ -19,7 +19,11 @@ const clock = sitesArrivalClock();
 //      turns adaptive pacing off: the same crawl, at fixed pace, side by side.
 //  (b) SHEDDING answers 503 to a request when more than 5 arrived within the
 //      last second: the fleet must find a pace it accepts, and finish.
-//  (c) FAST is healthy: crawled at the configured ceiling, never above it.
+//  (c) FAST is healthy: it answers in a steady 150 ms whatever its load, and
+//      is crawled at the configured ceiling, never above it. (Answering at
+//      once, its baseline was ~5 ms and the cut threshold baseline + 100 ms:
+//      a loaded machine's stalls in the site's or a worker's event loop then
+//      read as congestion. A real server's baseline is tens of ms or more.)
 
 const LOADED = '127.0.0.110';
 const FIXED = '127.0.0.111';
@@ -28,6 +32,7 @@ const FAST = '127.0.0.113';
 const PAGES = { [LOADED]: 120, [FIXED]: 120, [SHEDDING]: 60, [FAST]: 120 } as const;
 const LATENCY_PER_IN_FLIGHT_MS = 100;
 const SHED_ABOVE = 5;
+const FAST_LATENCY_MS = 150;
 const NAMESPACE = 'adaptive';
 
 let redis: TestRedis;
@@ -46,6 +51,7 @@ beforeAll(async () => {
       [SHEDDING]: { shedAbove: { max: SHED_ABOVE, durationMs: 1_000 } },
     },
   });
+  site.setFaults([{ host: FAST, status: 200, delayMs: FAST_LATENCY_MS }]);
 });
 afterAll(async () => {
   await fleet?.stop();
