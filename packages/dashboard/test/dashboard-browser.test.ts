@@ -138,17 +138,20 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('renders bull-board at /queues from local assets only', async () => {
+  // Each step waits for what the page shows, up to 45 s: the whole test took
+  // 7.6 s beside a loaded suite (load average 20 on 2 cores), where Chromium
+  // and bull-board's React app share the cores with everything else.
+  it('renders bull-board at /queues from local assets only', { timeout: 180_000 }, async () => {
     const { page, requested, problems } = await newPage();
-    await page.goto(`${dashboard.url}/queues`);
+    await page.goto(`${dashboard.url}/queues`, { timeout: 45_000 });
     // The sidebar lists the three queues once the React app has loaded its data.
     for (const name of ['crawl', 'dead-letter', 'alerts']) {
-      await page.getByRole('link', { name, exact: true }).first().waitFor({ timeout: 20_000 });
+      await page.getByRole('link', { name, exact: true }).first().waitFor({ timeout: 45_000 });
     }
-    await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click();
-    await waitFor(async () => (await page.getByText('fp-beta').count()) > 0, { what: 'the dead letter job in bull-board', timeoutMs: 20_000, intervalMs: 25 });
+    await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click({ timeout: 45_000 });
+    await waitFor(async () => (await page.getByText('fp-beta').count()) > 0, { what: 'the dead letter job in bull-board', timeoutMs: 45_000, intervalMs: 25 });
     // Its "[Paused]" badge comes with the reason, beside it in the queue's header.
-    await page.getByText('[ Paused ]').first().waitFor({ timeout: 20_000 });
+    await page.getByText('[ Paused ]').first().waitFor({ timeout: 45_000 });
     expect(await page.getByText('Paused on purpose: no worker consumes dead letters', { exact: false }).count()).toBeGreaterThan(0);
     expect(requested.some((url) => /\/queues\/static\/js\/main\.[\w]+\.js$/.test(url))).toBe(true);
     expect(requested.some((url) => url.includes('/queues/api/queues'))).toBe(true);
