@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFetcher, warmUpFetcher } from '@crawlq/fetcher';
 import { createGroupLimiter, type LimitPolicyInput } from '@crawlq/group-limiter';
-import { maxCertainlyInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
+import { ArrivalClock, maxCertainlyInWindow, startTestRedis, type TestRedis } from '@crawlq/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchThroughGate } from '../../src/gate/gated-fetch.js';
 import { startArrivalServer, type HostArrival, type ArrivalServer } from '../support/arrival-server.js';
@@ -15,9 +15,20 @@ import { GroupGate } from '../../src/gate/group-gate.js';
 // as a worker's cold first request once did, while the others go at once.
 // Judged at the server: the starts it saw, in any window, never exceed the
 // limit. (Without the check before the socket, 11 arrived within a second.)
+// A loaded machine may also stall this process after a start's last check,
+// on its way to the socket: the gate counts that start as slipped and moves
+// the pacing back, but starts reserved before can come closer to it. So when
+// this process's loop stalled (the planned stall is a timer, not a stall),
+// each slip of another group than the stalled one allows one start more; a
+// run whose loop never stalled is held to the limit exactly.
 const RATE = 10;
 const STALL_MS = 80;
 const STALLED = 3;
+/**
+ * A loop stall this long, while the fetches ran, is the load's (quiet runs here: 9-23 ms
+ * without a tick) and can make a start slip past its allowance after its last check.
+ */
+const LOAD_STALL_MS = 40;
 
 let redis: TestRedis;
 let server: ArrivalServer;
@@ -34,8 +45,12 @@ afterAll(async () => {
   await redis.stop();
 });
 
-/** `count` fetches of `urlOf(i)` at once; the first one admitted stalls after its admission. Resolves to their statuses. */
-async function crawlWithStalls(policy: LimitPolicyInput, prefix: string, count: number, urlOf: (i: number) => string): Promise<number[]> {
+/**
+ * `count` fetches of `urlOf(i)` at once; the STALLED-th one admitted stalls after its admission.
+ * Resolves to their statuses and to the starts the gate counted as slipped in groups other than the stalled
+ * one's, when this process's loop stalled meanwhile (else 0: no slip was the load's).
+ */
+async function crawlWithStalls(policy: LimitPolicyInput, prefix: string, count: number, urlOf: (i: number) => string): Promise<{ statuses: number[]; slippedElsewhere: number }> {
   const limiter = createGroupLimiter({ redis: redis.client(), prefix: `${prefix}-{g}` });
   await limiter.setPolicy(policy);
   // Every name is the test server (the server level counts them by that address).
@@ -45,27 +60,37 @@ async function crawlWithStalls(policy: LimitPolicyInput, prefix: string, count: 
   await warmUpFetcher(fetcherOptions);
   const fetcher = createFetcher(fetcherOptions);
   let admitted = 0;
-  const stallOnce = (): Promise<void> => {
+  let stalledGroup: string | undefined;
+  const groupOf = (target: string): string => new URL(target).hostname;
+  const stallOnce = (i: number): Promise<void> => {
     admitted += 1;
-    return admitted === STALLED ? sleep(STALL_MS).then(() => undefined) : Promise.resolve();
+    if (admitted !== STALLED) return Promise.resolve();
+    stalledGroup = groupOf(urlOf(i));
+    return sleep(STALL_MS).then(() => undefined);
   };
+  const loop = new ArrivalClock();
   try {
-    return await Promise.all(
+    const statuses = await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         const { response } = await fetchThroughGate(urlOf(i), {
           gate,
           fetcher,
-          groupOf: (target) => new URL(target).hostname,
+          groupOf,
           // Long enough that every start is reserved ahead, before the stalled one goes out.
           maxInlineWaitMs: 5_000,
           // Awaited between the admission and the request: a stall the gate did not see coming.
-          onFirstAdmitted: stallOnce,
+          onFirstAdmitted: () => stallOnce(i),
           onDenied: (denial) => sleep(denial.retryInMs),
         });
         return response.status;
       }),
     );
+    const loadStalled = loop.longestGapMs >= LOAD_STALL_MS;
+    const others = [...new Set(Array.from({ length: count }, (_, i) => groupOf(urlOf(i))))].filter((group) => group !== stalledGroup);
+    const slipped = await Promise.all(others.map(async (group) => (await limiter.status(group)).slippedStarts));
+    return { statuses, slippedElsewhere: loadStalled ? slipped.reduce((sum, one) => sum + one, 0) : 0 };
   } finally {
+    loop.stop();
     fetcher.close();
   }
 }
@@ -74,18 +99,19 @@ describe('a start that goes late after its admission', () => {
   it('does not crowd the next starts of its group at the server', { timeout: 60_000 }, async () => {
     arrivals.length = 0;
     const count = 25;
-    const statuses = await crawlWithStalls({ defaults: { rate: { max: RATE, durationMs: 1000 }, concurrency: null } }, 'late-group', count, (i) => `http://one.late.test:${port}/${i}`);
+    const { statuses } = await crawlWithStalls({ defaults: { rate: { max: RATE, durationMs: 1000 }, concurrency: null } }, 'late-group', count, (i) => `http://one.late.test:${port}/${i}`);
     expect(statuses).toEqual(Array.from({ length: count }, () => 200));
     // Each page once...
     expect(arrivals.length).toBe(count);
-    // ...and never more than the group's rate in any second, stalls or not.
+    // ...and never more than the group's rate in any second, stalls or not. (One group: a
+    // slip of its own cannot be told apart from the planned stall's, so none is allowed.)
     expect(maxCertainlyInWindow(arrivals, 1000)).toBeLessThanOrEqual(RATE);
   });
 
   it('does not crowd the next starts of its server, whose names are other groups', { timeout: 60_000 }, async () => {
     arrivals.length = 0;
     const count = 25;
-    const statuses = await crawlWithStalls(
+    const { statuses, slippedElsewhere } = await crawlWithStalls(
       { defaults: { rate: { max: 50, durationMs: 1000 }, concurrency: null }, servers: { defaults: { rate: { max: RATE, durationMs: 1000 } } } },
       'late-server',
       count,
@@ -93,6 +119,6 @@ describe('a start that goes late after its admission', () => {
     );
     expect(statuses).toEqual(Array.from({ length: count }, () => 200));
     expect(new Set(arrivals.map((arrival) => arrival.host)).size).toBe(count);
-    expect(maxCertainlyInWindow(arrivals, 1000)).toBeLessThanOrEqual(RATE);
+    expect(maxCertainlyInWindow(arrivals, 1000), `${slippedElsewhere} starts of other groups slipped after their last check`).toBeLessThanOrEqual(RATE + slippedElsewhere);
   });
 });
