@@ -9,7 +9,8 @@
 //
 //   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "static=pnpm lint"
 //
-// `pnpm test` runs its static checks at a lower priority (nice 10): they wait on
+// `pnpm test` runs its static checks at a lower priority (nice 10), in two lanes
+// so that the last minutes, when the tests are done, use both cores: they wait on
 // nothing, so they can fill the end-to-end files' idle time, where at equal
 // priority they took CPU from the end-to-end files, the lane that sets the
 // suite's time on a busy 2-core machine.
