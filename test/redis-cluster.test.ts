@@ -149,7 +149,9 @@ describe('crawlq on a 3-master Redis Cluster', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crawlq-cluster-restart-'));
     const out = join(dir, 'results.jsonl');
     const { child, output, exited } = startCapturedCli(
-      ['crawl', ...web.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000', '--workers', '3', '--concurrency', '4', '--state-dir', dir],
+      // --stall-timeout 120s: a job's lock (renewed at half of it) must outlive the time the master is away, which a
+      // loaded machine stretches past the 5 s pause (at the 30 s default, one loaded run fetched 12 pages twice).
+      ['crawl', ...web.seeds, '--out', out, '--namespace', namespace, '--allow-private-network', '--rate', '10/1s', '--max-depth', '1000', '--workers', '3', '--concurrency', '4', '--stall-timeout', '120s', '--state-dir', dir],
       { env: cliEnv(cluster.url) },
     );
     try {
