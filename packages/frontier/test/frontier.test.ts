@@ -645,6 +645,11 @@ describe('Frontier', () => {
         await limiter.release(admission.lease, { sent: true, status: 200 });
       }
     }
+    // The means as a quiet machine learns them: on a loaded one the timers above ran late, and
+    // 'quick' looked as slow as its cap's share of the spacing (4 jobs without a slot).
+    const groupKey = (group: string) => limiterKeys(gateKeyPrefix(namespace)).group(group);
+    await redis.client().hset(groupKey('quick.test'), 'holdMs', '5');
+    await redis.client().hset(groupKey('long.test'), 'holdMs', '300');
     await f.addSeeds(Array.from({ length: 20 }, (_, i) => [`http://quick.test/${i}`, `http://long.test/${i}`]).flat());
     const before = Number((await redis.client().time())[0]) * 1000;
     // One URL per job: the slots themselves (jobs of several take them in turn, tested above).
