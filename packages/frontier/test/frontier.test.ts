@@ -52,6 +52,17 @@ beforeEach(async () => {
   queue = openCrawlQueue({ url: redis.url }, namespace);
 });
 
+/**
+ * A group the gate has admitted once, whose mean request time is `holdMs`, as
+ * its releases would teach it (set, not sampled: a loaded machine's timers run late).
+ */
+async function admittedWithHold(limiter: ReturnType<typeof testPacer>, group: string, holdMs: number): Promise<void> {
+  const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
+  if (!probe.admitted) throw new Error(`${group}: the probe was not admitted`);
+  await limiter.release(probe.lease, { sent: true, status: 200 });
+  await redis.client().hset(limiterKeys(gateKeyPrefix(namespace)).group(group), 'holdMs', String(holdMs));
+}
+
 describe('Frontier', () => {
   it('normalises, dedupes across spellings and batches, and reports rejects by position', async () => {
     const f = frontier();
@@ -346,15 +357,10 @@ describe('Frontier', () => {
     // 5 a second, requests of 10 ms: one job keeps the pace (its slots one after another).
     const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate: { max: 5, durationMs: 1_000 }, concurrency: 2 }] };
     const limiter = testPacer(redis.client(), namespace, policy);
-    for (const group of ['go.test', 'long.test']) {
-      const probe = await limiter.acquire({ group, leaseId: `probe-${group}` });
-      if (!probe.admitted) throw new Error('the probe was not admitted');
-      await limiter.release(probe.lease, { sent: true, status: 200 });
-    }
-    const groupKey = (group: string) => limiterKeys(gateKeyPrefix(namespace)).group(group);
-    await redis.client().hset(groupKey('go.test'), 'holdMs', '10');
+    await admittedWithHold(limiter, 'go.test', 10);
     // Requests of 250 ms against slots 200 ms apart: two jobs take the slots in turn, which one job cannot.
-    await redis.client().hset(groupKey('long.test'), 'holdMs', '250');
+    await admittedWithHold(limiter, 'long.test', 250);
+    const groupKey = (group: string) => limiterKeys(gateKeyPrefix(namespace)).group(group);
     const f = frontier({ scope: 'any' }, policy);
     await f.addSeeds(['http://go.test/0', 'http://long.test/0']);
     let released: Awaited<ReturnType<CrawlQueue['getJobs']>> = [];
@@ -634,22 +640,11 @@ describe('Frontier', () => {
     const policy = { defaults: { rate: null, concurrency: 1000 }, rules: [{ match: '*.test', rate, concurrency: 4 }] };
     const f = frontier({ scope: 'any' }, policy);
     const limiter = testPacer(redis.client(), namespace, policy);
-    // Each group's mean request time, as the gate learns it from its releases: 'quick' well inside
-    // its 50 ms spacing, 'long' at 300 ms (four at a time make 13/s: the cap binds, not the rate).
-    // 'quick' is sampled five times: the average forgets a first sample a loaded machine made slow.
-    for (const [group, holdMs, samples] of [['quick.test', 0, 5], ['long.test', 300, 1]] as const) {
-      for (let sample = 0; sample < samples; sample += 1) {
-        const admission = await limiter.acquire({ group, leaseId: `probe-${group}-${sample}`, maxInlineWaitMs: 1_000 });
-        if (!admission.admitted) throw new Error(`${group} was not admitted`);
-        await new Promise((resolve) => setTimeout(resolve, admission.startInMs + holdMs));
-        await limiter.release(admission.lease, { sent: true, status: 200 });
-      }
-    }
-    // The means as a quiet machine learns them: on a loaded one the timers above ran late, and
-    // 'quick' looked as slow as its cap's share of the spacing (4 jobs without a slot).
-    const groupKey = (group: string) => limiterKeys(gateKeyPrefix(namespace)).group(group);
-    await redis.client().hset(groupKey('quick.test'), 'holdMs', '5');
-    await redis.client().hset(groupKey('long.test'), 'holdMs', '300');
+    // Each group's mean request time: 'quick' well inside its 50 ms spacing, 'long' at 300 ms (four
+    // at a time make 13/s: the cap binds, not the rate). Sampled with timers, a loaded machine once
+    // made 'quick' look as slow as its cap's share of the spacing (4 jobs without a slot).
+    await admittedWithHold(limiter, 'quick.test', 5);
+    await admittedWithHold(limiter, 'long.test', 300);
     await f.addSeeds(Array.from({ length: 20 }, (_, i) => [`http://quick.test/${i}`, `http://long.test/${i}`]).flat());
     const before = Number((await redis.client().time())[0]) * 1000;
     // One URL per job: the slots themselves (jobs of several take them in turn, tested above).
