@@ -23,6 +23,10 @@ interface BrowserCanvas {
   readonly height: number;
   getContext(kind: '2d'): { getImageData(x: number, y: number, width: number, height: number): { data: ArrayLike<number> } } | null;
 }
+/** The little of a chart's box these tests read. */
+interface BrowserChartBox {
+  querySelectorAll(selector: 'canvas'): Iterable<{ getBoundingClientRect(): { width: number; height: number } }>;
+}
 /** The little of the browser's window these tests read (the test tsconfig has no DOM lib). */
 interface BrowserWindow {
   getComputedStyle(element: unknown): { lineHeight: string };
@@ -68,6 +72,10 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
 
   async function newPage(width = 1280): Promise<{ page: Page; requested: string[]; problems: string[] }> {
     const context = await browser.newContext({ viewport: { width, height: 800 } });
+    // Each step waits up to 45 s for what the page shows: beside a loaded suite (load
+    // average 20 on 2 cores) Chromium shares the cores with everything else, and
+    // Playwright's 30 s default once ran a test past its minute.
+    context.setDefaultTimeout(45_000);
     const page = await context.newPage();
     const requested: string[] = [];
     const problems: string[] = [];
@@ -138,20 +146,18 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  // Each step waits for what the page shows, up to 45 s: the whole test took
-  // 7.6 s beside a loaded suite (load average 20 on 2 cores), where Chromium
-  // and bull-board's React app share the cores with everything else.
+  // The whole test took 7.6 s beside a loaded suite; bull-board's React app is the heaviest page here.
   it('renders bull-board at /queues from local assets only', { timeout: 180_000 }, async () => {
     const { page, requested, problems } = await newPage();
-    await page.goto(`${dashboard.url}/queues`, { timeout: 45_000 });
+    await page.goto(`${dashboard.url}/queues`);
     // The sidebar lists the three queues once the React app has loaded its data.
     for (const name of ['crawl', 'dead-letter', 'alerts']) {
-      await page.getByRole('link', { name, exact: true }).first().waitFor({ timeout: 45_000 });
+      await page.getByRole('link', { name, exact: true }).first().waitFor();
     }
-    await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click({ timeout: 45_000 });
+    await page.getByRole('link', { name: 'dead-letter', exact: true }).first().click();
     await waitFor(async () => (await page.getByText('fp-beta').count()) > 0, { what: 'the dead letter job in bull-board', timeoutMs: 45_000, intervalMs: 25 });
     // Its "[Paused]" badge comes with the reason, beside it in the queue's header.
-    await page.getByText('[ Paused ]').first().waitFor({ timeout: 45_000 });
+    await page.getByText('[ Paused ]').first().waitFor();
     expect(await page.getByText('Paused on purpose: no worker consumes dead letters', { exact: false }).count()).toBeGreaterThan(0);
     expect(requested.some((url) => /\/queues\/static\/js\/main\.[\w]+\.js$/.test(url))).toBe(true);
     expect(requested.some((url) => url.includes('/queues/api/queues'))).toBe(true);
@@ -179,7 +185,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     });
   }
 
-  it('lands on the overview, which refreshes itself, and pauses and resumes a group for the whole fleet', async () => {
+  it('lands on the overview, which refreshes itself, and pauses and resumes a group for the whole fleet', { timeout: 180_000 }, async () => {
     const group = '127.0.0.1:18503';
     await admin.limiter.acquire({ group, leaseId: 'browser-lease-1' });
     const { page, problems } = await newPage();
@@ -196,7 +202,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     // A worker starts on a new group: the page shows it without a reload.
     const loaded = navigations;
     await admin.limiter.acquire({ group: 'late.example', leaseId: 'browser-lease-2' });
-    await waitFor(async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, { what: 'the refreshed group list', timeoutMs: 30_000, intervalMs: 25 });
+    await waitFor(async () => (await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').count()) === 1, { what: 'the refreshed group list', timeoutMs: 45_000, intervalMs: 25 });
     expect(await page.locator('tr[data-group="late.example"]').getByTestId('in-flight').textContent()).toBe('1');
     expect(navigations).toBe(loaded);
 
@@ -215,7 +221,7 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('draws pages/s, the status mix and each group\'s pace and waits over time, with uPlot served by the dashboard', { timeout: 120_000 }, async () => {
+  it('draws pages/s, the status mix and each group\'s pace and waits over time, with uPlot served by the dashboard', { timeout: 180_000 }, async () => {
     // The fleet's counters, as workers write them, moved between readings a second or more apart.
     const statsKey = `${stateKeyPrefix(space.namespace)}:stats`;
     await pauseGroup(admin, 'held.example', 600_000);
@@ -255,11 +261,17 @@ describe.skipIf(!hasChromium)('the dashboard in headless chromium', () => {
     for (const name of ['pages', 'statuses', 'pace', 'waits']) {
       const chart = page.getByTestId(`chart-${name}`);
       await waitFor(async () => Number(await chart.getAttribute('data-points')) >= 2, { what: `the ${name} chart`, timeoutMs: 20_000, intervalMs: 25 });
-      const canvas = chart.locator('canvas');
-      expect(await canvas.count()).toBe(1);
-      const box = await canvas.boundingBox();
-      expect(box?.width).toBeGreaterThan(200);
-      expect(box?.height).toBeGreaterThan(100);
+      // Read in one step inside the page: each refresh draws the chart anew on a new
+      // canvas, so a canvas found by one call can be gone by the next.
+      const canvases = await chart.evaluate((box) =>
+        Array.from((box as unknown as BrowserChartBox).querySelectorAll('canvas'), (canvas) => {
+          const rect = canvas.getBoundingClientRect();
+          return { width: rect.width, height: rect.height };
+        }),
+      );
+      expect(canvases).toHaveLength(1);
+      expect(canvases[0]?.width).toBeGreaterThan(200);
+      expect(canvases[0]?.height).toBeGreaterThan(100);
     }
     // The lines are on the canvas, in their series' colours (the first series of each chart).
     for (const [name, rgb] of Object.entries(colours)) {
