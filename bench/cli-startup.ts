@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { median } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = `${ROOT}apps/cli/dist/main.js`;
@@ -69,10 +70,6 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
   return Promise.resolve();
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 function quote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestRedis } from '@crawlq/testing';
 import { BUILT_ENTRY, WORKER_BUNDLE } from '../apps/cli/build-freshness.mjs';
-import { cpuSeconds, exited, startCrawlq, startNode } from './support.js';
+import { cpuSeconds, exited, median, startCrawlq, startNode } from './support.js';
 
 interface TimedSite {
   readonly origin: string;
@@ -166,7 +166,3 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
   }
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
