@@ -7,10 +7,11 @@
 // waiting (rates, restarts, timeouts), not CPU. Run side by side with the
 // static checks, the suite takes the longest one's time, not the sum.
 //
-//   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "static=pnpm lint"
+//   node infra/run-parallel.mjs "e2e=pnpm --filter @crawlq/e2e test" "check=pnpm check"
 //
 // `pnpm test` runs its static checks at a lower priority (nice 10), in two lanes
-// so that the last minutes, when the tests are done, use both cores: they wait on
+// (the type check with ESLint, which share one TypeScript program; madge with the
+// docs build) so that the last minutes, when the tests are done, use both cores: they wait on
 // nothing, so they can fill the end-to-end files' idle time, where at equal
 // priority they took CPU from the end-to-end files, the lane that sets the
 // suite's time on a busy 2-core machine.
