@@ -54,9 +54,16 @@ describe('--global-rate', () => {
     // The flagless workers did their share, so the cap held for them too.
     for (const file of fleet.resultFiles().slice(1)) expect(readRecords(file).length).toBeGreaterThan(0);
 
-    // Four hosts at 20/s each could take 80 starts a second; the servers together saw at most 10 in any second.
+    // Four hosts at 20/s each could take 80 starts a second; the servers together saw at most 10 in any second,
+    // plus one for each start the gate saw go out late because its worker stalled after the check (slipped):
+    // such a start can crowd starts admitted after it (none on an idle machine; one fresh-clone run under
+    // load saw 11). The politeness and nginx tests hold their hosts to the same account.
+    const groups = await fleet.cli(['group', 'list', '--json']);
+    expect(groups.code, groups.stderr).toBe(0);
+    const slipped = (JSON.parse(groups.stdout) as { slippedStarts: number }[]).reduce((sum, status) => sum + status.slippedStarts, 0);
     const starts = site.requests.map((request) => request.startedAt);
-    expect(maxStampedInWindow(clock, starts, 1000)).toBeLessThanOrEqual(10);
+    const peak = maxStampedInWindow(clock, starts, 1000);
+    expect(peak, `${peak} starts in a second, ${slipped} slipped`).toBeLessThanOrEqual(10 + slipped);
 
     // Every request the servers saw passed the cap (pages and robots.txt alike).
     const list = await fleet.cli(['group', 'list']);
