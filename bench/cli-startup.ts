@@ -70,7 +70,6 @@ export function benchCliStartup(log: (line: string) => void, rounds = 10): Promi
   return Promise.resolve();
 }
 
-
 function quote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }

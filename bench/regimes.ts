@@ -143,7 +143,6 @@ async function timedCrawl(seeds: readonly string[], options: CrawlqRunOptions): 
   }
 }
 
-
 /** Wide: many hosts at 5/1s and a cap of 2, one crawl at concurrency 128, judged at the server. */
 export async function benchWide(log: Log): Promise<void> {
   // The slow row: hosts at 1/1s each, more of them than the process's concurrency,

@@ -165,4 +165,3 @@ export async function benchWorkerStart(log: (line: string) => void, rounds = 7):
     log(`  ${'  CPU time used by its first request'.padEnd(46)} ${median(measured.robotsCpu).toFixed(0).padStart(5)} ms`);
   }
 }
-

@@ -13,7 +13,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ESLint } from 'eslint';
 import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -52,6 +51,8 @@ process.stdout.write(`check: type check of ${PROJECTS.join(' and ')}: ${typeErro
 let lintErrors = 0;
 if (!typesOnly && programs.length === PROJECTS.length) {
   const linting = performance.now();
+  // Loaded here: the type check alone (`pnpm typecheck`) needs none of ESLint.
+  const { ESLint } = await import('eslint');
   // The config's own parser options name the same tsconfig files; the programs replace them.
   const eslint = new ESLint({ cwd: ROOT, overrideConfig: { languageOptions: { parserOptions: { project: null, programs } } } });
   const results = await eslint.lintFiles(lintedDirectories());
